@@ -1,0 +1,3 @@
+export const handler = async () => {
+  throw new Error("placeholder");
+};

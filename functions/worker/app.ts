@@ -1,0 +1,89 @@
+/**
+ * The worker Lambda: takes SQS batches of task messages and hands each to the engine, reporting partial
+ * batch failures (ReportBatchItemFailures) so only the failed records come back.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import { Logger } from "@aws-lambda-powertools/logger";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { z } from "zod";
+import type { Engine } from "../../shared/engine/engine.js";
+import type { TaskMessage } from "../../shared/ports.js";
+
+export type WorkerHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
+
+export interface WorkerHandlerOptions {
+  logger?: Logger;
+}
+
+export const taskMessageSchema = z.object({
+  executionId: z.string().min(1),
+  nodeId: z.string().min(1),
+  attempt: z.number().int().nonnegative(),
+});
+
+/** A record whose body is not a task message. It fails, so SQS's redrive policy moves it to the DLQ. */
+export class MalformedTaskMessageError extends Error {
+  override name = "MalformedTaskMessageError";
+}
+
+export function parseTaskMessage(body: string): TaskMessage {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch {
+    throw new MalformedTaskMessageError("the message body is not JSON");
+  }
+  const parsed = taskMessageSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`);
+    throw new MalformedTaskMessageError(`the message body is not a task message (${problems.join("; ")})`);
+  }
+  return parsed.data;
+}
+
+export function createWorkerHandler(engine: Engine, options: WorkerHandlerOptions = {}): WorkerHandler {
+  const logger = options.logger ?? new Logger({ serviceName: "weft-worker" });
+
+  const processRecord = async (record: SQSRecord): Promise<void> => {
+    const receiveCount = Number(record.attributes?.ApproximateReceiveCount);
+    const delivery = { receiveCount: Number.isInteger(receiveCount) && receiveCount > 0 ? receiveCount : 1 };
+    let message: TaskMessage;
+    try {
+      message = parseTaskMessage(record.body);
+    } catch (error) {
+      // Never retried into success: it fails on every receive until the redrive policy moves it to the DLQ.
+      // The body is not logged (it may carry anything); the message id finds it in the DLQ.
+      logger.error("discarding a malformed task message (it will move to the DLQ after maxReceiveCount)", {
+        messageId: record.messageId,
+        receiveCount: delivery.receiveCount,
+        reason: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+    try {
+      await engine.handleTask(message, delivery);
+    } catch (error) {
+      logger.warn("task message failed; it will be delivered again", {
+        messageId: record.messageId,
+        executionId: message.executionId,
+        nodeId: message.nodeId,
+        attempt: message.attempt,
+        receiveCount: delivery.receiveCount,
+        error: error instanceof Error ? error : String(error),
+      });
+      throw error;
+    }
+  };
+
+  return async (event, context) => {
+    // One processor per invocation: a BatchProcessor keeps the batch's state between register() and
+    // response(), and the local runtime runs several invocations of this handler at once.
+    const processor = new BatchProcessor(EventType.SQS);
+    return processPartialResponse(event, processRecord, processor, {
+      ...(context === undefined ? {} : { context }),
+      // Report every failed record instead of throwing when all fail: SQS treats both alike, and the
+      // response stays the same shape for the local poller.
+      throwOnFullBatchFailure: false,
+    });
+  };
+}

@@ -1,0 +1,171 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Duration, Lazy, type RemovalPolicy } from "aws-cdk-lib";
+import * as iam from "aws-cdk-lib/aws-iam";
+import * as lambda from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, OutputFormat, SourceMapMode } from "aws-cdk-lib/aws-lambda-nodejs";
+import * as logs from "aws-cdk-lib/aws-logs";
+import { Construct } from "constructs";
+
+/** The four Lambda functions weft deploys. */
+export const WEFT_FUNCTION_KINDS = ["api", "worker", "sweeper", "dlq"] as const;
+export type WeftFunctionKind = (typeof WEFT_FUNCTION_KINDS)[number];
+
+/** Repository root (this file lives in `infra/lib/`). */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** Path of a function's entry file, `functions/<kind>/handler.ts`. */
+export function handlerEntry(kind: WeftFunctionKind): string {
+  return path.join(REPO_ROOT, "functions", kind, "handler.ts");
+}
+
+/**
+ * ESM bundles still meet CommonJS dependencies that call `require` (some AWS SDK and Powertools
+ * internals do): give them one.
+ */
+const ESM_REQUIRE_BANNER =
+  "import { createRequire as __weftCreateRequire } from 'node:module';" +
+  "const require = __weftCreateRequire(import.meta.url);";
+
+export interface WeftFunctionProps {
+  readonly kind: WeftFunctionKind;
+  readonly description: string;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  readonly environment: Record<string, string>;
+  readonly logLevel: string;
+  readonly logRetention: logs.RetentionDays;
+  readonly logRemovalPolicy: RemovalPolicy;
+  /**
+   * Pre-built code for the function (its module must export `handler` from `index.mjs`). When
+   * set, no bundling happens; meant for tests and for users who build the functions themselves.
+   */
+  readonly code?: lambda.Code;
+}
+
+/**
+ * One weft Lambda function: nodejs22.x on arm64, bundled locally by esbuild to ESM with source
+ * maps, X-Ray tracing, its own log group with retention, and its own role that starts with
+ * nothing but the right to write to that log group (no AWS managed policy). Everything else is
+ * granted by the orchestrator.
+ */
+export class WeftFunction extends Construct {
+  readonly function: lambda.Function;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: WeftFunctionProps) {
+    super(scope, id);
+
+    this.logGroup = new logs.LogGroup(this, "Logs", {
+      retention: props.logRetention,
+      removalPolicy: props.logRemovalPolicy,
+    });
+
+    this.role = new iam.Role(this, "Role", {
+      assumedBy: new iam.ServicePrincipal("lambda.amazonaws.com"),
+      description: `weft-${props.kind} execution role`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    const environment = {
+      ...props.environment,
+      POWERTOOLS_SERVICE_NAME: `weft-${props.kind}`,
+      POWERTOOLS_LOG_LEVEL: props.logLevel,
+      NODE_OPTIONS: "--enable-source-maps",
+    };
+
+    const common = {
+      description: props.description,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize,
+      timeout: props.timeout,
+      tracing: lambda.Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      role: this.role,
+      environment,
+    } satisfies Partial<lambda.FunctionProps>;
+
+    if (props.code) {
+      this.function = new lambda.Function(this, "Function", {
+        ...common,
+        code: props.code,
+        handler: "index.handler",
+      });
+    } else {
+      const entry = handlerEntry(props.kind);
+      if (!existsSync(entry)) {
+        throw new Error(`weft: entry file for the ${props.kind} function is missing: ${entry}`);
+      }
+      this.function = new NodejsFunction(this, "Function", {
+        ...common,
+        entry,
+        handler: "handler",
+        projectRoot: REPO_ROOT,
+        depsLockFilePath: path.join(REPO_ROOT, "package-lock.json"),
+        bundling: {
+          forceDockerBundling: false,
+          format: OutputFormat.ESM,
+          target: "node22",
+          mainFields: ["module", "main"],
+          banner: ESM_REQUIRE_BANNER,
+          minify: true,
+          sourceMap: true,
+          sourceMapMode: SourceMapMode.EXTERNAL,
+          sourcesContent: false,
+          // Bundle the AWS SDK too: the functions run the exact versions pinned in package-lock.json,
+          // not whatever the Lambda runtime happens to ship.
+          externalModules: [],
+        },
+      });
+    }
+
+    // Lambda makes the function depend on its whole role construct, which renders as DependsOn the
+    // role and its policy. The role is already a dependency through Fn::GetAtt (cfn-lint W3005), so
+    // keep only the policy: the function must not be created before its permissions exist.
+    const cfnFunction = this.function.node.defaultChild as lambda.CfnFunction;
+    cfnFunction.addOverride(
+      "DependsOn",
+      Lazy.list(
+        {
+          produce: () => {
+            const policy = this.role.node.tryFindChild("DefaultPolicy")?.node.defaultChild as
+              | iam.CfnPolicy
+              | undefined;
+            return policy ? [policy.logicalId] : [];
+          },
+        },
+        { omitEmpty: true },
+      ),
+    );
+  }
+}
+
+export const DEFAULT_FUNCTION_SETTINGS: Record<
+  WeftFunctionKind,
+  { memorySize: number; timeout: Duration; description: string }
+> = {
+  api: {
+    memorySize: 512,
+    // API Gateway gives up on an integration after ~30 s; the api only records and dispatches.
+    timeout: Duration.seconds(29),
+    description: "weft HTTP API: workflows, executions, history, DLQ",
+  },
+  worker: {
+    memorySize: 1024,
+    timeout: Duration.minutes(5),
+    description: "weft worker: runs node tasks from the task queue",
+  },
+  sweeper: {
+    memorySize: 512,
+    timeout: Duration.seconds(55),
+    description: "weft sweeper: recovers expired leases, dispatches due retries and waits",
+  },
+  dlq: {
+    memorySize: 512,
+    timeout: Duration.seconds(60),
+    description: "weft DLQ consumer: records dead-lettered work",
+  },
+};

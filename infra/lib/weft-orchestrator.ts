@@ -1,0 +1,290 @@
+import { Duration, RemovalPolicy, Token } from "aws-cdk-lib";
+import type * as apigwv2 from "aws-cdk-lib/aws-apigatewayv2";
+import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
+import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import * as events from "aws-cdk-lib/aws-events";
+import * as targets from "aws-cdk-lib/aws-events-targets";
+import * as iam from "aws-cdk-lib/aws-iam";
+import type * as lambda from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import * as logs from "aws-cdk-lib/aws-logs";
+import type * as sns from "aws-cdk-lib/aws-sns";
+import * as sqs from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+import { WeftAlarms } from "./alarms.js";
+import { type WeftApiAuthorization, WeftHttpApi } from "./api.js";
+import { DEFAULT_FUNCTION_SETTINGS, WeftFunction, type WeftFunctionKind } from "./functions.js";
+import { acknowledgeWeftNagFindings } from "./nag-suppressions.js";
+
+export type { WeftApiAuthorization } from "./api.js";
+
+/** Props of {@link WeftOrchestrator}. Every one is optional; the defaults suit production. */
+export interface WeftOrchestratorProps {
+  /** How long a worker holds a node's lease before another may take it over (renewed by heartbeat). @default 60 seconds */
+  readonly leaseDuration?: Duration;
+  /** Attempts a node gets when its definition names none. @default 3 */
+  readonly defaultMaxAttempts?: number;
+  /** Days a finished execution is kept before the TTL attribute `expiresAt` lets DynamoDB delete it. @default 30 */
+  readonly retentionDays?: number;
+  /** Most concurrent worker invocations the task queue's event source may run (2–1000). @default 50 */
+  readonly workerMaxConcurrency?: number;
+  /** Messages per worker invocation (1–10). @default 10 */
+  readonly workerBatchSize?: number;
+  /** Worker function timeout; the task queue's visibility timeout is six times this. @default 5 minutes */
+  readonly workerTimeout?: Duration;
+  /** Worker memory in MiB. @default 1024 */
+  readonly workerMemorySize?: number;
+  /** Topic the alarms notify (on ALARM and on OK). @default - alarms without actions */
+  readonly alarmTopic?: sns.ITopic;
+  /** Alarm when the oldest task message is older than this. @default 15 minutes */
+  readonly oldestTaskAgeAlarmThreshold?: Duration;
+  /** How the HTTP API authenticates callers. Never open. @default { kind: "iam" } */
+  readonly authorization?: WeftApiAuthorization;
+  /** Steady-state request rate and burst limits on the API's default stage. @default 100 rps, 200 burst */
+  readonly apiThrottle?: { readonly rateLimit: number; readonly burstLimit: number };
+  /** DynamoDB deletion protection on the table. @default true */
+  readonly tableDeletionProtection?: boolean;
+  /** What happens to the table (and log groups) when removed from the stack. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** Retention of the functions' and the API's log groups. @default one month */
+  readonly logRetention?: logs.RetentionDays;
+  /** Powertools log level of every function. @default "INFO" */
+  readonly logLevel?: "DEBUG" | "INFO" | "WARN" | "ERROR";
+  /** ARNs of the user's Lambda functions the `lambda` task type may invoke (granted to the worker). @default none */
+  readonly invokableFunctionArns?: readonly string[];
+  /** ARNs of other event buses the `emit` task type may put events on (granted to the worker). @default none */
+  readonly extraEventBusArns?: readonly string[];
+  /**
+   * Pre-built code per function instead of bundling `functions/<kind>/handler.ts` with esbuild.
+   * Each must export `handler` from `index.mjs`. @default - bundle the entries with local esbuild
+   */
+  readonly code?: Partial<Record<WeftFunctionKind, lambda.Code>>;
+}
+
+/** Environment variable names the functions read (see `shared/`). */
+export const WEFT_ENV = {
+  tableName: "WEFT_TABLE_NAME",
+  queueUrl: "WEFT_QUEUE_URL",
+  dlqUrl: "WEFT_DLQ_URL",
+  eventBusName: "WEFT_EVENT_BUS_NAME",
+  leaseSeconds: "WEFT_LEASE_SECONDS",
+  defaultMaxAttempts: "WEFT_DEFAULT_MAX_ATTEMPTS",
+  retentionDays: "WEFT_RETENTION_DAYS",
+} as const;
+
+/** Queue redrive: a task message received this many times without success goes to the DLQ. */
+export const TASK_MAX_RECEIVE_COUNT = 5;
+/** SQS visibility timeout is at least this many times the worker timeout (AWS guidance). */
+export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
+
+function checkInteger(name: string, value: number, min: number, max: number): number {
+  if (Token.isUnresolved(value)) return value;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`weft: ${name} must be an integer from ${min} to ${max}, got ${value}`);
+  }
+  return value;
+}
+
+/**
+ * Everything weft needs in one construct: the DynamoDB table, the task queue with its DLQ, the
+ * lifecycle event bus, the four functions (api, worker, sweeper, dlq) with least-privilege grants,
+ * the HTTP API, the sweeper's one-minute schedule, alarms and a dashboard.
+ */
+export class WeftOrchestrator extends Construct {
+  readonly table: dynamodb.Table;
+  readonly taskQueue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly eventBus: events.EventBus;
+  readonly api: apigwv2.HttpApi;
+  readonly apiAccessLogs: logs.LogGroup;
+  readonly apiFunction: lambda.Function;
+  readonly workerFunction: lambda.Function;
+  readonly sweeperFunction: lambda.Function;
+  readonly dlqFunction: lambda.Function;
+  readonly functions: Readonly<Record<WeftFunctionKind, WeftFunction>>;
+  readonly sweeperSchedule: events.Rule;
+  readonly alarms: WeftAlarms;
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: WeftOrchestratorProps = {}) {
+    super(scope, id);
+
+    const leaseDuration = props.leaseDuration ?? Duration.seconds(60);
+    const leaseSeconds = checkInteger("leaseDuration (seconds)", leaseDuration.toSeconds(), 5, 43_200);
+    const defaultMaxAttempts = checkInteger("defaultMaxAttempts", props.defaultMaxAttempts ?? 3, 1, 100);
+    const retentionDays = checkInteger("retentionDays", props.retentionDays ?? 30, 1, 3650);
+    const workerMaxConcurrency = checkInteger("workerMaxConcurrency", props.workerMaxConcurrency ?? 50, 2, 1000);
+    const workerBatchSize = checkInteger("workerBatchSize", props.workerBatchSize ?? 10, 1, 10);
+    const workerTimeout = props.workerTimeout ?? DEFAULT_FUNCTION_SETTINGS.worker.timeout;
+    const workerTimeoutSeconds = checkInteger("workerTimeout (seconds)", workerTimeout.toSeconds(), 1, 900);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    const logLevel = props.logLevel ?? "INFO";
+
+    // ---- storage -------------------------------------------------------------------------------
+    this.table = new dynamodb.Table(this, "Table", {
+      partitionKey: { name: "pk", type: dynamodb.AttributeType.STRING },
+      sortKey: { name: "sk", type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: props.tableDeletionProtection ?? true,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      timeToLiveAttribute: "expiresAt",
+      removalPolicy,
+    });
+    // Executions by workflow / status, newest first.
+    this.table.addGlobalSecondaryIndex({
+      indexName: "gsi1",
+      partitionKey: { name: "gsi1pk", type: dynamodb.AttributeType.STRING },
+      sortKey: { name: "gsi1sk", type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+    // Sparse "due" index the sweeper queries: expired leases, due retries and waits.
+    this.table.addGlobalSecondaryIndex({
+      indexName: "gsi2",
+      partitionKey: { name: "gsi2pk", type: dynamodb.AttributeType.STRING },
+      sortKey: { name: "gsi2sk", type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+
+    // ---- queues --------------------------------------------------------------------------------
+    this.deadLetterQueue = new sqs.Queue(this, "DeadLetterQueue", {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      visibilityTimeout: Duration.minutes(5),
+    });
+    this.taskQueue = new sqs.Queue(this, "TaskQueue", {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      visibilityTimeout: Duration.seconds(workerTimeoutSeconds * VISIBILITY_TO_TIMEOUT_RATIO),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: TASK_MAX_RECEIVE_COUNT },
+    });
+
+    // ---- lifecycle events ----------------------------------------------------------------------
+    this.eventBus = new events.EventBus(this, "EventBus", {
+      description: "weft lifecycle events (executions and nodes)",
+    });
+
+    // ---- functions -----------------------------------------------------------------------------
+    const environment: Record<string, string> = {
+      [WEFT_ENV.tableName]: this.table.tableName,
+      [WEFT_ENV.queueUrl]: this.taskQueue.queueUrl,
+      [WEFT_ENV.dlqUrl]: this.deadLetterQueue.queueUrl,
+      [WEFT_ENV.eventBusName]: this.eventBus.eventBusName,
+      [WEFT_ENV.leaseSeconds]: String(leaseSeconds),
+      [WEFT_ENV.defaultMaxAttempts]: String(defaultMaxAttempts),
+      [WEFT_ENV.retentionDays]: String(retentionDays),
+    };
+    const makeFunction = (kind: WeftFunctionKind, overrides: { memorySize?: number; timeout?: Duration } = {}) => {
+      const defaults = DEFAULT_FUNCTION_SETTINGS[kind];
+      return new WeftFunction(this, `${kind[0]!.toUpperCase()}${kind.slice(1)}Function`, {
+        kind,
+        description: defaults.description,
+        memorySize: overrides.memorySize ?? defaults.memorySize,
+        timeout: overrides.timeout ?? defaults.timeout,
+        environment,
+        logLevel,
+        logRetention,
+        logRemovalPolicy: removalPolicy,
+        ...(props.code?.[kind] ? { code: props.code[kind] } : {}),
+      });
+    };
+    const api = makeFunction("api");
+    const worker = makeFunction("worker", {
+      timeout: Duration.seconds(workerTimeoutSeconds),
+      ...(props.workerMemorySize !== undefined ? { memorySize: props.workerMemorySize } : {}),
+    });
+    const sweeper = makeFunction("sweeper");
+    const dlq = makeFunction("dlq");
+    this.functions = { api, worker, sweeper, dlq };
+    this.apiFunction = api.function;
+    this.workerFunction = worker.function;
+    this.sweeperFunction = sweeper.function;
+    this.dlqFunction = dlq.function;
+
+    // ---- least-privilege grants ----------------------------------------------------------------
+    // Data-plane access only (never grantFullAccess): nobody may delete or reconfigure the table.
+    for (const fn of [api, worker, sweeper, dlq]) {
+      this.table.grantReadWriteData(fn.function);
+      this.taskQueue.grantSendMessages(fn.function);
+      this.eventBus.grantPutEventsTo(fn.function);
+    }
+    // GET /dlq and POST /dlq/redrive: receive from the DLQ, re-send to the task queue, delete.
+    this.deadLetterQueue.grantConsumeMessages(api.function);
+    // Terminal errors leave the task in the DLQ for inspection and redrive.
+    this.deadLetterQueue.grantSendMessages(worker.function);
+
+    const invokable = props.invokableFunctionArns ?? [];
+    if (invokable.length > 0) {
+      worker.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [...invokable] }),
+      );
+    }
+    const extraBuses = props.extraEventBusArns ?? [];
+    if (extraBuses.length > 0) {
+      worker.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: ["events:PutEvents"], resources: [...extraBuses] }),
+      );
+    }
+
+    // ---- event sources -------------------------------------------------------------------------
+    // The worker consumes the task queue (this also grants it receive/delete on that queue only).
+    worker.function.addEventSource(
+      new SqsEventSource(this.taskQueue, {
+        batchSize: workerBatchSize,
+        reportBatchItemFailures: true,
+        maxConcurrency: workerMaxConcurrency,
+      }),
+    );
+    // The DLQ consumer records dead-lettered work; few at once is plenty.
+    dlq.function.addEventSource(
+      new SqsEventSource(this.deadLetterQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: 2,
+      }),
+    );
+
+    // ---- sweeper schedule ----------------------------------------------------------------------
+    this.sweeperSchedule = new events.Rule(this, "SweeperSchedule", {
+      description: "Runs the weft sweeper every minute (backstop for leases, retries and waits)",
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [
+        new targets.LambdaFunction(sweeper.function, {
+          // A missed run is covered by the next one a minute later.
+          retryAttempts: 2,
+          maxEventAge: Duration.minutes(1),
+        }),
+      ],
+    });
+
+    // ---- HTTP API ------------------------------------------------------------------------------
+    const httpApi = new WeftHttpApi(this, "Api", {
+      handler: api.function,
+      authorization: props.authorization ?? { kind: "iam" },
+      throttle: props.apiThrottle ?? { rateLimit: 100, burstLimit: 200 },
+      logRetention,
+      logRemovalPolicy: removalPolicy,
+    });
+    this.api = httpApi.httpApi;
+    this.apiAccessLogs = httpApi.accessLogs;
+
+    // ---- observability -------------------------------------------------------------------------
+    this.alarms = new WeftAlarms(this, "Alarms", {
+      taskQueue: this.taskQueue,
+      deadLetterQueue: this.deadLetterQueue,
+      api: this.api,
+      apiFunction: api.function,
+      workerFunction: worker.function,
+      sweeperFunction: sweeper.function,
+      dlqFunction: dlq.function,
+      oldestTaskAgeThreshold: props.oldestTaskAgeAlarmThreshold ?? Duration.minutes(15),
+      ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
+    });
+    this.dashboard = this.alarms.dashboard;
+
+    acknowledgeWeftNagFindings(this.table, [api, worker, sweeper, dlq]);
+  }
+}

@@ -1,0 +1,11 @@
+import { App, Validations } from "aws-cdk-lib";
+import * as lambda from "aws-cdk-lib/aws-lambda";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { WeftStack } from "./lib/weft-stack.js";
+import { readFileSync } from "node:fs";
+const app = new App({ outdir: "/tmp/devout", context: JSON.parse(readFileSync("cdk.json","utf8")).context });
+const code = lambda.Code.fromAsset("/tmp/weft-prebuilt");
+new WeftStack(app, "Weft", { weft: { code: { api: code, worker: code, sweeper: code, dlq: code } } });
+const r = new AwsSolutionsChecks(app, { verbose: false }).validateScope(app);
+for (const v of r.violations) console.log(v.severity, v.ruleName, v.description.slice(0, 100), v.violatingResources.map((x) => x.constructPath).join(" "));
+app.synth();

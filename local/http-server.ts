@@ -1,0 +1,208 @@
+/**
+ * Serves an API Gateway HTTP API (payload v2) handler over node:http: each request becomes a real
+ * APIGatewayProxyEventV2 (as a `$default` route delivers it), and the handler's result is written back.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+
+export type HttpApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface HttpServerOptions {
+  handler: HttpApiHandler;
+  /** 0 picks any free port. Default 3000. */
+  port?: number;
+  host?: string;
+  /** API Gateway's own payload limit (10 MB); larger requests are refused before the handler runs. */
+  maxRequestBytes?: number;
+  onError?: (error: unknown) => void;
+}
+
+export interface RunningHttpServer {
+  url: string;
+  port: number;
+  /** Stops accepting connections and resolves once in-flight requests have been answered. */
+  close(): Promise<void>;
+}
+
+export interface IncomingRequestInfo {
+  method: string;
+  /** The request target: path and query string, e.g. `/workflows/x?version=2`. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  sourceIp: string;
+  protocol?: string;
+  body?: string;
+  now?: number;
+}
+
+const DEFAULT_MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** API Gateway's `requestContext.time` format: `12/Mar/2020:19:03:58 +0000`. */
+export function formatRequestTime(epochMs: number): string {
+  const d = new Date(epochMs);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${pad(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${pad(d.getUTCHours())}:${pad(
+    d.getUTCMinutes(),
+  )}:${pad(d.getUTCSeconds())} +0000`;
+}
+
+/** Builds the event API Gateway (HTTP API, `$default` route, payload 2.0) would hand the function. */
+export function toApiGatewayEvent(request: IncomingRequestInfo): APIGatewayProxyEventV2 {
+  const now = request.now ?? Date.now();
+  const queryAt = request.url.indexOf("?");
+  const rawPath = queryAt === -1 ? request.url : request.url.slice(0, queryAt);
+  const rawQueryString = queryAt === -1 ? "" : request.url.slice(queryAt + 1);
+
+  // Header names arrive lower-cased from node:http; repeated headers are joined with commas, as API Gateway does.
+  const headers: Record<string, string> = {};
+  let cookies: string[] | undefined;
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    const joined = Array.isArray(value) ? value.join(",") : value;
+    if (name.toLowerCase() === "cookie") {
+      cookies = joined
+        .split(";")
+        .map((cookie) => cookie.trim())
+        .filter((cookie) => cookie !== "");
+      continue;
+    }
+    headers[name.toLowerCase()] = joined;
+  }
+
+  let queryStringParameters: Record<string, string> | undefined;
+  if (rawQueryString !== "") {
+    queryStringParameters = {};
+    for (const [key, value] of new URLSearchParams(rawQueryString)) {
+      const previous = queryStringParameters[key];
+      queryStringParameters[key] = previous === undefined ? value : `${previous},${value}`;
+    }
+  }
+
+  const domainName = headers.host ?? "127.0.0.1";
+  const event: APIGatewayProxyEventV2 = {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath,
+    rawQueryString,
+    headers,
+    requestContext: {
+      accountId: "000000000000",
+      apiId: "local",
+      domainName,
+      domainPrefix: domainName.split(".")[0] ?? domainName,
+      http: {
+        method: request.method.toUpperCase(),
+        path: rawPath,
+        protocol: request.protocol ?? "HTTP/1.1",
+        sourceIp: request.sourceIp,
+        userAgent: headers["user-agent"] ?? "",
+      },
+      requestId: randomUUID(),
+      routeKey: "$default",
+      stage: "$default",
+      time: formatRequestTime(now),
+      timeEpoch: now,
+    },
+    isBase64Encoded: false,
+  };
+  if (cookies !== undefined) event.cookies = cookies;
+  if (queryStringParameters !== undefined) event.queryStringParameters = queryStringParameters;
+  // API Gateway leaves `body` out when the request has none.
+  if (request.body !== undefined && request.body !== "") event.body = request.body;
+  return event;
+}
+
+/** Writes a handler result back as API Gateway would. */
+export function writeResult(response: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  const status = result.statusCode ?? 200;
+  for (const [name, value] of Object.entries(result.headers ?? {})) response.setHeader(name, String(value));
+  if (result.cookies !== undefined && result.cookies.length > 0) response.setHeader("set-cookie", result.cookies);
+  const body =
+    result.body === undefined
+      ? undefined
+      : result.isBase64Encoded
+        ? Buffer.from(result.body, "base64")
+        : Buffer.from(result.body, "utf8");
+  if (body !== undefined) response.setHeader("content-length", body.byteLength);
+  response.statusCode = status;
+  response.end(body);
+}
+
+function writeGatewayError(response: ServerResponse, status: number, message: string): void {
+  // API Gateway's own errors (not the function's) have this shape.
+  writeResult(response, {
+    statusCode: status,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message }),
+  });
+}
+
+async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | "too-large"> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = false;
+  for await (const chunk of request) {
+    const buffer = chunk as Buffer;
+    size += buffer.byteLength;
+    if (size > maxBytes) tooLarge = true; // keep draining so the client gets the answer
+    else chunks.push(buffer);
+  }
+  return tooLarge ? "too-large" : Buffer.concat(chunks);
+}
+
+export function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const host = options.host ?? "127.0.0.1";
+  const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const onError = options.onError ?? ((error: unknown) => console.error("[weft local] api handler failed:", error));
+
+  const server = createServer((request, response) => {
+    void (async () => {
+      try {
+        const body = await readBody(request, maxRequestBytes);
+        if (body === "too-large") return writeGatewayError(response, 413, "Request Entity Too Large");
+        const event = toApiGatewayEvent({
+          method: request.method ?? "GET",
+          url: request.url ?? "/",
+          headers: request.headers,
+          sourceIp: request.socket.remoteAddress ?? "127.0.0.1",
+          protocol: `HTTP/${request.httpVersion}`,
+          body: body.toString("utf8"),
+        });
+        const result = await options.handler(event);
+        writeResult(response, result);
+      } catch (error) {
+        // What API Gateway answers when the function itself fails.
+        onError(error);
+        if (!response.headersSent) writeGatewayError(response, 500, "Internal Server Error");
+        else response.end();
+      }
+    })();
+  });
+
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 3000, host, () => {
+      server.off("error", reject);
+      const { port } = server.address() as AddressInfo;
+      const urlHost = host.includes(":") ? `[${host}]` : host;
+      resolve({
+        url: `http://${urlHost}:${port}`,
+        port,
+        close: () =>
+          new Promise<void>((done, fail) => {
+            // Busy connections finish their request first; idle keep-alive sockets would hold close() open.
+            const sweep = setInterval(() => server.closeIdleConnections(), 50);
+            server.close((error) => {
+              clearInterval(sweep);
+              if (error) fail(error);
+              else done();
+            });
+            server.closeIdleConnections();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * `npm start`: the local runtime. Embedded in-memory backend by default; DynamoDB/SQS/EventBridge at
+ * AWS_ENDPOINT_URL when it is set (moto, DynamoDB Local, LocalStack); real AWS only with `--backend aws`.
+ *
+ *   npm start -- [--port 3000] [--concurrency 4] [--backend memory|aws]
+ */
+import { parseArgs } from "node:util";
+import { type LocalBackend, startLocalRuntime } from "./runtime.js";
+
+const USAGE = `usage: npm start -- [--port N] [--concurrency N] [--backend memory|aws]
+  --port         HTTP port (default: PORT or 3000; 0 picks a free one)
+  --concurrency  worker invocations running at once (default 4)
+  --backend      memory (default) or aws (default when AWS_ENDPOINT_URL is set;
+                 real AWS needs --backend aws explicitly)`;
+
+function fail(message: string): never {
+  console.error(`weft: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+function integer(name: string, text: string | undefined, min: number): number | undefined {
+  if (text === undefined || text === "") return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min) fail(`${name} must be a whole number ≥ ${min}, got "${text}"`);
+  return value;
+}
+
+let args: ReturnType<typeof parseArgs<{ options: typeof optionSpec }>>;
+const optionSpec = {
+  port: { type: "string" },
+  concurrency: { type: "string" },
+  backend: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+try {
+  args = parseArgs({ options: optionSpec, strict: true, allowPositionals: false });
+} catch (error) {
+  fail(error instanceof Error ? error.message : String(error));
+}
+if (args.values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
+const endpoint = process.env.AWS_ENDPOINT_URL || undefined;
+const backendArg = args.values.backend;
+if (backendArg !== undefined && backendArg !== "memory" && backendArg !== "aws") {
+  fail(`--backend must be "memory" or "aws", got "${backendArg}"`);
+}
+const backend: LocalBackend = backendArg ?? (endpoint === undefined ? "memory" : "aws");
+const port = integer("--port", args.values.port ?? process.env.PORT, 0) ?? 3000;
+const concurrency = integer("--concurrency", args.values.concurrency, 1);
+
+const runtime = await startLocalRuntime({
+  backend,
+  port,
+  ...(concurrency === undefined ? {} : { concurrency }),
+}).catch((error: unknown) => {
+  console.error("weft: the local runtime failed to start:", error instanceof Error ? error.message : error);
+  process.exit(1);
+});
+
+if (runtime.backend === "memory") {
+  console.log("weft: backend memory (embedded, in-memory; state is lost when it stops)");
+} else {
+  const where = runtime.resources?.endpoint ?? `real AWS (region ${runtime.resources?.region ?? "from the SDK"})`;
+  console.log(`weft: backend aws at ${where}`);
+  console.log(
+    `weft: table ${runtime.resources?.tableName}, queue ${runtime.resources?.queueUrl}, dlq ${runtime.resources?.deadLetterUrl}, event bus ${runtime.resources?.eventBusName}`,
+  );
+}
+console.log(`weft: API listening on ${runtime.url} (worker concurrency ${concurrency ?? 4})`);
+
+let signals = 0;
+const shutdown = (signal: NodeJS.Signals) => {
+  signals += 1;
+  if (signals > 1) {
+    console.error(`weft: ${signal} again, exiting without waiting for running tasks`);
+    process.exit(130);
+  }
+  console.log(`weft: ${signal} received, stopping (waiting for running tasks; send it again to force)`);
+  runtime.stop().then(
+    () => {
+      console.log("weft: stopped");
+      process.exitCode = 0;
+    },
+    (error: unknown) => {
+      console.error("weft: error while stopping:", error);
+      process.exitCode = 1;
+    },
+  );
+};
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);

@@ -1,0 +1,274 @@
+/**
+ * The local runtime: plays API Gateway and the Lambda service on one machine. It builds the ports
+ * (embedded in-memory, or DynamoDB/SQS/EventBridge at an endpoint or in real AWS), the engine, the same api
+ * and worker handlers the Lambdas run, an HTTP server feeding the api handler API Gateway v2 events, and a
+ * poller feeding the worker handler SQS batches. It never exits the process: callers (main.ts, tests) stop it.
+ */
+import type { Logger } from "@aws-lambda-powertools/logger";
+import { createApiHandler } from "../functions/api/app.js";
+import { createWorkerHandler } from "../functions/worker/app.js";
+import { ensureTable } from "../shared/adapters/dynamo/table.js";
+import { ensureEventBus } from "../shared/adapters/eventbridge/publisher.js";
+import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
+import { MemoryQueue } from "../shared/adapters/memory/queue.js";
+import { MemoryStore } from "../shared/adapters/memory/store.js";
+import { SqsQueueConsumer } from "../shared/adapters/sqs/queue.js";
+import { ensureQueues } from "../shared/adapters/sqs/queues.js";
+import { randomIds, systemClock } from "../shared/adapters/system.js";
+import { loadConfig } from "../shared/config/env.js";
+import { type AwsClientOptions, type AwsClients, createAwsClients, createAwsPorts } from "../shared/config/wiring.js";
+import { Engine } from "../shared/engine/engine.js";
+import type { EnginePorts, QueueConsumer } from "../shared/ports.js";
+import { createTaskRegistry } from "../shared/tasks/builtins.js";
+import type { TaskRegistry } from "../shared/tasks/task-type.js";
+import { startHttpServer } from "./http-server.js";
+import { DEFAULT_QUEUE_ARN, startPoller } from "./poller.js";
+import { type LocalTimer, startTimers } from "./timers.js";
+
+export type LocalBackend = "memory" | "aws";
+
+export interface LocalResourceNames {
+  table: string;
+  queue: string;
+  deadLetter: string;
+  eventBus: string;
+}
+
+export interface LocalRuntimeOptions {
+  backend: LocalBackend;
+  /** HTTP port; 0 picks any free port. Default 3000. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Worker invocations running at once. Default 4. */
+  concurrency?: number;
+  /** Records per worker invocation (1–10). Default 10. */
+  batchSize?: number;
+  /** Visibility timeout the poller sets on receive (how long a failed record stays hidden). Default 30. */
+  visibilityTimeoutSeconds?: number;
+  /** Long-poll wait of each receive. Default 1. */
+  waitSeconds?: number;
+  /** Receives before a message moves to the DLQ. Default 5. */
+  maxReceiveCount?: number;
+  /** Lease length given to the engine. Default WEFT_LEASE_SECONDS or 60. */
+  leaseSeconds?: number;
+  /** Task types; default the built-ins. */
+  tasks?: TaskRegistry;
+  /** Periodic jobs (the sweeper plugs in here). */
+  timers?: readonly LocalTimer[];
+  /** aws backend: endpoint for every client; default AWS_ENDPOINT_URL (unset = real AWS). */
+  endpoint?: string;
+  /** aws backend: region; default AWS_REGION / AWS_DEFAULT_REGION, or us-east-1 with an endpoint. */
+  region?: string;
+  /** aws backend: credentials; with an endpoint and none in the environment, dummy ones are used. */
+  credentials?: AwsClientOptions["credentials"];
+  /** aws backend: resource names (created when missing); default WEFT_TABLE_NAME/… or weft-local*. */
+  names?: Partial<LocalResourceNames>;
+  /** Where defaults are read from. Default process.env. */
+  env?: Record<string, string | undefined>;
+  /** Loggers of the api and worker handlers (default: Powertools loggers of their own). */
+  apiLogger?: Logger;
+  workerLogger?: Logger;
+  /** Errors of the runtime's own machinery (HTTP, poller, timers). Default console.error. */
+  onError?: (error: unknown, where: string) => void;
+}
+
+export interface LocalRuntime {
+  /** Base URL of the API, e.g. http://127.0.0.1:3000 */
+  url: string;
+  port: number;
+  backend: LocalBackend;
+  engine: Engine;
+  ports: EnginePorts;
+  /** The task queue and its dead-letter queue as consumers (inspection in tests, redrive later). */
+  taskConsumer: QueueConsumer;
+  deadLetterConsumer: QueueConsumer;
+  /** aws backend: the resources in use. */
+  resources?: {
+    tableName: string;
+    queueUrl: string;
+    deadLetterUrl: string;
+    deadLetterArn: string;
+    eventBusName: string;
+    endpoint?: string;
+    region?: string;
+  };
+  /** Stops the HTTP server, the poller (waiting for in-flight invocations) and the timers. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_LOCAL_NAMES: LocalResourceNames = {
+  table: "weft-local",
+  queue: "weft-local-tasks",
+  deadLetter: "weft-local-dlq",
+  eventBus: "weft-local-events",
+};
+
+interface Backend {
+  ports: EnginePorts;
+  taskConsumer: QueueConsumer;
+  deadLetterConsumer: QueueConsumer;
+  queueArn: string;
+  resources?: LocalRuntime["resources"];
+  close(): void;
+}
+
+function memoryBackend(maxReceiveCount: number): Backend {
+  const deadLetter = new MemoryQueue({ clock: systemClock });
+  const queue = new MemoryQueue({ clock: systemClock, maxReceiveCount, deadLetter });
+  return {
+    ports: {
+      store: new MemoryStore(),
+      queue,
+      events: new MemoryEventPublisher(),
+      clock: systemClock,
+      ids: randomIds,
+    },
+    taskConsumer: queue,
+    deadLetterConsumer: deadLetter,
+    queueArn: DEFAULT_QUEUE_ARN,
+    close() {},
+  };
+}
+
+async function awsBackend(
+  options: LocalRuntimeOptions,
+  env: Record<string, string | undefined>,
+  maxReceiveCount: number,
+  visibilityTimeoutSeconds: number,
+  leaseSeconds: number,
+): Promise<Backend> {
+  const nonEmpty = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);
+  const endpoint = options.endpoint ?? nonEmpty(env.AWS_ENDPOINT_URL);
+  const region =
+    options.region ??
+    nonEmpty(env.AWS_REGION) ??
+    nonEmpty(env.AWS_DEFAULT_REGION) ??
+    (endpoint === undefined ? undefined : "us-east-1");
+  const hasEnvCredentials = nonEmpty(env.AWS_ACCESS_KEY_ID) !== undefined || nonEmpty(env.AWS_PROFILE) !== undefined;
+  const credentials =
+    options.credentials ??
+    (endpoint !== undefined && !hasEnvCredentials ? { accessKeyId: "test", secretAccessKey: "test" } : undefined);
+  const names: LocalResourceNames = {
+    table: options.names?.table ?? nonEmpty(env.WEFT_TABLE_NAME) ?? DEFAULT_LOCAL_NAMES.table,
+    queue: options.names?.queue ?? nonEmpty(env.WEFT_QUEUE_NAME) ?? DEFAULT_LOCAL_NAMES.queue,
+    deadLetter: options.names?.deadLetter ?? nonEmpty(env.WEFT_DLQ_NAME) ?? DEFAULT_LOCAL_NAMES.deadLetter,
+    eventBus: options.names?.eventBus ?? nonEmpty(env.WEFT_EVENT_BUS_NAME) ?? DEFAULT_LOCAL_NAMES.eventBus,
+  };
+
+  const clients: AwsClients = createAwsClients({
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(region === undefined ? {} : { region }),
+    ...(credentials === undefined ? {} : { credentials }),
+  });
+  try {
+    const [, queues] = await Promise.all([
+      ensureTable(clients.dynamo, names.table),
+      ensureQueues(
+        clients.sqs,
+        { queue: names.queue, deadLetter: names.deadLetter },
+        { maxReceiveCount, visibilityTimeoutSeconds },
+      ),
+      ensureEventBus(clients.eventBridge, names.eventBus),
+    ]);
+    const config = loadConfig({
+      WEFT_TABLE_NAME: names.table,
+      WEFT_QUEUE_URL: queues.queueUrl,
+      WEFT_DLQ_URL: queues.deadLetterUrl,
+      WEFT_EVENT_BUS_NAME: names.eventBus,
+      WEFT_LEASE_SECONDS: String(leaseSeconds),
+      AWS_ENDPOINT_URL: endpoint,
+    });
+    return {
+      ports: createAwsPorts(config, clients),
+      taskConsumer: new SqsQueueConsumer(clients.sqs, queues.queueUrl),
+      deadLetterConsumer: new SqsQueueConsumer(clients.sqs, queues.deadLetterUrl),
+      // The task queue's ARN differs from the DLQ's only in its name.
+      queueArn: queues.deadLetterArn.replace(/:[^:]+$/, `:${names.queue}`),
+      resources: {
+        tableName: names.table,
+        queueUrl: queues.queueUrl,
+        deadLetterUrl: queues.deadLetterUrl,
+        deadLetterArn: queues.deadLetterArn,
+        eventBusName: names.eventBus,
+        ...(endpoint === undefined ? {} : { endpoint }),
+        ...(region === undefined ? {} : { region }),
+      },
+      close: () => clients.destroy(),
+    };
+  } catch (error) {
+    clients.destroy();
+    throw error;
+  }
+}
+
+export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const env = options.env ?? process.env;
+  const onError =
+    options.onError ?? ((error: unknown, where: string) => console.error(`[weft local] ${where} failed:`, error));
+  const maxReceiveCount = options.maxReceiveCount ?? 5;
+  const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 30;
+  const envLease = Number(env.WEFT_LEASE_SECONDS);
+  const leaseSeconds = options.leaseSeconds ?? (Number.isInteger(envLease) && envLease > 0 ? envLease : 60);
+
+  const backend =
+    options.backend === "aws"
+      ? await awsBackend(options, env, maxReceiveCount, visibilityTimeoutSeconds, leaseSeconds)
+      : memoryBackend(maxReceiveCount);
+
+  const engine = new Engine(backend.ports, options.tasks ?? createTaskRegistry(), { leaseSeconds });
+  const apiHandler = createApiHandler(engine, options.apiLogger === undefined ? {} : { logger: options.apiLogger });
+  const workerHandler = createWorkerHandler(
+    engine,
+    options.workerLogger === undefined ? {} : { logger: options.workerLogger },
+  );
+
+  let server: Awaited<ReturnType<typeof startHttpServer>>;
+  try {
+    server = await startHttpServer({
+      handler: apiHandler,
+      port: options.port ?? 3000,
+      host: options.host ?? "127.0.0.1",
+      onError: (error) => onError(error, "api handler"),
+    });
+  } catch (error) {
+    backend.close();
+    throw error;
+  }
+
+  const poller = startPoller({
+    consumer: backend.taskConsumer,
+    handler: workerHandler,
+    queueArn: backend.queueArn,
+    visibilityTimeoutSeconds,
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+    ...(options.waitSeconds === undefined ? {} : { waitSeconds: options.waitSeconds }),
+    onError: (error, where) => onError(error, `poller ${where}`),
+  });
+  const timers = startTimers(options.timers ?? [], { engine, ports: backend.ports }, (error, timer) =>
+    onError(error, `timer ${timer.name}`),
+  );
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: server.url,
+    port: server.port,
+    backend: options.backend,
+    engine,
+    ports: backend.ports,
+    taskConsumer: backend.taskConsumer,
+    deadLetterConsumer: backend.deadLetterConsumer,
+    ...(backend.resources === undefined ? {} : { resources: backend.resources }),
+    stop() {
+      stopping ??= (async () => {
+        try {
+          await Promise.all([server.close(), poller.stop(), timers.stop()]);
+        } finally {
+          backend.close();
+        }
+      })();
+      return stopping;
+    },
+  };
+}

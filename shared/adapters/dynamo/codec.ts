@@ -1,0 +1,164 @@
+/**
+ * Mapping between records and DynamoDB items, in one place. Items are read and written through
+ * lib-dynamodb (native JS values). Reading uses explicit whitelists, so key attributes, index keys
+ * and the history list never leak into records; Number Sets become sorted arrays.
+ */
+import type {
+  ErrorInfo,
+  ExecutionRecord,
+  ExecutionStatus,
+  HistoryEvent,
+  Lease,
+  NodeRecord,
+  NodeStatus,
+  WorkflowVersionRecord,
+} from "../../domain/records.js";
+import {
+  ATTR,
+  executionIdFromPk,
+  executionKey,
+  listingKeys,
+  nodeIdFromSk,
+  workflowVersionKey,
+} from "./keys.js";
+
+export type Item = Record<string, unknown>;
+
+/** Execution attributes a record is read from (everything but keys and history). */
+export const EXECUTION_RECORD_ATTRIBUTES = [
+  "executionId",
+  "workflow",
+  "version",
+  "status",
+  "input",
+  "error",
+  "createdAt",
+  "startedAt",
+  "finishedAt",
+  "idempotencyKey",
+  "sinksDone",
+  "cancelRequested",
+  "deadline",
+] as const;
+
+export function toNumberArray(value: unknown): number[] {
+  if (value === undefined || value === null) return [];
+  const values = value instanceof Set ? [...value] : Array.isArray(value) ? value : [];
+  return values.map(Number).sort((a, b) => a - b);
+}
+
+/** A Number Set for lib-dynamodb, or undefined for an empty list (DynamoDB has no empty sets). */
+export function toNumberSet(values: readonly number[]): Set<number> | undefined {
+  return values.length === 0 ? undefined : new Set(values);
+}
+
+function setIfPresent(target: Record<string, unknown>, item: Item, name: string): void {
+  if (item[name] !== undefined) target[name] = item[name];
+}
+
+// ── workflows ───────────────────────────────────────────────────────────────────────────────────
+
+export function workflowVersionToItem(record: WorkflowVersionRecord): Item {
+  return {
+    ...workflowVersionKey(record.name, record.version),
+    name: record.name,
+    version: record.version,
+    definitionHash: record.definitionHash,
+    definition: JSON.stringify(record.definition),
+    createdAt: record.createdAt,
+  };
+}
+
+export function workflowVersionFromItem(item: Item): WorkflowVersionRecord {
+  return {
+    name: item.name as string,
+    version: Number(item.version),
+    definitionHash: item.definitionHash as string,
+    definition: JSON.parse(item.definition as string) as WorkflowVersionRecord["definition"],
+    createdAt: Number(item.createdAt),
+  };
+}
+
+// ── executions ──────────────────────────────────────────────────────────────────────────────────
+
+export function executionToItem(record: ExecutionRecord, history: readonly HistoryEvent[]): Item {
+  const item: Item = {
+    ...executionKey(record.executionId),
+    ...listingKeys(record.executionId, record.workflow, record.createdAt),
+    executionId: record.executionId,
+    workflow: record.workflow,
+    version: record.version,
+    status: record.status,
+    createdAt: record.createdAt,
+    [ATTR.history]: [...history],
+  };
+  if (record.input !== undefined) item.input = record.input;
+  for (const name of ["error", "startedAt", "finishedAt", "idempotencyKey", "cancelRequested", "deadline"] as const) {
+    if (record[name] !== undefined) item[name] = record[name];
+  }
+  const sinks = toNumberSet(record.sinksDone);
+  if (sinks) item.sinksDone = sinks;
+  return item;
+}
+
+export function executionFromItem(item: Item): ExecutionRecord {
+  const record: ExecutionRecord = {
+    executionId: (item.executionId as string | undefined) ?? executionIdFromPk(item[ATTR.pk] as string),
+    workflow: item.workflow as string,
+    version: Number(item.version),
+    status: item.status as ExecutionStatus,
+    input: item.input,
+    createdAt: Number(item.createdAt),
+    sinksDone: toNumberArray(item.sinksDone),
+  };
+  const target = record as unknown as Record<string, unknown>;
+  for (const name of ["error", "startedAt", "finishedAt", "idempotencyKey", "cancelRequested", "deadline"]) {
+    setIfPresent(target, item, name);
+  }
+  return record;
+}
+
+// ── nodes ───────────────────────────────────────────────────────────────────────────────────────
+
+export function nodeFromItem(item: Item): NodeRecord {
+  const record: NodeRecord = {
+    executionId: executionIdFromPk(item[ATTR.pk] as string),
+    nodeId: nodeIdFromSk(item[ATTR.sk] as string),
+    status: (item.status as NodeStatus | undefined) ?? "PENDING",
+    attempt: item.attempt === undefined ? 0 : Number(item.attempt),
+    okDeps: toNumberArray(item.okDeps),
+    badDeps: toNumberArray(item.badDeps),
+  };
+  if (item.lease !== undefined && item.lease !== null) {
+    const lease = item.lease as Lease;
+    record.lease = { token: lease.token, expiresAt: Number(lease.expiresAt) };
+  }
+  // `output` may legitimately be null; only an absent attribute means "no output".
+  if ("output" in item && item.output !== undefined) record.output = item.output;
+  if (item.error !== undefined && item.error !== null) record.error = item.error as ErrorInfo;
+  for (const name of ["notBefore", "queuedAt", "startedAt", "finishedAt"] as const) {
+    if (item[name] !== undefined && item[name] !== null) record[name] = Number(item[name]);
+  }
+  if (item.cancelRequested !== undefined) record.cancelRequested = Boolean(item.cancelRequested);
+  return record;
+}
+
+// ── history ─────────────────────────────────────────────────────────────────────────────────────
+
+export function historyFromItem(item: Item): HistoryEvent[] {
+  const history = item[ATTR.history];
+  return Array.isArray(history) ? (history as HistoryEvent[]) : [];
+}
+
+/** Time order, then node id (execution events first); events of one item keep their written order. */
+export function sortHistory(events: readonly HistoryEvent[]): HistoryEvent[] {
+  return events
+    .map((event, position) => ({ event, position }))
+    .sort(
+      (a, b) =>
+        a.event.at - b.event.at ||
+        (a.event.nodeId ?? "").localeCompare(b.event.nodeId ?? "") ||
+        a.position - b.position,
+    )
+    .map(({ event }) => event);
+}

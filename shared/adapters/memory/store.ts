@@ -1,0 +1,215 @@
+/**
+ * In-memory Store with the same conditional semantics as the DynamoDB adapter: every write is one
+ * atomic check-and-set, nothing awaits between the check and the set, and records are copied in and
+ * out so callers can never mutate stored state. Used by the embedded local runtime and simulations.
+ */
+import {
+  type ExecutionRecord,
+  type HistoryEvent,
+  type NodeRecord,
+  pendingNode,
+  type WorkflowVersionRecord,
+} from "../../domain/records.js";
+import type {
+  ArrivalRequest,
+  ArrivalResult,
+  ExecutionPatch,
+  ExecutionQuery,
+  NodeCondition,
+  NodePatch,
+  Outcome,
+  Page,
+  Store,
+} from "../../ports.js";
+import { applyNodePatch, nodeConditionHolds } from "./node-conditions.js";
+
+interface StoredExecution {
+  record: ExecutionRecord;
+  history: HistoryEvent[];
+}
+
+interface StoredNode {
+  record: NodeRecord;
+  history: HistoryEvent[];
+}
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+export class MemoryStore implements Store {
+  private readonly workflows = new Map<string, WorkflowVersionRecord[]>();
+  private readonly executions = new Map<string, StoredExecution>();
+  private readonly executionOrder: string[] = [];
+  private readonly idempotency = new Map<string, string>();
+  private readonly nodes = new Map<string, Map<string, StoredNode>>();
+
+  async getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined> {
+    const versions = this.workflows.get(name) ?? [];
+    const found = version === undefined ? versions.at(-1) : versions.find((v) => v.version === version);
+    return found && copy(found);
+  }
+
+  async findWorkflowVersionByHash(name: string, definitionHash: string): Promise<number | undefined> {
+    return this.workflows.get(name)?.find((v) => v.definitionHash === definitionHash)?.version;
+  }
+
+  async putWorkflowVersion(record: WorkflowVersionRecord): Promise<"created" | "conflict"> {
+    const versions = this.workflows.get(record.name) ?? [];
+    const latest = versions.at(-1)?.version ?? 0;
+    if (record.version !== latest + 1) return "conflict";
+    if (versions.some((v) => v.definitionHash === record.definitionHash)) return "conflict";
+    versions.push(copy(record));
+    this.workflows.set(record.name, versions);
+    return "created";
+  }
+
+  async createExecution(
+    record: ExecutionRecord,
+    event: HistoryEvent,
+  ): Promise<{ created: true } | { created: false; existing: ExecutionRecord }> {
+    if (record.idempotencyKey !== undefined) {
+      const existingId = this.idempotency.get(record.idempotencyKey);
+      const existing = existingId === undefined ? undefined : this.executions.get(existingId);
+      if (existing) return { created: false, existing: copy(existing.record) };
+    }
+    if (this.executions.has(record.executionId)) {
+      throw new Error(`execution ${record.executionId} already exists`);
+    }
+    if (record.idempotencyKey !== undefined) this.idempotency.set(record.idempotencyKey, record.executionId);
+    this.executions.set(record.executionId, { record: copy(record), history: [copy(event)] });
+    this.executionOrder.push(record.executionId);
+    return { created: true };
+  }
+
+  async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
+    const stored = this.executions.get(executionId);
+    return stored && copy(stored.record);
+  }
+
+  async transitionExecution(
+    executionId: string,
+    from: readonly ExecutionRecord["status"][],
+    patch: ExecutionPatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<ExecutionRecord>> {
+    const stored = this.executions.get(executionId);
+    if (!stored || !from.includes(stored.record.status)) {
+      return { ok: false, current: stored && copy(stored.record) };
+    }
+    const next: ExecutionRecord = { ...stored.record };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = copy(value);
+    }
+    stored.record = next;
+    if (event) stored.history.push(copy(event));
+    return { ok: true, record: copy(next) };
+  }
+
+  async recordSinkDone(executionId: string, sinkIndex: number): Promise<Outcome<ExecutionRecord>> {
+    const stored = this.executions.get(executionId);
+    if (!stored || stored.record.status !== "RUNNING" || stored.record.sinksDone.includes(sinkIndex)) {
+      return { ok: false, current: stored && copy(stored.record) };
+    }
+    stored.record = {
+      ...stored.record,
+      sinksDone: [...stored.record.sinksDone, sinkIndex].sort((a, b) => a - b),
+    };
+    return { ok: true, record: copy(stored.record) };
+  }
+
+  async listExecutions(query: ExecutionQuery): Promise<Page<ExecutionRecord>> {
+    const start = query.next === undefined ? this.executionOrder.length - 1 : Number(query.next) - 1;
+    const items: ExecutionRecord[] = [];
+    let index = start;
+    for (; index >= 0 && items.length < query.limit; index--) {
+      const record = this.executions.get(this.executionOrder[index]!)!.record;
+      if (query.workflow !== undefined && record.workflow !== query.workflow) continue;
+      if (query.status !== undefined && record.status !== query.status) continue;
+      items.push(copy(record));
+    }
+    return index >= 0 ? { items, next: String(index + 1) } : { items };
+  }
+
+  async getNode(executionId: string, nodeId: string): Promise<NodeRecord | undefined> {
+    const stored = this.nodes.get(executionId)?.get(nodeId);
+    return stored && copy(stored.record);
+  }
+
+  async getNodes(executionId: string, nodeIds: readonly string[]): Promise<NodeRecord[]> {
+    const nodes = this.nodes.get(executionId);
+    if (!nodes) return [];
+    return nodeIds.flatMap((id) => {
+      const stored = nodes.get(id);
+      return stored ? [copy(stored.record)] : [];
+    });
+  }
+
+  async listNodes(executionId: string): Promise<NodeRecord[]> {
+    return [...(this.nodes.get(executionId)?.values() ?? [])].map((n) => copy(n.record));
+  }
+
+  async transitionNode(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<NodeRecord>> {
+    const stored = this.nodes.get(executionId)?.get(nodeId);
+    const current = stored?.record ?? pendingNode(executionId, nodeId);
+    if (!nodeConditionHolds(current, condition)) {
+      return { ok: false, current: stored && copy(stored.record) };
+    }
+    const next = applyNodePatch(current, copy(patch));
+    this.saveNode(next, stored, event);
+    return { ok: true, record: copy(next) };
+  }
+
+  async recordArrival(request: ArrivalRequest): Promise<ArrivalResult> {
+    const { executionId, childId, parentIndex } = request;
+    const stored = this.nodes.get(executionId)?.get(childId);
+    const current = stored?.record ?? pendingNode(executionId, childId);
+    const seen = current.okDeps.includes(parentIndex) || current.badDeps.includes(parentIndex);
+    if (current.status !== "PENDING" || seen) return { recorded: false, node: copy(current) };
+    const next: NodeRecord =
+      request.outcome === "ok"
+        ? { ...current, okDeps: [...current.okDeps, parentIndex].sort((a, b) => a - b) }
+        : { ...current, badDeps: [...current.badDeps, parentIndex].sort((a, b) => a - b) };
+    const queue = request.readyOnArrival && request.outcome === "ok";
+    if (queue) Object.assign(next, { status: "QUEUED", attempt: 1, queuedAt: request.now });
+    this.saveNode(next, stored, queue ? request.event : undefined);
+    return { recorded: true, node: copy(next) };
+  }
+
+  async listHistory(executionId: string): Promise<HistoryEvent[]> {
+    const executionEvents = this.executions.get(executionId)?.history ?? [];
+    const nodeEvents = [...(this.nodes.get(executionId)?.values() ?? [])].flatMap((n) => n.history);
+    return sortHistory([...executionEvents, ...nodeEvents]).map(copy);
+  }
+
+  private saveNode(next: NodeRecord, stored: StoredNode | undefined, event: HistoryEvent | undefined): void {
+    if (stored) {
+      stored.record = next;
+      if (event) stored.history.push(copy(event));
+      return;
+    }
+    let nodes = this.nodes.get(next.executionId);
+    if (!nodes) {
+      nodes = new Map();
+      this.nodes.set(next.executionId, nodes);
+    }
+    nodes.set(next.nodeId, { record: next, history: event ? [copy(event)] : [] });
+  }
+}
+
+/** Time order; events of one item keep their written order (stable sort), ties broken by node id. */
+export function sortHistory(events: HistoryEvent[]): HistoryEvent[] {
+  return events
+    .map((event, position) => ({ event, position }))
+    .sort(
+      (a, b) =>
+        a.event.at - b.event.at ||
+        (a.event.nodeId ?? "").localeCompare(b.event.nodeId ?? "") ||
+        a.position - b.position,
+    )
+    .map(({ event }) => event);
+}

@@ -1,0 +1,78 @@
+/**
+ * Wiring: builds the AWS SDK clients, the AWS-backed ports and the engine from configuration.
+ * No engine logic lives here.
+ */
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DynamoStore } from "../adapters/dynamo/store.js";
+import { EventBridgePublisher } from "../adapters/eventbridge/publisher.js";
+import { SqsTaskQueue } from "../adapters/sqs/queue.js";
+import { randomIds, systemClock } from "../adapters/system.js";
+import { Engine } from "../engine/engine.js";
+import type { EnginePorts } from "../ports.js";
+import { createTaskRegistry } from "../tasks/builtins.js";
+import { loadConfig, type WeftConfig } from "./env.js";
+
+export interface AwsClientOptions {
+  /** Endpoint for every client (moto, DynamoDB Local, LocalStack). The SDK also reads AWS_ENDPOINT_URL itself. */
+  endpoint?: string;
+  region?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+export interface AwsClients {
+  dynamo: DynamoDBClient;
+  doc: DynamoDBDocumentClient;
+  sqs: SQSClient;
+  eventBridge: EventBridgeClient;
+  /** Releases the clients' sockets (the local runtime calls it on stop; Lambda never needs to). */
+  destroy(): void;
+}
+
+export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
+  const config = {
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    ...(options.region === undefined ? {} : { region: options.region }),
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+  };
+  const dynamo = new DynamoDBClient(config);
+  const doc = DynamoDBDocumentClient.from(dynamo, {
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+  });
+  const sqs = new SQSClient(config);
+  const eventBridge = new EventBridgeClient(config);
+  return {
+    dynamo,
+    doc,
+    sqs,
+    eventBridge,
+    destroy() {
+      doc.destroy();
+      dynamo.destroy();
+      sqs.destroy();
+      eventBridge.destroy();
+    },
+  };
+}
+
+/** The engine's ports on DynamoDB, SQS and EventBridge. */
+export function createAwsPorts(
+  config: WeftConfig,
+  clients: AwsClients = createAwsClients(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+): EnginePorts {
+  return {
+    store: new DynamoStore(clients.doc, config.tableName),
+    queue: new SqsTaskQueue(clients.sqs, config.queueUrl),
+    events: new EventBridgePublisher(clients.eventBridge, config.eventBusName),
+    clock: systemClock,
+    ids: randomIds,
+  };
+}
+
+/** The engine as a deployed function builds it: configuration from the environment, AWS ports, built-in tasks. */
+export function createEngineFromEnv(env: Record<string, string | undefined> = process.env): Engine {
+  const config = loadConfig(env);
+  return new Engine(createAwsPorts(config), createTaskRegistry(), { leaseSeconds: config.leaseSeconds });
+}

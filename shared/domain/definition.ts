@@ -1,0 +1,115 @@
+/**
+ * The workflow definition format (v1) as a zod schema, with the limits weft enforces at submit.
+ * Shape checks live here; graph checks (cycles, reachability, …) live in validate.ts.
+ */
+import { z } from "zod";
+
+export const LIMITS = {
+  /** Largest DAG accepted. Every node is one DynamoDB item, so this bounds an execution's item count. */
+  maxNodes: 2000,
+  /** The serialized definition is stored in one item (≤ 400 KB), so stay well below that. */
+  maxDefinitionBytes: 300 * 1024,
+  maxIdLength: 64,
+  maxNameLength: 80,
+  maxDependsOn: 1000,
+  maxAttempts: 100,
+  /** A handler runs inside one Lambda invocation, which lasts at most 15 minutes. */
+  maxNodeTimeoutSeconds: 900,
+  maxExecutionTimeoutSeconds: 366 * 24 * 3600,
+  /** Execution input is stored on the execution item and read by every task. */
+  maxInputBytes: 256 * 1024,
+} as const;
+
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+export const nodeIdSchema = z
+  .string()
+  .min(1, "node id must not be empty")
+  .max(LIMITS.maxIdLength, `node id must be at most ${LIMITS.maxIdLength} characters`)
+  .regex(ID_PATTERN, "node id may use letters, digits, '-' and '_' and must start with a letter or digit");
+
+export const workflowNameSchema = z
+  .string()
+  .min(1, "workflow name must not be empty")
+  .max(LIMITS.maxNameLength, `workflow name must be at most ${LIMITS.maxNameLength} characters`)
+  .regex(
+    NAME_PATTERN,
+    "workflow name may use letters, digits, '.', '-' and '_' and must start with a letter or digit",
+  );
+
+export const fanInSchema = z
+  .string()
+  .regex(/^(all|any|count:[1-9][0-9]*)$/, 'fanIn must be "all", "any" or "count:N" with N ≥ 1');
+
+export const backoffSchema = z
+  .object({
+    initialSeconds: z.number().min(0).max(3600).optional(),
+    maxSeconds: z
+      .number()
+      .min(0)
+      .max(24 * 3600)
+      .optional(),
+    multiplier: z.number().min(1).max(10).optional(),
+    jitter: z.enum(["full", "none"]).optional(),
+  })
+  .strict();
+
+export const retrySchema = z
+  .object({
+    maxAttempts: z.number().int().min(1).max(LIMITS.maxAttempts).optional(),
+    backoff: backoffSchema.optional(),
+    nonRetryable: z.array(z.string().min(1).max(128)).max(50).optional(),
+  })
+  .strict();
+
+export const nodeDefinitionSchema = z
+  .object({
+    id: nodeIdSchema,
+    type: z.string().min(1, "type must not be empty").max(64),
+    description: z.string().max(1024).optional(),
+    params: z.unknown().optional(),
+    dependsOn: z.array(z.string()).max(LIMITS.maxDependsOn).optional(),
+    fanIn: fanInSchema.optional(),
+    retry: retrySchema.optional(),
+    timeoutSeconds: z.number().int().min(1).max(LIMITS.maxNodeTimeoutSeconds).optional(),
+  })
+  .strict();
+
+export const workflowDefinitionSchema = z
+  .object({
+    name: workflowNameSchema,
+    description: z.string().max(4096).optional(),
+    defaults: z
+      .object({
+        timeoutSeconds: z.number().int().min(1).max(LIMITS.maxNodeTimeoutSeconds).optional(),
+        retry: retrySchema.optional(),
+      })
+      .strict()
+      .optional(),
+    /** Whole-execution deadline; the sweeper fails executions that pass it. */
+    timeoutSeconds: z.number().int().min(1).max(LIMITS.maxExecutionTimeoutSeconds).optional(),
+    /** Publish node-level lifecycle events too (execution-level ones are always published). */
+    events: z.object({ nodes: z.boolean().optional() }).strict().optional(),
+    nodes: z
+      .array(nodeDefinitionSchema)
+      .min(1, "a workflow needs at least one node")
+      .max(LIMITS.maxNodes, `a workflow may have at most ${LIMITS.maxNodes} nodes`),
+  })
+  .strict();
+
+export type WorkflowDefinition = z.infer<typeof workflowDefinitionSchema>;
+export type NodeDefinition = z.infer<typeof nodeDefinitionSchema>;
+export type RetryDefinition = z.infer<typeof retrySchema>;
+
+export type FanIn = { kind: "all" } | { kind: "any" } | { kind: "count"; n: number };
+
+export function parseFanIn(text: string | undefined): FanIn {
+  if (text === undefined || text === "all") return { kind: "all" };
+  if (text === "any") return { kind: "any" };
+  return { kind: "count", n: Number(text.slice("count:".length)) };
+}
+
+export function formatFanIn(fanIn: FanIn): string {
+  return fanIn.kind === "count" ? `count:${fanIn.n}` : fanIn.kind;
+}

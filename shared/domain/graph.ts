@@ -1,0 +1,115 @@
+/**
+ * The compiled form of a valid definition: nodes by index with parents/children resolved and the
+ * retry policy and timeout fully defaulted, so the engine never re-derives them per message.
+ */
+import { type FanIn, parseFanIn, type RetryDefinition, type WorkflowDefinition } from "./definition.js";
+
+export interface ResolvedRetry {
+  maxAttempts: number;
+  initialSeconds: number;
+  maxSeconds: number;
+  multiplier: number;
+  jitter: "full" | "none";
+  /** Error names that fail the node at once, whatever the attempt count. */
+  nonRetryable: string[];
+}
+
+export interface GraphNode {
+  /** Position in `definition.nodes`; the engine stores dependency sets as these indexes. */
+  index: number;
+  id: string;
+  type: string;
+  params: unknown;
+  /** In `dependsOn` order. */
+  parents: number[];
+  /** In ascending index order. */
+  children: number[];
+  fanIn: FanIn;
+  retry: ResolvedRetry;
+  timeoutSeconds: number;
+}
+
+export interface WorkflowGraph {
+  definition: WorkflowDefinition;
+  nodes: GraphNode[];
+  byId: Map<string, GraphNode>;
+  /** Nodes with no dependencies: dispatched when the execution starts. */
+  entries: number[];
+  /** Nodes nobody depends on: their outputs make the execution's output. */
+  sinks: number[];
+}
+
+export const DEFAULT_RETRY: Readonly<ResolvedRetry> = Object.freeze({
+  maxAttempts: 3,
+  initialSeconds: 1,
+  maxSeconds: 300,
+  multiplier: 2,
+  jitter: "full",
+  nonRetryable: [],
+});
+
+export const DEFAULT_NODE_TIMEOUT_SECONDS = 300;
+
+/** Node fields win over workflow defaults, field by field (backoff included), over built-in defaults. */
+export function resolveRetry(
+  defaults: RetryDefinition | undefined,
+  node: RetryDefinition | undefined,
+): ResolvedRetry {
+  const pick = <K extends keyof ResolvedRetry>(
+    key: K,
+    fromDef: (r: RetryDefinition) => ResolvedRetry[K] | undefined,
+  ): ResolvedRetry[K] => {
+    const fromNode = node ? fromDef(node) : undefined;
+    if (fromNode !== undefined) return fromNode;
+    const fromDefaults = defaults ? fromDef(defaults) : undefined;
+    return fromDefaults !== undefined ? fromDefaults : DEFAULT_RETRY[key];
+  };
+  return {
+    maxAttempts: pick("maxAttempts", (r) => r.maxAttempts),
+    initialSeconds: pick("initialSeconds", (r) => r.backoff?.initialSeconds),
+    maxSeconds: pick("maxSeconds", (r) => r.backoff?.maxSeconds),
+    multiplier: pick("multiplier", (r) => r.backoff?.multiplier),
+    jitter: pick("jitter", (r) => r.backoff?.jitter),
+    // Copied so a caller mutating the policy cannot change the definition or the frozen defaults.
+    nonRetryable: [...pick("nonRetryable", (r) => r.nonRetryable)],
+  };
+}
+
+/** Assumes `definition` passed validateDefinition: ids unique, dependencies known, no cycles. */
+export function compileGraph(definition: WorkflowDefinition): WorkflowGraph {
+  const indexById = new Map<string, number>();
+  definition.nodes.forEach((node, index) => {
+    indexById.set(node.id, index);
+  });
+
+  const defaultTimeout = definition.defaults?.timeoutSeconds ?? DEFAULT_NODE_TIMEOUT_SECONDS;
+  const nodes: GraphNode[] = definition.nodes.map((node, index) => ({
+    index,
+    id: node.id,
+    type: node.type,
+    params: node.params,
+    parents: (node.dependsOn ?? []).map((dep) => {
+      const parent = indexById.get(dep);
+      if (parent === undefined)
+        throw new Error(`compileGraph: node "${node.id}" depends on unknown "${dep}"`);
+      return parent;
+    }),
+    children: [],
+    fanIn: parseFanIn(node.fanIn),
+    retry: resolveRetry(definition.defaults?.retry, node.retry),
+    timeoutSeconds: node.timeoutSeconds ?? defaultTimeout,
+  }));
+
+  // Visiting children in index order keeps every children list sorted without a sort.
+  for (const node of nodes) {
+    for (const parent of node.parents) nodes[parent]!.children.push(node.index);
+  }
+
+  return {
+    definition,
+    nodes,
+    byId: new Map(nodes.map((node) => [node.id, node])),
+    entries: nodes.filter((n) => n.parents.length === 0).map((n) => n.index),
+    sinks: nodes.filter((n) => n.children.length === 0).map((n) => n.index),
+  };
+}

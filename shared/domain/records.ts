@@ -1,0 +1,83 @@
+/** What the engine stores. Adapters persist these shapes; the engine never sees storage keys. */
+import type { WorkflowDefinition } from "./definition.js";
+
+export const NODE_STATUSES = ["PENDING", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"] as const;
+export type NodeStatus = (typeof NODE_STATUSES)[number];
+
+export const EXECUTION_STATUSES = ["PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+
+export interface ErrorInfo {
+  name: string;
+  message: string;
+  retryable?: boolean;
+}
+
+export interface WorkflowVersionRecord {
+  name: string;
+  version: number;
+  definitionHash: string;
+  definition: WorkflowDefinition;
+  createdAt: number;
+}
+
+/** One entry of an execution's history. Every state transition appends one. */
+export interface HistoryEvent {
+  at: number;
+  type: string;
+  nodeId?: string;
+  attempt?: number;
+  detail?: Record<string, unknown>;
+}
+
+export interface ExecutionRecord {
+  executionId: string;
+  workflow: string;
+  version: number;
+  status: ExecutionStatus;
+  input: unknown;
+  error?: ErrorInfo;
+  createdAt: number;
+  startedAt?: number;
+  finishedAt?: number;
+  idempotencyKey?: string;
+  /** Indexes (in definition order) of sink nodes that have completed; the execution succeeds when all have. */
+  sinksDone: number[];
+  cancelRequested?: { reason: string; at: number };
+  /** Epoch ms after which the execution times out (from the definition's timeoutSeconds). */
+  deadline?: number;
+}
+
+export interface Lease {
+  /** Fencing token: every write of the attempt holding the lease is conditioned on it. */
+  token: string;
+  expiresAt: number;
+}
+
+/**
+ * A node of one execution. A node with no stored record is PENDING at attempt 0: records are
+ * created by the first write that concerns them (an arrival, a dispatch, a cancellation).
+ */
+export interface NodeRecord {
+  executionId: string;
+  nodeId: string;
+  status: NodeStatus;
+  attempt: number;
+  /** Indexes of dependencies that completed / failed or were cancelled while this node was PENDING. */
+  okDeps: number[];
+  badDeps: number[];
+  lease?: Lease;
+  /** A retry or wait must not start before this epoch ms. */
+  notBefore?: number;
+  output?: unknown;
+  error?: ErrorInfo;
+  queuedAt?: number;
+  startedAt?: number;
+  finishedAt?: number;
+  /** Set when cancellation is requested while the node runs; the heartbeat carries it to the worker. */
+  cancelRequested?: boolean;
+}
+
+export function pendingNode(executionId: string, nodeId: string): NodeRecord {
+  return { executionId, nodeId, status: "PENDING", attempt: 0, okDeps: [], badDeps: [] };
+}

@@ -1,0 +1,458 @@
+/**
+ * Submit-time validation of a workflow definition. It reports every problem at once (a user
+ * fixing a 200-node DAG should not have to resubmit once per mistake), so each check works on
+ * whatever part of the input is usable instead of stopping at the first schema error.
+ */
+import type { z } from "zod";
+import type { ProblemDetail } from "../engine/errors.js";
+import type { TaskRegistry } from "../tasks/task-type.js";
+import {
+  fanInSchema,
+  LIMITS,
+  parseFanIn,
+  type WorkflowDefinition,
+  workflowDefinitionSchema,
+} from "./definition.js";
+import { compileGraph, type WorkflowGraph } from "./graph.js";
+
+export type ValidationResult =
+  | { ok: true; definition: WorkflowDefinition; graph: WorkflowGraph }
+  | { ok: false; problems: ProblemDetail[] };
+
+export function validateDefinition(raw: unknown, tasks: TaskRegistry): ValidationResult {
+  const problems: ProblemDetail[] = [];
+  checkSize(raw, problems);
+
+  const rawNodes = rawNodeList(raw);
+  const nodes = rawNodes?.map(lenientNode) ?? [];
+  const label = (index: number) => nodeLabel(nodes[index], index);
+
+  const parsed = workflowDefinitionSchema.safeParse(raw);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(...fromZodIssue(issue, [], label));
+  }
+  // An oversized node list is already reported; analysing it would only cost time.
+  if (rawNodes && rawNodes.length <= LIMITS.maxNodes) {
+    checkGraph(nodes, problems);
+    checkTasks(nodes, tasks, problems);
+  }
+
+  if (!parsed.success || problems.length > 0) return { ok: false, problems };
+  return { ok: true, definition: parsed.data, graph: compileGraph(parsed.data) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lenient view of the nodes: what the graph checks can use even when the schema rejected a node.
+
+interface LooseNode {
+  index: number;
+  /** Undefined when not a string: such a node takes no part in graph checks. */
+  id: string | undefined;
+  type: string | undefined;
+  params: unknown;
+  /** String entries of dependsOn with their positions; non-strings are schema problems already. */
+  deps: { name: string; position: number }[];
+  /** False when dependsOn is present but not an array: fan-in and entry checks would only guess. */
+  depsUsable: boolean;
+  hasDependsOn: boolean;
+  fanIn: string | undefined;
+}
+
+function rawNodeList(raw: unknown): unknown[] | undefined {
+  if (!isRecord(raw)) return undefined;
+  return Array.isArray(raw.nodes) ? raw.nodes : undefined;
+}
+
+function lenientNode(value: unknown, index: number): LooseNode {
+  const node = isRecord(value) ? value : {};
+  const dependsOn = node.dependsOn;
+  const depsUsable = dependsOn === undefined || Array.isArray(dependsOn);
+  const deps: LooseNode["deps"] = [];
+  if (Array.isArray(dependsOn)) {
+    dependsOn.forEach((name, position) => {
+      if (typeof name === "string") deps.push({ name, position });
+    });
+  }
+  return {
+    index,
+    id: typeof node.id === "string" ? node.id : undefined,
+    type: typeof node.type === "string" ? node.type : undefined,
+    params: node.params,
+    deps,
+    depsUsable,
+    // A malformed dependsOn still says "this node waits for something": it is not an entry.
+    hasDependsOn: Array.isArray(dependsOn) ? dependsOn.length > 0 : dependsOn !== undefined,
+    fanIn:
+      typeof node.fanIn === "string" && fanInSchema.safeParse(node.fanIn).success ? node.fanIn : undefined,
+  };
+}
+
+function nodeLabel(node: LooseNode | undefined, index: number): string {
+  return node?.id !== undefined ? `node "${node.id}"` : `nodes[${index}]`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Size and schema.
+
+function checkSize(raw: unknown, problems: ProblemDetail[]): void {
+  let bytes: number;
+  try {
+    bytes = new TextEncoder().encode(JSON.stringify(raw) ?? "").length;
+  } catch {
+    problems.push({
+      path: "",
+      code: "invalid_schema",
+      message: "the definition is not serializable as JSON",
+    });
+    return;
+  }
+  if (bytes > LIMITS.maxDefinitionBytes) {
+    problems.push({
+      path: "",
+      code: "definition_too_large",
+      message: `the definition is ${bytes} bytes of JSON; the limit is ${LIMITS.maxDefinitionBytes} bytes`,
+    });
+  }
+}
+
+/** `nodes[3].dependsOn[1]`; keys that are not identifiers are quoted: `params["a b"]`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else if (typeof key === "string" && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key)) out += out ? `.${key}` : key;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}
+
+/**
+ * One problem per zod issue (per key for unknown keys). Codes are weft's own, not zod's, so the
+ * API contract does not move with zod versions.
+ */
+function fromZodIssue(
+  issue: z.core.$ZodIssue,
+  prefix: readonly PropertyKey[],
+  label: (index: number) => string,
+): ProblemDetail[] {
+  const path = [...prefix, ...issue.path];
+  const where = describeLocation(path, label);
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      path: formatPath([...path, key]),
+      code: "unknown_field",
+      message: `${where ? `${where}: ` : ""}unknown field "${key}"`,
+    }));
+  }
+  return [
+    {
+      path: formatPath(path),
+      code: issue.code === "too_big" ? "limit_exceeded" : "invalid_schema",
+      message: where ? `${where}: ${issue.message}` : issue.message,
+    },
+  ];
+}
+
+/** `node "load", field retry.maxAttempts` — names the node rather than only its position. */
+function describeLocation(path: readonly PropertyKey[], label: (index: number) => string): string {
+  const [first, second, ...rest] = path;
+  if (first === "nodes" && typeof second === "number") {
+    return rest.length > 0 ? `${label(second)}, field ${formatPath(rest)}` : label(second);
+  }
+  return path.length > 0 ? `field ${formatPath(path)}` : "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph: ids, dependencies, fan-in, cycles, entries, reachability.
+
+function checkGraph(nodes: LooseNode[], problems: ProblemDetail[]): void {
+  const indexById = new Map<string, number>();
+  for (const node of nodes) {
+    if (node.id === undefined) continue;
+    const first = indexById.get(node.id);
+    if (first === undefined) {
+      indexById.set(node.id, node.index);
+    } else {
+      problems.push({
+        path: `nodes[${node.index}].id`,
+        code: "duplicate_id",
+        message: `node id "${node.id}" is used more than once (nodes[${first}] and nodes[${node.index}])`,
+      });
+    }
+  }
+
+  // Edges run parent → child; only known, distinct, non-self dependencies become edges.
+  const parents: number[][] = nodes.map(() => []);
+  const children: number[][] = nodes.map(() => []);
+  // Nodes with a dependency that cannot be satisfied: they explain why others are unreachable.
+  const badDeps = new Set<number>(nodes.filter((n) => !n.depsUsable).map((n) => n.index));
+  for (const node of nodes) {
+    if (node.id === undefined) continue;
+    const label = nodeLabel(node, node.index);
+    const seen = new Set<string>();
+    for (const { name, position } of node.deps) {
+      const path = `nodes[${node.index}].dependsOn[${position}]`;
+      if (seen.has(name)) {
+        problems.push({
+          path,
+          code: "duplicate_dependency",
+          message: `${label} lists dependency "${name}" more than once`,
+        });
+        continue;
+      }
+      seen.add(name);
+      const parent = indexById.get(name);
+      if (name === node.id) {
+        badDeps.add(node.index);
+        problems.push({ path, code: "self_dependency", message: `${label} depends on itself` });
+      } else if (parent === undefined) {
+        badDeps.add(node.index);
+        problems.push({
+          path,
+          code: "unknown_dependency",
+          message: `${label} depends on "${name}", which is not a node of this workflow`,
+        });
+      } else {
+        parents[node.index]!.push(parent);
+        children[parent]!.push(node.index);
+      }
+    }
+    checkFanIn(node, seen.size, problems);
+  }
+
+  const onCycle = checkCycles(nodes, parents, children, problems);
+  for (const index of onCycle) badDeps.add(index);
+  checkEntriesAndReachability(nodes, parents, children, onCycle, badDeps, problems);
+}
+
+function checkFanIn(node: LooseNode, dependencyCount: number, problems: ProblemDetail[]): void {
+  if (node.fanIn === undefined || !node.depsUsable) return;
+  const fanIn = parseFanIn(node.fanIn);
+  const path = `nodes[${node.index}].fanIn`;
+  const label = nodeLabel(node, node.index);
+  if (dependencyCount === 0 && fanIn.kind !== "all") {
+    problems.push({
+      path,
+      code: "fan_in_out_of_range",
+      message: `${label} has fanIn "${node.fanIn}" but no dependencies; only "all" is allowed there`,
+    });
+  } else if (fanIn.kind === "count" && fanIn.n > dependencyCount) {
+    problems.push({
+      path,
+      code: "fan_in_out_of_range",
+      message: `${label} has fanIn "${node.fanIn}" but only ${dependencyCount} distinct dependencies`,
+    });
+  }
+}
+
+/**
+ * Kahn's algorithm peels off every node that could ever run; what is left is on a cycle or
+ * downstream of one. Strongly connected components of the leftovers are the cycles themselves:
+ * one problem each, naming one concrete loop (and the whole component when it is larger).
+ * Returns the indexes of nodes on a cycle.
+ */
+function checkCycles(
+  nodes: LooseNode[],
+  parents: number[][],
+  children: number[][],
+  problems: ProblemDetail[],
+): Set<number> {
+  const inDegree = parents.map((p) => p.length);
+  const queue = nodes.filter((n) => n.id !== undefined && inDegree[n.index] === 0).map((n) => n.index);
+  const left = new Set(nodes.filter((n) => n.id !== undefined).map((n) => n.index));
+  for (let head = 0; head < queue.length; head++) {
+    const current = queue[head]!;
+    left.delete(current);
+    for (const child of children[current]!) {
+      inDegree[child]! -= 1;
+      if (inDegree[child] === 0) queue.push(child);
+    }
+  }
+
+  const onCycle = new Set<number>();
+  if (left.size === 0) return onCycle;
+  for (const component of stronglyConnected(left, children)) {
+    // Self-loops never become edges, so a one-node component is only downstream of a cycle.
+    if (component.length < 2) continue;
+    for (const index of component) onCycle.add(index);
+    problems.push(describeCycle(component, nodes, children));
+  }
+  return onCycle;
+}
+
+/** Tarjan's algorithm restricted to `within`. Recursion depth is bounded by LIMITS.maxNodes. */
+function stronglyConnected(within: Set<number>, children: number[][]): number[][] {
+  const order = new Map<number, number>();
+  const low = new Map<number, number>();
+  const stack: number[] = [];
+  const onStack = new Set<number>();
+  const components: number[][] = [];
+
+  const visit = (v: number): void => {
+    order.set(v, order.size);
+    low.set(v, order.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of children[v]!) {
+      if (!within.has(w)) continue;
+      if (!order.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, order.get(w)!));
+      }
+    }
+    if (low.get(v) === order.get(v)) {
+      const component: number[] = [];
+      let w: number;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      components.push(component.sort((a, b) => a - b));
+    }
+  };
+
+  for (const v of [...within].sort((a, b) => a - b)) if (!order.has(v)) visit(v);
+  return components.sort((a, b) => a[0]! - b[0]!);
+}
+
+/** Finds the shortest loop through the component's first node by breadth-first search. */
+function describeCycle(component: number[], nodes: LooseNode[], children: number[][]): ProblemDetail {
+  const members = new Set(component);
+  const start = component[0]!;
+  const previous = new Map<number, number>([[start, start]]);
+  const queue = [start];
+  let closing = start;
+  search: for (let head = 0; head < queue.length; head++) {
+    const current = queue[head]!;
+    for (const child of children[current]!) {
+      if (child === start) {
+        closing = current;
+        break search;
+      }
+      if (members.has(child) && !previous.has(child)) {
+        previous.set(child, current);
+        queue.push(child);
+      }
+    }
+  }
+  const loop = [closing];
+  while (loop[0] !== start) loop.unshift(previous.get(loop[0]!)!);
+  const id = (index: number) => nodes[index]!.id!;
+  const startNode = nodes[start]!;
+  const position = startNode.deps.find((dep) => dep.name === id(closing))?.position ?? 0;
+
+  let message = `cycle: ${[...loop, start].map(id).join(" → ")} (each node depends on the one before it)`;
+  if (component.length > loop.length) {
+    message += `; these nodes all depend on each other in cycles: ${component.map(id).join(", ")}`;
+  }
+  return { path: `nodes[${start}].dependsOn[${position}]`, code: "cycle", message };
+}
+
+function checkEntriesAndReachability(
+  nodes: LooseNode[],
+  parents: number[][],
+  children: number[][],
+  onCycle: Set<number>,
+  blocked: Set<number>,
+  problems: ProblemDetail[],
+): void {
+  const named = nodes.filter((n) => n.id !== undefined);
+  if (named.length === 0) return;
+  const entries = named.filter((n) => !n.hasDependsOn).map((n) => n.index);
+  if (entries.length === 0) {
+    // Every node would then also be unreachable; saying so per node would only bury this.
+    problems.push({
+      path: "nodes",
+      code: "no_entry_node",
+      message: "no node is an entry node (one without dependsOn), so nothing could ever start",
+    });
+    return;
+  }
+  const reached = new Set(entries);
+  const queue = [...entries];
+  for (let head = 0; head < queue.length; head++) {
+    for (const child of children[queue[head]!]!) {
+      if (!reached.has(child)) {
+        reached.add(child);
+        queue.push(child);
+      }
+    }
+  }
+  for (const node of named) {
+    // Nodes on a cycle are reported as the cycle; repeating them here adds nothing.
+    if (reached.has(node.index) || onCycle.has(node.index)) continue;
+    const label = nodeLabel(node, node.index);
+    const causes = upstreamCauses(node.index, parents, blocked).map((i) => `"${nodes[i]!.id}"`);
+    const because = blocked.has(node.index)
+      ? "its own dependsOn is invalid (an unknown node, itself, or not a list)"
+      : causes.length > 0
+        ? `it waits, directly or through other nodes, on ${causes.join(", ")}, which can never complete`
+        : "its dependencies never lead back to an entry node";
+    problems.push({
+      path: `nodes[${node.index}].dependsOn`,
+      code: "unreachable",
+      message: `${label} is not reachable from any entry node, so it could never run: ${because}`,
+    });
+  }
+}
+
+/** Ancestors of `start` that are themselves blocked (on a cycle or with a bad dependency). */
+function upstreamCauses(start: number, parents: number[][], blocked: Set<number>): number[] {
+  const seen = new Set([start]);
+  const queue = [start];
+  const causes: number[] = [];
+  for (let head = 0; head < queue.length; head++) {
+    for (const parent of parents[queue[head]!]!) {
+      if (seen.has(parent)) continue;
+      seen.add(parent);
+      queue.push(parent);
+      if (blocked.has(parent)) causes.push(parent);
+    }
+  }
+  return causes.sort((a, b) => a - b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Task types and params.
+
+function checkTasks(nodes: LooseNode[], tasks: TaskRegistry, problems: ProblemDetail[]): void {
+  for (const node of nodes) {
+    if (node.type === undefined || node.type === "") continue;
+    const label = nodeLabel(node, node.index);
+    const task = tasks.get(node.type);
+    if (!task) {
+      const known = tasks.names();
+      problems.push({
+        path: `nodes[${node.index}].type`,
+        code: "unknown_task_type",
+        message: `${label} has unknown task type "${node.type}"; ${
+          known.length > 0 ? `known types: ${known.join(", ")}` : "no task types are registered"
+        }`,
+      });
+      continue;
+    }
+    const result = task.params.safeParse(node.params);
+    if (result.success) continue;
+    for (const issue of result.error.issues) {
+      const path = ["nodes", node.index, "params", ...issue.path];
+      const keys = issue.code === "unrecognized_keys" ? issue.keys.map((key) => [...path, key]) : [path];
+      for (const keyPath of keys) {
+        const field = formatPath(keyPath.slice(2));
+        const detail =
+          issue.code === "unrecognized_keys" ? `unknown field "${String(keyPath.at(-1))}"` : issue.message;
+        problems.push({
+          path: formatPath(keyPath),
+          code: "invalid_params",
+          message: `${label}, ${field} (task type "${node.type}"): ${detail}`,
+        });
+      }
+    }
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,48 @@
+/** What every engine module shares: the ports, the task types, settings, and the graph cache. */
+import { compileGraph, type WorkflowGraph } from "../domain/graph.js";
+import type { EnginePorts } from "../ports.js";
+import type { TaskRegistry } from "../tasks/task-type.js";
+import { notFound } from "./errors.js";
+
+export interface EngineLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export const silentLogger: EngineLogger = { info() {}, warn() {}, error() {} };
+
+export interface EngineContext extends EnginePorts {
+  tasks: TaskRegistry;
+  graphs: GraphCache;
+  leaseMs: number;
+  logger: EngineLogger;
+}
+
+/**
+ * Compiled graphs by workflow name and version. Versions are immutable, so an entry never goes
+ * stale; a worker container compiles each version once.
+ */
+export class GraphCache {
+  private readonly graphs = new Map<string, WorkflowGraph>();
+
+  constructor(
+    private readonly ports: Pick<EnginePorts, "store">,
+    private readonly capacity = 200,
+  ) {}
+
+  async get(name: string, version: number): Promise<WorkflowGraph> {
+    const key = `${name}@${version}`;
+    const cached = this.graphs.get(key);
+    if (cached) return cached;
+    const record = await this.ports.store.getWorkflowVersion(name, version);
+    if (!record) throw notFound(`workflow "${name}" version ${version} does not exist`);
+    const graph = compileGraph(record.definition);
+    if (this.graphs.size >= this.capacity) {
+      const oldest = this.graphs.keys().next().value;
+      if (oldest !== undefined) this.graphs.delete(oldest);
+    }
+    this.graphs.set(key, graph);
+    return graph;
+  }
+}

@@ -1,0 +1,52 @@
+/** History entries and EventBridge lifecycle events, built in one place so their shapes stay uniform. */
+import type { ErrorInfo, ExecutionRecord, HistoryEvent } from "../domain/records.js";
+import type { LifecycleEvent } from "../ports.js";
+
+export const HISTORY = {
+  executionCreated: "ExecutionCreated",
+  executionStarted: "ExecutionStarted",
+  executionSucceeded: "ExecutionSucceeded",
+  executionFailed: "ExecutionFailed",
+  executionCancelled: "ExecutionCancelled",
+  nodeQueued: "NodeQueued",
+  nodeStarted: "NodeStarted",
+  nodeCompleted: "NodeCompleted",
+  nodeRetryScheduled: "NodeRetryScheduled",
+  nodeFailed: "NodeFailed",
+  nodeCancelled: "NodeCancelled",
+} as const;
+
+export function nodeEvent(
+  type: string,
+  at: number,
+  nodeId: string,
+  attempt: number,
+  detail?: Record<string, unknown>,
+): HistoryEvent {
+  return detail === undefined ? { at, type, nodeId, attempt } : { at, type, nodeId, attempt, detail };
+}
+
+export function executionEvent(type: string, at: number, detail?: Record<string, unknown>): HistoryEvent {
+  return detail === undefined ? { at, type } : { at, type, detail };
+}
+
+const DETAIL_TYPES: Record<string, string> = {
+  RUNNING: "Execution Started",
+  SUCCEEDED: "Execution Succeeded",
+  FAILED: "Execution Failed",
+  CANCELLED: "Execution Cancelled",
+};
+
+/** The EventBridge event for an execution status change. Carries ids and status, never payloads. */
+export function executionLifecycleEvent(execution: ExecutionRecord, error?: ErrorInfo): LifecycleEvent {
+  return {
+    detailType: DETAIL_TYPES[execution.status] ?? `Execution ${execution.status}`,
+    detail: {
+      executionId: execution.executionId,
+      workflow: execution.workflow,
+      version: execution.version,
+      status: execution.status,
+      ...(error ? { error: { name: error.name, message: error.message } } : {}),
+    },
+  };
+}

@@ -1,0 +1,278 @@
+/**
+ * What happens after a node reaches a final state: its arrival at each child's fan-in (exactly once
+ * per parent), dispatch of every child that becomes ready (exactly once, by a conditional
+ * PENDING → QUEUED write), inline nodes run on the spot, sink bookkeeping, and the end of the
+ * execution. Every step is idempotent, so a redelivered message can re-drive all of it after a crash.
+ */
+import { evaluateFanIn, requiredCompletions } from "../domain/fan-in.js";
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";
+import type { TaskMessage } from "../ports.js";
+import { mapLimit } from "./concurrency.js";
+import type { EngineContext } from "./context.js";
+import { executionEvent, executionLifecycleEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+
+const STORE_CONCURRENCY = 16;
+
+export class Propagation {
+  constructor(private readonly ctx: EngineContext) {}
+
+  /**
+   * After `node` COMPLETED. With `recovery` (a redelivered message found the node already complete),
+   * children found QUEUED get their message again and inline children are re-driven, since the
+   * earlier run may have crashed before sending; duplicate messages are refused by the claim.
+   */
+  async afterCompletion(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    options: { recovery: boolean },
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    const ready: NodeRecord[] = [];
+    const reDrive: GraphNode[] = [];
+    const sink = node.children.length === 0 ? this.completeSink(execution, graph, node) : Promise.resolve();
+
+    await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
+      const child = graph.nodes[childIndex]!;
+      const readyOnArrival = requiredCompletions(child.fanIn, child.parents.length) === 1;
+      const arrival = await this.ctx.store.recordArrival({
+        executionId: execution.executionId,
+        childId: child.id,
+        parentIndex: node.index,
+        outcome: "ok",
+        readyOnArrival,
+        now,
+        event: nodeEvent(HISTORY.nodeQueued, now, child.id, 1),
+      });
+      const record = arrival.node;
+      if (record.status === "PENDING") {
+        const queued = await this.queueIfReady(execution, child, record, now);
+        if (queued) ready.push(queued);
+      } else if (record.status === "QUEUED" && record.attempt === 1) {
+        if ((arrival.recorded && readyOnArrival) || options.recovery) ready.push(record);
+      } else if (options.recovery && record.status === "COMPLETED" && this.isInline(child)) {
+        reDrive.push(child);
+      }
+    });
+
+    await Promise.all([sink, this.dispatch(execution, graph, ready)]);
+    for (const child of reDrive) await this.afterCompletion(execution, graph, child, options);
+  }
+
+  /** After `node` FAILED for good: fail-fast, as the brief says. */
+  async afterFailure(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    error: ErrorInfo,
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
+      const child = graph.nodes[childIndex]!;
+      const arrival = await this.ctx.store.recordArrival({
+        executionId: execution.executionId,
+        childId: child.id,
+        parentIndex: node.index,
+        outcome: "bad",
+        readyOnArrival: false,
+        now,
+      });
+      if (arrival.node.status === "PENDING") await this.queueIfReady(execution, child, arrival.node, now);
+    });
+    const reason = `node "${node.id}" failed: ${error.message}`;
+    await this.finishExecution(execution.executionId, graph, "FAILED", reason, {
+      name: error.name,
+      message: reason,
+    });
+  }
+
+  /** Moves ready nodes (already QUEUED at attempt 1) on: inline ones run here, the others are sent. */
+  async dispatch(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    ready: readonly NodeRecord[],
+  ): Promise<void> {
+    const messages: TaskMessage[] = [];
+    const inline: Array<{ node: GraphNode; record: NodeRecord }> = [];
+    for (const record of ready) {
+      const node = graph.byId.get(record.nodeId)!;
+      if (this.isInline(node)) inline.push({ node, record });
+      else
+        messages.push({ executionId: execution.executionId, nodeId: record.nodeId, attempt: record.attempt });
+    }
+    if (messages.length > 0) await this.ctx.queue.send(messages);
+    for (const { node, record } of inline) await this.runInline(execution, graph, node, record);
+  }
+
+  /** Ends a RUNNING execution once; then cancels what is still outstanding. */
+  async finishExecution(
+    executionId: string,
+    graph: WorkflowGraph,
+    status: Exclude<ExecutionStatus, "PENDING" | "RUNNING">,
+    reason: string,
+    error?: ErrorInfo,
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    const historyType =
+      status === "SUCCEEDED"
+        ? HISTORY.executionSucceeded
+        : status === "FAILED"
+          ? HISTORY.executionFailed
+          : HISTORY.executionCancelled;
+    const finished = await this.ctx.store.transitionExecution(
+      executionId,
+      ["RUNNING"],
+      { status, finishedAt: now, ...(error ? { error } : {}) },
+      executionEvent(historyType, now, error ? { error } : undefined),
+    );
+    if (finished.ok) await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
+    // A succeeded execution has leftovers only when an `any`/`count:N` fan-in fired early.
+    const mayHaveLeftovers = status !== "SUCCEEDED" || graph.nodes.some((n) => n.fanIn.kind !== "all");
+    if (mayHaveLeftovers)
+      await this.cancelOutstanding(executionId, `execution ${status.toLowerCase()}: ${reason}`);
+  }
+
+  /** PENDING and QUEUED nodes are cancelled now; RUNNING ones are told through their heartbeat. */
+  async cancelOutstanding(executionId: string, reason: string): Promise<void> {
+    const nodes = await this.ctx.store.listNodes(executionId);
+    await mapLimit(nodes, STORE_CONCURRENCY, async (node) => {
+      if (node.status === "PENDING" || node.status === "QUEUED") {
+        await this.cancelNode(executionId, node.nodeId, reason);
+      } else if (node.status === "RUNNING" && !node.cancelRequested) {
+        await this.ctx.store.transitionNode(
+          executionId,
+          node.nodeId,
+          { status: ["RUNNING"] },
+          { cancelRequested: true },
+        );
+      }
+    });
+  }
+
+  async cancelNode(executionId: string, nodeId: string, reason: string): Promise<boolean> {
+    const now = this.ctx.clock.now();
+    const result = await this.ctx.store.transitionNode(
+      executionId,
+      nodeId,
+      { status: ["PENDING", "QUEUED"] },
+      { status: "CANCELLED", finishedAt: now, error: { name: "Cancelled", message: reason } },
+      nodeEvent(HISTORY.nodeCancelled, now, nodeId, 0, { reason }),
+    );
+    return result.ok;
+  }
+
+  private async queueIfReady(
+    execution: ExecutionRecord,
+    child: GraphNode,
+    record: NodeRecord,
+    now: number,
+  ): Promise<NodeRecord | undefined> {
+    const verdict = evaluateFanIn(
+      child.fanIn,
+      child.parents.length,
+      record.okDeps.length,
+      record.badDeps.length,
+    );
+    if (verdict === "unsatisfiable") {
+      await this.cancelNode(execution.executionId, child.id, "fan-in can no longer be met");
+      return undefined;
+    }
+    if (verdict !== "ready") return undefined;
+    const queued = await this.ctx.store.transitionNode(
+      execution.executionId,
+      child.id,
+      { status: ["PENDING"] },
+      { status: "QUEUED", attempt: 1, queuedAt: now },
+      nodeEvent(HISTORY.nodeQueued, now, child.id, 1),
+    );
+    return queued.ok ? queued.record : undefined;
+  }
+
+  private async completeSink(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+  ): Promise<void> {
+    const result = await this.ctx.store.recordSinkDone(execution.executionId, node.index);
+    const current = result.ok ? result.record : result.current;
+    // Also reached on a repeat: finishes an execution whose last sink was recorded before a crash.
+    if (current?.status === "RUNNING" && current.sinksDone.length === graph.sinks.length) {
+      await this.finishExecution(execution.executionId, graph, "SUCCEEDED", "all sinks completed");
+    }
+  }
+
+  private async runInline(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+  ): Promise<void> {
+    const task = this.ctx.tasks.get(node.type)!;
+    const now = this.ctx.clock.now();
+    const deps = await loadDeps(this.ctx, execution.executionId, graph, record.okDeps);
+    const controller = new AbortController();
+    let output: unknown;
+    try {
+      output = await task.run({
+        input: execution.input,
+        params: node.params,
+        deps,
+        context: {
+          executionId: execution.executionId,
+          nodeId: node.id,
+          attempt: record.attempt,
+          idempotencyKey: `${execution.executionId}:${node.id}:${record.attempt}`,
+          signal: controller.signal,
+          deadline: now,
+          sleep: (ms) => this.ctx.clock.sleep(ms, controller.signal),
+          now: () => this.ctx.clock.now(),
+        },
+      });
+    } catch (cause) {
+      const error: ErrorInfo = {
+        name: "InlineTaskError",
+        message: String((cause as Error)?.message ?? cause),
+      };
+      const failed = await this.ctx.store.transitionNode(
+        execution.executionId,
+        node.id,
+        { status: ["QUEUED"], attempt: record.attempt },
+        { status: "FAILED", error, finishedAt: now },
+        nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
+      );
+      if (failed.ok) await this.afterFailure(execution, graph, node, error);
+      return;
+    }
+    const completed = await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["QUEUED"], attempt: record.attempt },
+      { status: "COMPLETED", output: output ?? null, startedAt: now, finishedAt: now },
+      nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, { inline: true }),
+    );
+    if (completed.ok) await this.afterCompletion(execution, graph, node, { recovery: false });
+  }
+
+  private isInline(node: GraphNode): boolean {
+    return this.ctx.tasks.get(node.type)?.inline === true;
+  }
+}
+
+/** Outputs of the given dependencies (indexes), keyed by node id. */
+export async function loadDeps(
+  ctx: EngineContext,
+  executionId: string,
+  graph: WorkflowGraph,
+  depIndexes: readonly number[],
+): Promise<Record<string, unknown>> {
+  if (depIndexes.length === 0) return {};
+  const ids = depIndexes.map((i) => graph.nodes[i]!.id);
+  const records = new Map((await ctx.store.getNodes(executionId, ids)).map((r) => [r.nodeId, r]));
+  const deps: Record<string, unknown> = {};
+  for (const id of ids) {
+    const record = records.get(id);
+    if (record?.status === "COMPLETED") deps[id] = record.output ?? null;
+  }
+  return deps;
+}

@@ -1,0 +1,282 @@
+/**
+ * The worker path for one task message: claim the node with a fenced lease, run the handler, then
+ * complete, retry or fail it with writes conditioned on the lease token. A refused claim tells what
+ * happened (duplicate, stale, early, or a crash before propagation) and is handled idempotently.
+ */
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { ErrorInfo, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import { backoffDelayMs, classifyError, shouldRetry } from "../domain/retry.js";
+import type { NodeCondition, TaskMessage } from "../ports.js";
+import type { TaskType } from "../tasks/task-type.js";
+import { runAttempt } from "./attempt.js";
+import type { EngineContext } from "./context.js";
+import { HISTORY, nodeEvent } from "./lifecycle.js";
+import { loadDeps, type Propagation } from "./propagation.js";
+
+const MAX_DELAY_SECONDS = 900;
+
+export class TaskRunner {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly propagation: Propagation,
+  ) {}
+
+  async handle(message: TaskMessage): Promise<void> {
+    const { store, clock, logger } = this.ctx;
+    const execution = await store.getExecution(message.executionId);
+    if (!execution) {
+      logger.warn("task for an unknown execution dropped", { ...message });
+      return;
+    }
+    const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
+    const node = graph.byId.get(message.nodeId);
+    if (!node) {
+      logger.warn("task for a node the workflow does not have dropped", { ...message });
+      return;
+    }
+    if (execution.status === "PENDING")
+      throw new Error("execution is not started yet; the task will come back");
+    if (execution.status !== "RUNNING") {
+      await this.propagation.cancelNode(
+        execution.executionId,
+        node.id,
+        `execution ${execution.status.toLowerCase()}`,
+      );
+      return;
+    }
+    const task = this.ctx.tasks.get(node.type);
+    if (!task) {
+      await this.failUnclaimed(execution, graph, node, message.attempt, {
+        name: "UnknownTaskType",
+        message: `no handler for task type "${node.type}" in this worker`,
+        retryable: false,
+      });
+      return;
+    }
+
+    const now = clock.now();
+    const lease: Lease = { token: this.ctx.ids.token(), expiresAt: now + this.ctx.leaseMs };
+    const claim = await store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["QUEUED"], attempt: message.attempt, dueBy: now },
+      { status: "RUNNING", lease, startedAt: now },
+      nodeEvent(HISTORY.nodeStarted, now, node.id, message.attempt),
+    );
+    if (!claim.ok) return this.onClaimRefused(execution, graph, node, message, claim.current);
+    await this.runClaimed(execution, graph, node, task, claim.record, lease);
+  }
+
+  private async runClaimed(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    task: TaskType,
+    record: NodeRecord,
+    lease: Lease,
+  ): Promise<void> {
+    const deps = await loadDeps(this.ctx, execution.executionId, graph, record.okDeps);
+    const result = await runAttempt(this.ctx, execution, node, task, record, lease, deps);
+    const now = this.ctx.clock.now();
+    const fenced = { status: ["RUNNING"] as const, leaseToken: lease.token };
+
+    switch (result.kind) {
+      case "completed": {
+        const done = await this.ctx.store.transitionNode(
+          execution.executionId,
+          node.id,
+          fenced,
+          { status: "COMPLETED", output: result.output ?? null, finishedAt: now, lease: null, error: null },
+          nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt),
+        );
+        if (done.ok) await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
+        else
+          this.ctx.logger.warn(
+            "completion refused: the lease passed to another attempt",
+            this.where(node, record),
+          );
+        return;
+      }
+      case "leaseLost":
+        this.ctx.logger.warn(
+          "lease lost while running; the attempt's result is discarded",
+          this.where(node, record),
+        );
+        return;
+      case "cancelled": {
+        await this.ctx.store.transitionNode(
+          execution.executionId,
+          node.id,
+          fenced,
+          {
+            status: "CANCELLED",
+            finishedAt: now,
+            lease: null,
+            error: { name: "Cancelled", message: "cancelled" },
+          },
+          nodeEvent(HISTORY.nodeCancelled, now, node.id, record.attempt),
+        );
+        return;
+      }
+      case "timedOut":
+        return this.retryOrFail(execution, graph, node, record, lease, {
+          name: "TimeoutError",
+          message: `attempt ${record.attempt} exceeded the node timeout of ${node.timeoutSeconds} s`,
+          retryable: true,
+        });
+      case "threw": {
+        const { retryAfterSeconds, ...error } = classifyError(result.error, node.retry);
+        return this.retryOrFail(execution, graph, node, record, lease, error, retryAfterSeconds);
+      }
+    }
+  }
+
+  /** Retries with backoff while attempts remain and the error is retryable; otherwise fails for good. */
+  private async retryOrFail(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+    error: ErrorInfo & { retryable: boolean },
+    retryAfterSeconds?: number,
+    onlyIfLeaseExpired = false,
+  ): Promise<void> {
+    const { store, clock, queue, ids } = this.ctx;
+    const now = clock.now();
+    const fenced: NodeCondition = {
+      status: ["RUNNING"],
+      leaseToken: lease.token,
+      // Recovery must lose to a heartbeat that renewed the lease meanwhile.
+      ...(onlyIfLeaseExpired ? { leaseExpiredBy: now } : {}),
+    };
+    if (shouldRetry(node.retry, record.attempt, error.retryable)) {
+      const delayMs =
+        retryAfterSeconds !== undefined
+          ? retryAfterSeconds * 1000
+          : backoffDelayMs(node.retry, record.attempt, () => ids.random());
+      const attempt = record.attempt + 1;
+      const retried = await store.transitionNode(
+        execution.executionId,
+        node.id,
+        fenced,
+        {
+          status: "QUEUED",
+          attempt,
+          lease: null,
+          notBefore: now + delayMs,
+          queuedAt: now,
+          error,
+          startedAt: null,
+        },
+        nodeEvent(HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
+      );
+      if (retried.ok) {
+        const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil(delayMs / 1000));
+        await queue.send([{ executionId: execution.executionId, nodeId: node.id, attempt }], {
+          delaySeconds,
+        });
+      }
+      return;
+    }
+    const failed = await store.transitionNode(
+      execution.executionId,
+      node.id,
+      fenced,
+      { status: "FAILED", error, finishedAt: now, lease: null },
+      nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
+    );
+    if (failed.ok) await this.propagation.afterFailure(execution, graph, node, error);
+  }
+
+  private async onClaimRefused(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    message: TaskMessage,
+    current: NodeRecord | undefined,
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    if (!current) return; // never queued: a message no state asked for
+    switch (current.status) {
+      case "QUEUED": {
+        if (current.attempt !== message.attempt) return; // a stale message of an earlier attempt
+        if (current.notBefore !== undefined && current.notBefore > now) {
+          // Early (SQS delays stop at 15 minutes): hop again until the retry or wait is due.
+          const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil((current.notBefore - now) / 1000));
+          await this.ctx.queue.send([message], { delaySeconds });
+          return;
+        }
+        throw new Error("claim raced with another write; the task will come back");
+      }
+      case "RUNNING":
+        // Another worker holds a live lease (a duplicate delivery): drop. An expired lease of this
+        // attempt means its worker died: recover it as a failed attempt.
+        if (current.attempt === message.attempt && current.lease && current.lease.expiresAt < now) {
+          await this.recoverExpiredLease(execution, graph, node, current);
+        }
+        return;
+      case "COMPLETED":
+        await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+        return;
+      case "FAILED":
+        await this.propagation.afterFailure(
+          execution,
+          graph,
+          node,
+          current.error ?? { name: "Error", message: "failed" },
+        );
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** A worker died holding the lease: count its attempt as failed and retry or fail by policy. */
+  async recoverExpiredLease(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    current: NodeRecord,
+  ): Promise<void> {
+    const lease = current.lease;
+    if (!lease) return;
+    await this.retryOrFail(
+      execution,
+      graph,
+      node,
+      current,
+      lease,
+      {
+        name: "LeaseExpired",
+        message: `the worker running attempt ${current.attempt} stopped renewing its lease`,
+        retryable: true,
+      },
+      undefined,
+      true,
+    );
+  }
+
+  /** The node cannot be run by this worker at all (e.g. an unknown task type): fail it without a claim. */
+  private async failUnclaimed(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    attempt: number,
+    error: ErrorInfo,
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    const failed = await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["QUEUED"], attempt },
+      { status: "FAILED", error, finishedAt: now },
+      nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
+    );
+    if (failed.ok) await this.propagation.afterFailure(execution, graph, node, error);
+  }
+
+  private where(node: GraphNode, record: NodeRecord): Record<string, unknown> {
+    return { executionId: record.executionId, nodeId: node.id, attempt: record.attempt };
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The engine's ports. The engine talks to storage, the task queue, the event bus, time and ids only
+ * through these interfaces. Adapters (in-memory, DynamoDB/SQS/EventBridge) implement them with the
+ * same semantics, which one contract test suite checks (test/contract).
+ */
+import type {
+  ErrorInfo,
+  ExecutionRecord,
+  ExecutionStatus,
+  HistoryEvent,
+  Lease,
+  NodeRecord,
+  NodeStatus,
+  WorkflowVersionRecord,
+} from "./domain/records.js";
+
+export type Outcome<T> = { ok: true; record: T } | { ok: false; current: T | undefined };
+
+/**
+ * Condition for a node write. A missing record counts as PENDING (attempt 0), so a transition
+ * allowed from PENDING creates the record.
+ */
+export interface NodeCondition {
+  status: readonly NodeStatus[];
+  /** The write must come from the attempt holding this fencing token. */
+  leaseToken?: string;
+  attempt?: number;
+  /** Refuse when the record has a notBefore later than this (a retry or wait not yet due). */
+  dueBy?: number;
+  /** Only when the lease expired before this instant (recovery of a dead worker). */
+  leaseExpiredBy?: number;
+}
+
+/** Fields a node write sets; `null` removes the field. */
+export interface NodePatch {
+  status?: NodeStatus;
+  attempt?: number;
+  lease?: Lease | null;
+  notBefore?: number | null;
+  output?: unknown;
+  error?: ErrorInfo | null;
+  queuedAt?: number;
+  startedAt?: number | null;
+  finishedAt?: number;
+  cancelRequested?: boolean;
+}
+
+export interface ExecutionPatch {
+  status?: ExecutionStatus;
+  input?: unknown;
+  error?: ErrorInfo;
+  startedAt?: number;
+  finishedAt?: number;
+  cancelRequested?: { reason: string; at: number };
+  deadline?: number;
+}
+
+export interface ArrivalRequest {
+  executionId: string;
+  childId: string;
+  parentIndex: number;
+  outcome: "ok" | "bad";
+  /**
+   * The child needs just this one completed dependency (fan-in `any`, `count:1`, or a single
+   * parent): the same write also moves it to QUEUED (attempt 1, queuedAt = now).
+   */
+  readyOnArrival: boolean;
+  now: number;
+  /** Appended when readyOnArrival queues the child. */
+  event?: HistoryEvent;
+}
+
+export interface ArrivalResult {
+  /** False when this parent had already arrived, or the child had left PENDING. */
+  recorded: boolean;
+  /** The child after the write (or as found, when not recorded). */
+  node: NodeRecord;
+}
+
+export interface Page<T> {
+  items: T[];
+  next?: string;
+}
+
+export interface ExecutionQuery {
+  workflow?: string;
+  status?: ExecutionStatus;
+  limit: number;
+  next?: string;
+}
+
+export interface Store {
+  // ── workflows: versions are immutable ──────────────────────────────────────────────────────────
+  getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined>;
+  findWorkflowVersionByHash(name: string, definitionHash: string): Promise<number | undefined>;
+  /** Creates `record.version`; fails if that version or that hash exists, or a later one does. */
+  putWorkflowVersion(record: WorkflowVersionRecord): Promise<"created" | "conflict">;
+
+  // ── executions ────────────────────────────────────────────────────────────────────────────────
+  /** With an idempotency key already used, nothing is written and the existing execution is returned. */
+  createExecution(
+    record: ExecutionRecord,
+    event: HistoryEvent,
+  ): Promise<{ created: true } | { created: false; existing: ExecutionRecord }>;
+  getExecution(executionId: string): Promise<ExecutionRecord | undefined>;
+  transitionExecution(
+    executionId: string,
+    from: readonly ExecutionStatus[],
+    patch: ExecutionPatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<ExecutionRecord>>;
+  /** Adds a completed sink once (while RUNNING); a repeat or a finished execution is not recorded. */
+  recordSinkDone(executionId: string, sinkIndex: number): Promise<Outcome<ExecutionRecord>>;
+  listExecutions(query: ExecutionQuery): Promise<Page<ExecutionRecord>>;
+
+  // ── nodes ─────────────────────────────────────────────────────────────────────────────────────
+  getNode(executionId: string, nodeId: string): Promise<NodeRecord | undefined>;
+  /** Stored records among `nodeIds` (missing ones are PENDING and left out). */
+  getNodes(executionId: string, nodeIds: readonly string[]): Promise<NodeRecord[]>;
+  listNodes(executionId: string): Promise<NodeRecord[]>;
+  transitionNode(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<NodeRecord>>;
+  /** Records a dependency's final outcome at a PENDING child exactly once (see ArrivalRequest). */
+  recordArrival(request: ArrivalRequest): Promise<ArrivalResult>;
+
+  // ── history ───────────────────────────────────────────────────────────────────────────────────
+  /** The execution's history, execution events and node events merged in time order. */
+  listHistory(executionId: string): Promise<HistoryEvent[]>;
+}
+
+export interface TaskMessage {
+  executionId: string;
+  nodeId: string;
+  attempt: number;
+}
+
+export interface TaskQueue {
+  /** Sends tasks (batched as the queue allows). `delaySeconds` is capped at the queue's maximum. */
+  send(messages: readonly TaskMessage[], options?: { delaySeconds?: number }): Promise<void>;
+}
+
+export interface LifecycleEvent {
+  detailType: string;
+  detail: Record<string, unknown>;
+}
+
+export interface EventPublisher {
+  publish(events: readonly LifecycleEvent[]): Promise<void>;
+}
+
+export interface Clock {
+  now(): number;
+  /** Resolves after `ms`, or rejects with an AbortError as soon as `signal` fires. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface IdGenerator {
+  executionId(): string;
+  /** A fresh unguessable token (lease fencing tokens). */
+  token(): string;
+  /** A uniform number in [0, 1): retry jitter. Seeded in simulations so runs replay. */
+  random(): number;
+}
+
+/** Everything the engine needs from the outside world. */
+export interface EnginePorts {
+  store: Store;
+  queue: TaskQueue;
+  events: EventPublisher;
+  clock: Clock;
+  ids: IdGenerator;
+}
+
+/** A message as a queue consumer receives it (the local runtime's poller uses this, like Lambda's event source). */
+export interface ReceivedMessage {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  /** How many times it has been received, this time included (SQS ApproximateReceiveCount). */
+  receiveCount: number;
+  sentAt: number;
+}
+
+export interface QueueConsumer {
+  receive(options: {
+    maxMessages: number;
+    waitSeconds: number;
+    visibilityTimeoutSeconds: number;
+  }): Promise<ReceivedMessage[]>;
+  delete(receiptHandles: readonly string[]): Promise<void>;
+  changeVisibility(receiptHandle: string, seconds: number): Promise<void>;
+}

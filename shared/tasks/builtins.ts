@@ -1,0 +1,63 @@
+/** The built-in task types. Each is an ordinary `defineTask`, exactly as a user's would be. */
+import { z } from "zod";
+import { RetryableError, TerminalError } from "./errors.js";
+import { defineTask, TaskRegistry, type TaskType } from "./task-type.js";
+
+const MAX_SLEEP_MS = 15 * 60 * 1000;
+
+export const noopTask = defineTask({
+  type: "noop",
+  params: z.object({}).strict().optional(),
+  run: () => null,
+});
+
+export const passTask = defineTask({
+  type: "pass",
+  params: z.object({ value: z.unknown().optional() }).strict().optional(),
+  run: ({ params, input }) => (params !== undefined && "value" in params ? params.value : input),
+});
+
+/** Holds the worker for `ms` (a Lambda invocation lasts at most 15 minutes); stops when aborted. */
+export const sleepTask = defineTask({
+  type: "sleep",
+  params: z.object({ ms: z.number().int().min(0).max(MAX_SLEEP_MS) }).strict(),
+  run: async ({ params, context }) => {
+    await context.sleep(params.ms);
+    return { sleptMs: params.ms };
+  },
+});
+
+/** Fails its first `times` attempts (every attempt when `times` is absent), then passes. */
+export const failTask = defineTask({
+  type: "fail",
+  params: z
+    .object({
+      message: z.string().max(2000).optional(),
+      retryable: z.boolean().optional(),
+      times: z.number().int().min(0).optional(),
+    })
+    .strict()
+    .optional(),
+  run: ({ params, context }) => {
+    const times = params?.times;
+    if (times === undefined || context.attempt <= times) {
+      const message = params?.message ?? `fail task failed on attempt ${context.attempt}`;
+      throw params?.retryable === false ? new TerminalError(message) : new RetryableError(message);
+    }
+    return { attempt: context.attempt };
+  },
+});
+
+/** Runs inside the engine with no queue hop: the outputs of the dependencies that had completed. */
+export const mergeTask = defineTask({
+  type: "merge",
+  params: z.object({}).strict().optional(),
+  inline: true,
+  run: ({ deps }) => ({ ...deps }),
+});
+
+export const builtinTasks: TaskType<unknown>[] = [noopTask, passTask, sleepTask, failTask, mergeTask];
+
+export function createTaskRegistry(extra: Iterable<TaskType<unknown>> = []): TaskRegistry {
+  return new TaskRegistry([...builtinTasks, ...extra]);
+}

@@ -1,0 +1,71 @@
+/**
+ * The contract between the engine and a task type. Built-in and user task types are both written
+ * with `defineTask`, so a custom task type is one file.
+ */
+import type { z } from "zod";
+
+export interface TaskContext {
+  executionId: string;
+  nodeId: string;
+  attempt: number;
+  /** Stable for one attempt of one node; send it to downstream systems to make effects idempotent. */
+  idempotencyKey: string;
+  /** Fires when the execution is cancelled, the lease is lost or the node timeout passes. */
+  signal: AbortSignal;
+  /** Epoch milliseconds after which the attempt is aborted. */
+  deadline: number;
+  /** Waits `ms` on the engine's clock, ending early (with an AbortError) when `signal` fires. */
+  sleep(ms: number): Promise<void>;
+  now(): number;
+}
+
+export interface TaskInput<P> {
+  input: unknown;
+  params: P;
+  /** Outputs of the dependencies that had completed when this node became ready, keyed by node id. */
+  deps: Record<string, unknown>;
+  context: TaskContext;
+}
+
+export interface TaskType<P = unknown> {
+  type: string;
+  params: z.ZodType<P>;
+  /** Runs inside the engine when the node becomes ready, with no queue hop and no lease (e.g. merge). */
+  inline?: boolean;
+  run(input: TaskInput<P>): Promise<unknown> | unknown;
+}
+
+export function defineTask<S extends z.ZodType>(task: {
+  type: string;
+  params: S;
+  inline?: boolean;
+  run(input: TaskInput<z.output<S>>): Promise<unknown> | unknown;
+}): TaskType<z.output<S>> {
+  return task as TaskType<z.output<S>>;
+}
+
+export class TaskRegistry {
+  private readonly types = new Map<string, TaskType>();
+
+  constructor(tasks: Iterable<TaskType<unknown>> = []) {
+    for (const task of tasks) this.register(task);
+  }
+
+  register(task: TaskType<unknown>): this {
+    if (this.types.has(task.type)) throw new Error(`task type "${task.type}" is registered twice`);
+    this.types.set(task.type, task);
+    return this;
+  }
+
+  get(type: string): TaskType | undefined {
+    return this.types.get(type);
+  }
+
+  has(type: string): boolean {
+    return this.types.has(type);
+  }
+
+  names(): string[] {
+    return [...this.types.keys()].sort();
+  }
+}

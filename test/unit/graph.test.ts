@@ -1,0 +1,127 @@
+import { describe, expect, it } from "vitest";
+import { compileGraph, DEFAULT_RETRY, resolveRetry } from "../../shared/domain/graph.js";
+import { node, workflow } from "./domain-fixtures.js";
+
+describe("compileGraph", () => {
+  it("compiles a chain", () => {
+    const graph = compileGraph(workflow([node("a"), node("b", ["a"]), node("c", ["b"])]));
+    expect(graph.entries).toEqual([0]);
+    expect(graph.sinks).toEqual([2]);
+    expect(graph.nodes.map((n) => [n.parents, n.children])).toEqual([
+      [[], [1]],
+      [[0], [2]],
+      [[1], []],
+    ]);
+    expect(graph.byId.get("b")).toBe(graph.nodes[1]);
+  });
+
+  it("compiles a diamond, parents in dependsOn order and children ascending", () => {
+    // Declared out of order on purpose: d lists c before b.
+    const graph = compileGraph(
+      workflow([node("a"), node("d", ["c", "b"]), node("b", ["a"]), node("c", ["a"]), node("e", ["a"])]),
+    );
+    const byId = (id: string) => graph.byId.get(id)!;
+    expect(byId("d").parents).toEqual([3, 2]);
+    expect(byId("a").children).toEqual([2, 3, 4]);
+    expect(byId("b").children).toEqual([1]);
+    expect(graph.entries).toEqual([0]);
+    expect(graph.sinks).toEqual([1, 4]);
+  });
+
+  it("has several entries and sinks for independent branches", () => {
+    const graph = compileGraph(workflow([node("a"), node("b"), node("c", ["a"]), node("d", ["b"])]));
+    expect(graph.entries).toEqual([0, 1]);
+    expect(graph.sinks).toEqual([2, 3]);
+  });
+
+  it("parses fan-in of each kind", () => {
+    const graph = compileGraph(
+      workflow([
+        node("a"),
+        node("b"),
+        node("all", ["a", "b"]),
+        node("any", ["a", "b"], { fanIn: "any" }),
+        node("two", ["a", "b"], { fanIn: "count:2" }),
+      ]),
+    );
+    expect(graph.nodes.map((n) => n.fanIn)).toEqual([
+      { kind: "all" },
+      { kind: "all" },
+      { kind: "all" },
+      { kind: "any" },
+      { kind: "count", n: 2 },
+    ]);
+  });
+
+  it("keeps type and params, and keeps the definition", () => {
+    const definition = workflow([node("a", undefined, { type: "echo", params: { value: 1 } })]);
+    const graph = compileGraph(definition);
+    expect(graph.definition).toBe(definition);
+    expect(graph.nodes[0]).toMatchObject({ index: 0, id: "a", type: "echo", params: { value: 1 } });
+  });
+
+  it("defaults timeouts: node, then workflow defaults, then 300", () => {
+    const plain = compileGraph(workflow([node("a")]));
+    expect(plain.nodes[0]!.timeoutSeconds).toBe(300);
+    const withDefaults = compileGraph(
+      workflow([node("a"), node("b", undefined, { timeoutSeconds: 5 })], {
+        defaults: { timeoutSeconds: 42 },
+      }),
+    );
+    expect(withDefaults.nodes.map((n) => n.timeoutSeconds)).toEqual([42, 5]);
+  });
+
+  it("uses the built-in retry policy when nothing is given", () => {
+    const graph = compileGraph(workflow([node("a")]));
+    expect(graph.nodes[0]!.retry).toEqual({
+      maxAttempts: 3,
+      initialSeconds: 1,
+      maxSeconds: 300,
+      multiplier: 2,
+      jitter: "full",
+      nonRetryable: [],
+    });
+  });
+
+  it("merges retry field by field: node over workflow defaults over built-ins", () => {
+    const graph = compileGraph(
+      workflow(
+        [
+          node("a"),
+          node("b", undefined, {
+            retry: { backoff: { maxSeconds: 10, jitter: "none" }, nonRetryable: ["Boom"] },
+          }),
+        ],
+        {
+          defaults: {
+            retry: { maxAttempts: 7, backoff: { initialSeconds: 2, maxSeconds: 60 }, nonRetryable: ["X"] },
+          },
+        },
+      ),
+    );
+    expect(graph.nodes[0]!.retry).toEqual({
+      maxAttempts: 7,
+      initialSeconds: 2,
+      maxSeconds: 60,
+      multiplier: 2,
+      jitter: "full",
+      nonRetryable: ["X"],
+    });
+    expect(graph.nodes[1]!.retry).toEqual({
+      maxAttempts: 7,
+      initialSeconds: 2,
+      maxSeconds: 10,
+      multiplier: 2,
+      jitter: "none",
+      nonRetryable: ["Boom"],
+    });
+  });
+
+  it("resolveRetry never shares the nonRetryable array", () => {
+    const resolved = resolveRetry(undefined, undefined);
+    resolved.nonRetryable.push("Oops");
+    expect(DEFAULT_RETRY.nonRetryable).toEqual([]);
+    const own = ["A"];
+    expect(resolveRetry(undefined, { nonRetryable: own }).nonRetryable).not.toBe(own);
+  });
+});
