@@ -119,7 +119,8 @@ export function toApiGatewayEvent(request: IncomingRequestInfo): APIGatewayProxy
 export function writeResult(response: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
   const status = result.statusCode ?? 200;
   for (const [name, value] of Object.entries(result.headers ?? {})) response.setHeader(name, String(value));
-  if (result.cookies !== undefined && result.cookies.length > 0) response.setHeader("set-cookie", result.cookies);
+  if (result.cookies !== undefined && result.cookies.length > 0)
+    response.setHeader("set-cookie", result.cookies);
   const body =
     result.body === undefined
       ? undefined
@@ -147,7 +148,8 @@ async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buf
   for await (const chunk of request) {
     const buffer = chunk as Buffer;
     size += buffer.byteLength;
-    if (size > maxBytes) tooLarge = true; // keep draining so the client gets the answer
+    if (size > maxBytes)
+      tooLarge = true; // keep draining so the client gets the answer
     else chunks.push(buffer);
   }
   return tooLarge ? "too-large" : Buffer.concat(chunks);
@@ -156,7 +158,8 @@ async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buf
 export function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const host = options.host ?? "127.0.0.1";
   const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
-  const onError = options.onError ?? ((error: unknown) => console.error("[weft local] api handler failed:", error));
+  const onError =
+    options.onError ?? ((error: unknown) => console.error("[weft local] api handler failed:", error));
 
   const server = createServer((request, response) => {
     void (async () => {

@@ -2,7 +2,11 @@
 import { randomUUID } from "node:crypto";
 import type { Context } from "aws-lambda";
 
-export function createLambdaContext(functionName: string, timeoutMs: number, now: () => number = Date.now): Context {
+export function createLambdaContext(
+  functionName: string,
+  timeoutMs: number,
+  now: () => number = Date.now,
+): Context {
   const deadline = now() + timeoutMs;
   const requestId = randomUUID();
   const fail = () => {

@@ -63,7 +63,8 @@ const runtime = await startLocalRuntime({
 if (runtime.backend === "memory") {
   console.log("weft: backend memory (embedded, in-memory; state is lost when it stops)");
 } else {
-  const where = runtime.resources?.endpoint ?? `real AWS (region ${runtime.resources?.region ?? "from the SDK"})`;
+  const where =
+    runtime.resources?.endpoint ?? `real AWS (region ${runtime.resources?.region ?? "from the SDK"})`;
   console.log(`weft: backend aws at ${where}`);
   console.log(
     `weft: table ${runtime.resources?.tableName}, queue ${runtime.resources?.queueUrl}, dlq ${runtime.resources?.deadLetterUrl}, event bus ${runtime.resources?.eventBusName}`,

@@ -8,7 +8,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda"
 import type { QueueConsumer, ReceivedMessage } from "../shared/ports.js";
 import { createLambdaContext } from "./lambda-context.js";
 
-export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse | undefined | void>;
+export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse | undefined>;
 
 export interface PollerOptions {
   consumer: QueueConsumer;
@@ -68,7 +68,7 @@ export function toSqsRecord(message: ReceivedMessage, queueArn: string, received
  */
 export function recordsToDelete(
   records: readonly SQSRecord[],
-  response: SQSBatchResponse | undefined | void,
+  response: SQSBatchResponse | undefined,
 ): SQSRecord[] {
   const failures = response?.batchItemFailures ?? [];
   const ids = new Set(records.map((record) => record.messageId));
@@ -92,7 +92,8 @@ export function startPoller(options: PollerOptions): Poller {
   const queueArn = options.queueArn ?? DEFAULT_QUEUE_ARN;
   const now = options.now ?? Date.now;
   const onError =
-    options.onError ?? ((error: unknown, where: string) => console.error(`[weft local] poller ${where} failed:`, error));
+    options.onError ??
+    ((error: unknown, where: string) => console.error(`[weft local] poller ${where} failed:`, error));
 
   const inFlight = new Set<Promise<void>>();
   let running = true;
@@ -113,9 +114,12 @@ export function startPoller(options: PollerOptions): Poller {
   const invoke = async (messages: ReceivedMessage[]): Promise<void> => {
     const receivedAt = now();
     const records = messages.map((message) => toSqsRecord(message, queueArn, receivedAt));
-    let response: SQSBatchResponse | undefined | void;
+    let response: SQSBatchResponse | undefined;
     try {
-      response = await options.handler({ Records: records }, createLambdaContext(functionName, functionTimeoutMs, now));
+      response = await options.handler(
+        { Records: records },
+        createLambdaContext(functionName, functionTimeoutMs, now),
+      );
     } catch (error) {
       // The whole batch failed: every record comes back after its visibility timeout.
       onError(error, "invoke");
@@ -138,7 +142,11 @@ export function startPoller(options: PollerOptions): Poller {
       }
       let messages: ReceivedMessage[];
       try {
-        messages = await options.consumer.receive({ maxMessages: batchSize, waitSeconds, visibilityTimeoutSeconds });
+        messages = await options.consumer.receive({
+          maxMessages: batchSize,
+          waitSeconds,
+          visibilityTimeoutSeconds,
+        });
       } catch (error) {
         onError(error, "receive");
         await wait(errorDelayMs);

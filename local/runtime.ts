@@ -16,7 +16,12 @@ import { SqsQueueConsumer } from "../shared/adapters/sqs/queue.js";
 import { ensureQueues } from "../shared/adapters/sqs/queues.js";
 import { randomIds, systemClock } from "../shared/adapters/system.js";
 import { loadConfig } from "../shared/config/env.js";
-import { type AwsClientOptions, type AwsClients, createAwsClients, createAwsPorts } from "../shared/config/wiring.js";
+import {
+  type AwsClientOptions,
+  type AwsClients,
+  createAwsClients,
+  createAwsPorts,
+} from "../shared/config/wiring.js";
 import { Engine } from "../shared/engine/engine.js";
 import type { EnginePorts, QueueConsumer } from "../shared/ports.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
@@ -145,10 +150,13 @@ async function awsBackend(
     nonEmpty(env.AWS_REGION) ??
     nonEmpty(env.AWS_DEFAULT_REGION) ??
     (endpoint === undefined ? undefined : "us-east-1");
-  const hasEnvCredentials = nonEmpty(env.AWS_ACCESS_KEY_ID) !== undefined || nonEmpty(env.AWS_PROFILE) !== undefined;
+  const hasEnvCredentials =
+    nonEmpty(env.AWS_ACCESS_KEY_ID) !== undefined || nonEmpty(env.AWS_PROFILE) !== undefined;
   const credentials =
     options.credentials ??
-    (endpoint !== undefined && !hasEnvCredentials ? { accessKeyId: "test", secretAccessKey: "test" } : undefined);
+    (endpoint !== undefined && !hasEnvCredentials
+      ? { accessKeyId: "test", secretAccessKey: "test" }
+      : undefined);
   const names: LocalResourceNames = {
     table: options.names?.table ?? nonEmpty(env.WEFT_TABLE_NAME) ?? DEFAULT_LOCAL_NAMES.table,
     queue: options.names?.queue ?? nonEmpty(env.WEFT_QUEUE_NAME) ?? DEFAULT_LOCAL_NAMES.queue,
@@ -205,7 +213,8 @@ async function awsBackend(
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const env = options.env ?? process.env;
   const onError =
-    options.onError ?? ((error: unknown, where: string) => console.error(`[weft local] ${where} failed:`, error));
+    options.onError ??
+    ((error: unknown, where: string) => console.error(`[weft local] ${where} failed:`, error));
   const maxReceiveCount = options.maxReceiveCount ?? 5;
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 30;
   const envLease = Number(env.WEFT_LEASE_SECONDS);
@@ -217,7 +226,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       : memoryBackend(maxReceiveCount);
 
   const engine = new Engine(backend.ports, options.tasks ?? createTaskRegistry(), { leaseSeconds });
-  const apiHandler = createApiHandler(engine, options.apiLogger === undefined ? {} : { logger: options.apiLogger });
+  const apiHandler = createApiHandler(
+    engine,
+    options.apiLogger === undefined ? {} : { logger: options.apiLogger },
+  );
   const workerHandler = createWorkerHandler(
     engine,
     options.workerLogger === undefined ? {} : { logger: options.workerLogger },
@@ -243,7 +255,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     visibilityTimeoutSeconds,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
-    ...(options.waitSeconds === undefined ? {} : { waitSeconds: options.waitSeconds }),
+    // The in-memory queue wakes a waiting receive at once on send, so a short wait only bounds stop().
+    waitSeconds: options.waitSeconds ?? (options.backend === "memory" ? 0.25 : 1),
     onError: (error, where) => onError(error, `poller ${where}`),
   });
   const timers = startTimers(options.timers ?? [], { engine, ports: backend.ports }, (error, timer) =>

@@ -14,7 +14,12 @@ import { ZodError, type z } from "zod";
 import type { Engine } from "../../shared/engine/engine.js";
 import { WeftError } from "../../shared/engine/errors.js";
 import { MalformedPathError, type Route, Router } from "./routes.js";
-import { createExecutionBodySchema, getWorkflowQuerySchema, issuesToDetails, triggerBodySchema } from "./schemas.js";
+import {
+  createExecutionBodySchema,
+  getWorkflowQuerySchema,
+  issuesToDetails,
+  triggerBodySchema,
+} from "./schemas.js";
 
 export type ApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -151,7 +156,10 @@ function apiRoutes(engine: Engine): Route<RouteHandler>[] {
     {
       method: "GET",
       pattern: "/executions/{id}",
-      handler: async ({ params }) => ({ status: 200, body: await engine.describeExecution(param(params, "id")) }),
+      handler: async ({ params }) => ({
+        status: 200,
+        body: await engine.describeExecution(param(params, "id")),
+      }),
     },
   ];
 }
@@ -176,7 +184,11 @@ function readBody(event: APIGatewayProxyEventV2, maxBytes: number): string | und
   const bytes = event.isBase64Encoded ? Buffer.from(event.body, "base64") : Buffer.from(event.body, "utf8");
   if (bytes.byteLength > maxBytes) {
     throw new WeftError(413, "PayloadTooLarge", `the request body is larger than ${maxBytes} bytes`, [
-      { path: "body", code: "too_big", message: `${bytes.byteLength} bytes; at most ${maxBytes} are accepted` },
+      {
+        path: "body",
+        code: "too_big",
+        message: `${bytes.byteLength} bytes; at most ${maxBytes} are accepted`,
+      },
     ]);
   }
   const text = event.isBase64Encoded ? bytes.toString("utf8") : event.body;
@@ -227,7 +239,10 @@ function jsonResponse(
   return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-function errorResponse(error: WeftError, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
+function errorResponse(
+  error: WeftError,
+  headers: Record<string, string> = {},
+): APIGatewayProxyStructuredResultV2 {
   return jsonResponse(
     error.status,
     { error: { code: error.code, message: error.message, details: error.details } },

@@ -66,7 +66,9 @@ export class Router<H> {
       if (route.method === method.toUpperCase()) return { kind: "found", route, params };
       allowed.add(route.method);
     }
-    return allowed.size > 0 ? { kind: "method-not-allowed", allowed: [...allowed].sort() } : { kind: "not-found" };
+    return allowed.size > 0
+      ? { kind: "method-not-allowed", allowed: [...allowed].sort() }
+      : { kind: "not-found" };
   }
 }
 

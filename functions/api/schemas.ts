@@ -51,7 +51,11 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix?: st
   for (const issue of issues) {
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
-        details.push({ path: join([...issue.path, key]), code: issue.code, message: `unknown field "${key}"` });
+        details.push({
+          path: join([...issue.path, key]),
+          code: issue.code,
+          message: `unknown field "${key}"`,
+        });
       }
     } else {
       details.push({ path: join(issue.path), code: issue.code, message: issue.message });

@@ -35,7 +35,9 @@ export function parseTaskMessage(body: string): TaskMessage {
   }
   const parsed = taskMessageSchema.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`);
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`,
+    );
     throw new MalformedTaskMessageError(`the message body is not a task message (${problems.join("; ")})`);
   }
   return parsed.data;

@@ -1,10 +1,12 @@
 /** The engine facade: what the functions (api, worker, sweeper, dlq) call. */
-import type { WorkflowVersionRecord } from "../domain/records.js";
+import type { ExecutionStatus, WorkflowVersionRecord } from "../domain/records.js";
 import type { EnginePorts, TaskMessage } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import { type EngineContext, type EngineLogger, GraphCache, silentLogger } from "./context.js";
+import { cancelExecution } from "./cancellation.js";
 import { Executions } from "./executions.js";
 import { Propagation } from "./propagation.js";
+import { type ExecutionListItem, type HistoryPage, listExecutions, listHistory } from "./queries.js";
 import type { CreateExecutionRequest, ExecutionSummary, ExecutionView, RegisterResult } from "./views.js";
 import { TaskRunner } from "./worker.js";
 import { getWorkflow, registerWorkflow } from "./workflows.js";
@@ -60,6 +62,26 @@ export class Engine {
 
   describeExecution(executionId: string): Promise<ExecutionView> {
     return this.executions.describe(executionId);
+  }
+
+  /** Ends a PENDING or RUNNING execution as CANCELLED; running nodes stop at their next heartbeat. */
+  cancelExecution(executionId: string, reason?: string): Promise<ExecutionSummary> {
+    return cancelExecution(this.ctx, this.propagation, executionId, reason);
+  }
+
+  /** The execution's history in time order, `limit` events a page. */
+  listEvents(executionId: string, page: { after?: string; limit: number }): Promise<HistoryPage> {
+    return listHistory(this.ctx, executionId, page);
+  }
+
+  /** Executions newest first, optionally of one workflow and/or in one status. */
+  listExecutions(query: {
+    workflow?: string;
+    status?: ExecutionStatus;
+    limit: number;
+    next?: string;
+  }): Promise<{ executions: ExecutionListItem[]; next?: string }> {
+    return listExecutions(this.ctx, query);
   }
 
   /**

@@ -1,5 +1,4 @@
 /** Builds the api handler on the real engine with in-memory ports, and API Gateway v2 events for it. */
-import { randomUUID } from "node:crypto";
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { type ApiHandler, createApiHandler } from "../../functions/api/app.js";
@@ -7,22 +6,10 @@ import { toApiGatewayEvent } from "../../local/http-server.js";
 import { MemoryEventPublisher } from "../../shared/adapters/memory/events.js";
 import { MemoryQueue } from "../../shared/adapters/memory/queue.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
+import { randomIds, systemClock } from "../../shared/adapters/system.js";
 import { Engine } from "../../shared/engine/engine.js";
-import type { Clock, EnginePorts } from "../../shared/ports.js";
+import type { EnginePorts } from "../../shared/ports.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
-
-const clock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const timer = setTimeout(resolve, ms);
-      signal?.addEventListener("abort", () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      });
-    }),
-};
 
 export interface ApiFixture {
   engine: Engine;
@@ -66,13 +53,13 @@ export function apiEvent(request: RequestSpec): APIGatewayProxyEventV2 {
 }
 
 export function createApiFixture(): ApiFixture {
-  const queue = new MemoryQueue({ clock });
+  const queue = new MemoryQueue({ clock: systemClock });
   const ports: EnginePorts = {
     store: new MemoryStore(),
     queue,
     events: new MemoryEventPublisher(),
-    clock,
-    ids: { executionId: () => `ex-${randomUUID()}`, token: () => randomUUID() },
+    clock: systemClock,
+    ids: randomIds,
   };
   const engine = new Engine(ports, createTaskRegistry());
   const logger = new Logger({ serviceName: "weft-api-test", logLevel: "SILENT" });
@@ -88,7 +75,12 @@ export function createApiFixture(): ApiFixture {
       const headers = Object.fromEntries(
         Object.entries(raw.headers ?? {}).map(([name, value]) => [name.toLowerCase(), String(value)]),
       );
-      return { status: raw.statusCode ?? 200, headers, body: raw.body === undefined ? undefined : JSON.parse(raw.body), raw };
+      return {
+        status: raw.statusCode ?? 200,
+        headers,
+        body: raw.body === undefined ? undefined : JSON.parse(raw.body),
+        raw,
+      };
     },
   };
 }

@@ -14,7 +14,10 @@ describe("api route table", () => {
     const found = router.match("POST", "/executions/ex-1/trigger");
     expect(found).toMatchObject({ kind: "found", route: { handler: "trigger" }, params: { id: "ex-1" } });
     expect(router.match("GET", "/executions/ex-1")).toMatchObject({ kind: "found", params: { id: "ex-1" } });
-    expect(router.match("post", "/workflows")).toMatchObject({ kind: "found", route: { handler: "register" } });
+    expect(router.match("post", "/workflows")).toMatchObject({
+      kind: "found",
+      route: { handler: "register" },
+    });
   });
 
   it("decodes percent-encoded parameters and ignores one trailing slash", () => {
@@ -25,7 +28,10 @@ describe("api route table", () => {
   });
 
   it("answers method-not-allowed with the methods the path has", () => {
-    expect(router.match("DELETE", "/executions/ex-1")).toEqual({ kind: "method-not-allowed", allowed: ["GET"] });
+    expect(router.match("DELETE", "/executions/ex-1")).toEqual({
+      kind: "method-not-allowed",
+      allowed: ["GET"],
+    });
     expect(router.match("GET", "/workflows")).toEqual({ kind: "method-not-allowed", allowed: ["POST"] });
   });
 

@@ -1,0 +1,135 @@
+/**
+ * Guarantee 1 of the brief: one completion per node, one arrival per parent at each fan-in, one
+ * dispatch per child that becomes ready — under duplicate deliveries and concurrent completions.
+ * Runs the real engine against each backend (in-memory, and DynamoDB + SQS on the emulator).
+ */
+import { describe, expect, it } from "vitest";
+import { HISTORY } from "../../shared/engine/lifecycle.js";
+import { BACKEND_KINDS, createBackend } from "../support/backends.js";
+import { countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+
+describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => {
+  it("a task message delivered twice yields one completion and one dispatch of each child", async () => {
+    const backend = await createBackend(kind);
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "fork",
+        nodes: [
+          { id: "a", type: "pass", params: { value: "A" } },
+          { id: "b", type: "pass", dependsOn: ["a"] },
+          { id: "c", type: "pass", dependsOn: ["a"] },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "fork", input: 1 });
+      const [message] = await receiveAll(consumer, 1);
+      expect(message).toBeDefined();
+      const task = taskOf(message!);
+
+      // Sequential duplicate: the second delivery finds `a` completed and re-drives propagation.
+      await engine.handleTask(task);
+      await engine.handleTask(task);
+      // Concurrent duplicates on top.
+      await Promise.all([engine.handleTask(task), engine.handleTask(task)]);
+      await consumer.delete([message!.receiptHandle]);
+
+      const status = await runToEnd(engine, consumer, store, executionId);
+      expect(status).toBe("SUCCEEDED");
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeStarted, "a")).toBe(1);
+      expect(countEvents(history, HISTORY.nodeCompleted, "a")).toBe(1);
+      for (const child of ["b", "c"]) {
+        expect(countEvents(history, HISTORY.nodeQueued, child)).toBe(1);
+        expect(countEvents(history, HISTORY.nodeStarted, child)).toBe(1);
+        expect(countEvents(history, HISTORY.nodeCompleted, child)).toBe(1);
+      }
+      const view = await engine.describeExecution(executionId);
+      expect(view.output).toEqual({ b: 1, c: 1 });
+      const b = await store.getNode(executionId, "b");
+      expect(b?.okDeps).toEqual([0]);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("50 parents of one `all` node completing at once, each delivered twice, start the child exactly once", async () => {
+    const backend = await createBackend(kind);
+    try {
+      const { engine, store, consumer } = backend;
+      const parents = Array.from({ length: 50 }, (_, i) => ({ id: `p${i}`, type: "pass", params: { value: i } }));
+      await engine.registerWorkflow({
+        name: "wide-join",
+        nodes: [...parents, { id: "join", type: "merge", dependsOn: parents.map((p) => p.id) }],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "wide-join" });
+      const messages = await receiveAll(consumer, 50);
+      expect(messages).toHaveLength(50);
+
+      // Every parent message handled twice, all 100 deliveries at once.
+      await Promise.all(messages.flatMap((m) => [engine.handleTask(taskOf(m)), engine.handleTask(taskOf(m))]));
+      await consumer.delete(messages.map((m) => m.receiptHandle));
+
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const history = await store.listHistory(executionId);
+      for (const parent of parents) expect(countEvents(history, HISTORY.nodeCompleted, parent.id)).toBe(1);
+      expect(countEvents(history, HISTORY.nodeQueued, "join")).toBe(1);
+      expect(countEvents(history, HISTORY.nodeCompleted, "join")).toBe(1);
+      const join = await store.getNode(executionId, "join");
+      expect(join?.okDeps).toHaveLength(50);
+      const view = await engine.describeExecution(executionId);
+      expect(Object.keys((view.output?.join ?? {}) as object)).toHaveLength(50);
+      expect(backend.events.filter((e) => e.detailType === "Execution Succeeded")).toHaveLength(1);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("a parent's completion processed twice after a crash before dispatch still dispatches the child once", async () => {
+    const backend = await createBackend(kind);
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "pair",
+        nodes: [
+          { id: "a", type: "noop" },
+          { id: "b", type: "noop" },
+          { id: "j", type: "pass", dependsOn: ["a", "b"], params: { value: "joined" } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "pair" });
+      const messages = await receiveAll(consumer, 2);
+      // Simulate a crash of a's worker right after its completion write: the node is COMPLETED but
+      // its arrival at j was never recorded. The redelivered message must finish the job.
+      const aMessage = messages.find((m) => taskOf(m).nodeId === "a")!;
+      const bMessage = messages.find((m) => taskOf(m).nodeId === "b")!;
+      const claim = await store.transitionNode(
+        executionId,
+        "a",
+        { status: ["QUEUED"], attempt: 1 },
+        { status: "RUNNING", lease: { token: "t-crashed", expiresAt: Date.now() + 60_000 }, startedAt: Date.now() },
+      );
+      expect(claim.ok).toBe(true);
+      const completed = await store.transitionNode(
+        executionId,
+        "a",
+        { status: ["RUNNING"], leaseToken: "t-crashed" },
+        { status: "COMPLETED", output: null, lease: null, finishedAt: Date.now() },
+      );
+      expect(completed.ok).toBe(true);
+
+      await engine.handleTask(taskOf(bMessage));
+      expect((await store.getNode(executionId, "j"))?.status).toBe("PENDING");
+      await engine.handleTask(taskOf(aMessage)); // redelivery of the crashed attempt's message
+      await engine.handleTask(taskOf(aMessage)); // and once more
+      await consumer.delete(messages.map((m) => m.receiptHandle));
+
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeQueued, "j")).toBe(1);
+      expect(countEvents(history, HISTORY.nodeCompleted, "j")).toBe(1);
+      expect((await engine.describeExecution(executionId)).output).toEqual({ j: "joined" });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+});
