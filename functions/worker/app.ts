@@ -55,11 +55,14 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
     } catch (error) {
       // Never retried into success: it fails on every receive until the redrive policy moves it to the DLQ.
       // The body is not logged (it may carry anything); the message id finds it in the DLQ.
-      logger.error("discarding a malformed task message (it will move to the DLQ after maxReceiveCount)", {
-        messageId: record.messageId,
-        receiveCount: delivery.receiveCount,
-        reason: error instanceof Error ? error.message : String(error),
-      });
+      logger.error(
+        "malformed task message: failing it so the redrive policy moves it to the DLQ after maxReceiveCount",
+        {
+          messageId: record.messageId,
+          receiveCount: delivery.receiveCount,
+          reason: error instanceof Error ? error.message : String(error),
+        },
+      );
       throw error;
     }
     try {

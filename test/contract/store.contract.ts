@@ -1,0 +1,817 @@
+/**
+ * The Store contract: the semantics documented in shared/ports.ts and shared/domain/records.ts,
+ * checked the same way against every adapter (store.test.ts runs it on each).
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { WorkflowDefinition } from "../../shared/domain/definition.js";
+import type {
+  ExecutionRecord,
+  ExecutionStatus,
+  HistoryEvent,
+  NodeRecord,
+  WorkflowVersionRecord,
+} from "../../shared/domain/records.js";
+import type { ExecutionQuery, Store } from "../../shared/ports.js";
+
+export type StoreFactory = () => Promise<{ store: Store; cleanup?: () => Promise<void> }>;
+
+const uid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+function definition(name: string, nodeCount = 2): WorkflowDefinition {
+  return {
+    name,
+    nodes: Array.from({ length: nodeCount }, (_, i) => ({
+      id: `n${i}`,
+      type: "echo",
+      params: { value: i },
+      ...(i > 0 ? { dependsOn: [`n${i - 1}`] } : {}),
+    })),
+  };
+}
+
+function versionRecord(name: string, version: number, hash: string): WorkflowVersionRecord {
+  return { name, version, definitionHash: hash, definition: definition(name, version + 1), createdAt: 1_700_000_000_000 };
+}
+
+function execution(overrides: Partial<ExecutionRecord> = {}): ExecutionRecord {
+  return {
+    executionId: randomUUID(),
+    workflow: "wf",
+    version: 1,
+    status: "PENDING",
+    input: { hello: "world", list: [1, 2, 3] },
+    createdAt: 1_700_000_000_000,
+    sinksDone: [],
+    ...overrides,
+  };
+}
+
+const event = (at: number, type: string, extra: Partial<HistoryEvent> = {}): HistoryEvent => ({ at, type, ...extra });
+
+async function collectPages(store: Store, query: Omit<ExecutionQuery, "next">): Promise<ExecutionRecord[][]> {
+  const pages: ExecutionRecord[][] = [];
+  let next: string | undefined;
+  for (let guard = 0; guard < 100; guard++) {
+    const page = await store.listExecutions({ ...query, next });
+    expect(page.items.length).toBeLessThanOrEqual(query.limit);
+    pages.push(page.items);
+    next = page.next;
+    if (next === undefined) return pages;
+  }
+  throw new Error("listExecutions never stopped paging");
+}
+
+const sortById = (nodes: NodeRecord[]) => [...nodes].sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+
+export function describeStoreContract(label: string, makeStore: StoreFactory): void {
+  describe(`Store contract: ${label}`, () => {
+    let store: Store;
+    let cleanup: (() => Promise<void>) | undefined;
+
+    beforeAll(async () => {
+      ({ store, cleanup } = await makeStore());
+    });
+    afterAll(async () => {
+      await cleanup?.();
+    });
+
+    // ── workflows ───────────────────────────────────────────────────────────────────────────────
+
+    describe("workflow versions", () => {
+      it("creates version 1 and finds it by version, as latest, and by hash", async () => {
+        const name = uid("wf");
+        const v1 = versionRecord(name, 1, "hash-1");
+        expect(await store.putWorkflowVersion(v1)).toBe("created");
+        expect(await store.getWorkflowVersion(name, 1)).toEqual(v1);
+        expect(await store.getWorkflowVersion(name)).toEqual(v1);
+        expect(await store.findWorkflowVersionByHash(name, "hash-1")).toBe(1);
+      });
+
+      it("answers undefined for unknown names, versions and hashes", async () => {
+        const name = uid("wf");
+        expect(await store.getWorkflowVersion(name)).toBeUndefined();
+        expect(await store.getWorkflowVersion(name, 1)).toBeUndefined();
+        expect(await store.findWorkflowVersionByHash(name, "nope")).toBeUndefined();
+        await store.putWorkflowVersion(versionRecord(name, 1, "h1"));
+        expect(await store.getWorkflowVersion(name, 2)).toBeUndefined();
+        expect(await store.findWorkflowVersionByHash(name, "nope")).toBeUndefined();
+        expect(await store.findWorkflowVersionByHash(uid("other"), "h1")).toBeUndefined();
+      });
+
+      it("adds versions in sequence and refuses a repeat, a gap, or a known hash", async () => {
+        const name = uid("wf");
+        expect(await store.putWorkflowVersion(versionRecord(name, 1, "h1"))).toBe("created");
+        expect(await store.putWorkflowVersion(versionRecord(name, 1, "h1-again"))).toBe("conflict");
+        expect(await store.putWorkflowVersion(versionRecord(name, 3, "h3"))).toBe("conflict");
+        expect(await store.putWorkflowVersion(versionRecord(name, 2, "h1"))).toBe("conflict");
+        const v2 = versionRecord(name, 2, "h2");
+        expect(await store.putWorkflowVersion(v2)).toBe("created");
+        expect(await store.putWorkflowVersion(versionRecord(name, 2, "h2b"))).toBe("conflict");
+
+        expect(await store.getWorkflowVersion(name)).toEqual(v2);
+        expect((await store.getWorkflowVersion(name, 1))?.definitionHash).toBe("h1");
+        expect(await store.findWorkflowVersionByHash(name, "h2")).toBe(2);
+        expect(await store.findWorkflowVersionByHash(name, "h1-again")).toBeUndefined();
+        expect(await store.findWorkflowVersionByHash(name, "h3")).toBeUndefined();
+      });
+
+      it("keeps names apart", async () => {
+        const a = uid("wf-a");
+        const b = uid("wf-b");
+        expect(await store.putWorkflowVersion(versionRecord(a, 1, "same"))).toBe("created");
+        expect(await store.putWorkflowVersion(versionRecord(b, 1, "same"))).toBe("created");
+        expect(await store.findWorkflowVersionByHash(b, "same")).toBe(1);
+      });
+
+      it("lets exactly one of several concurrent writers of the same version win", async () => {
+        const name = uid("wf");
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => store.putWorkflowVersion(versionRecord(name, 1, `h${i}`))),
+        );
+        expect(results.filter((r) => r === "created")).toHaveLength(1);
+        const winner = results.indexOf("created");
+        expect((await store.getWorkflowVersion(name))?.definitionHash).toBe(`h${winner}`);
+      });
+    });
+
+    // ── executions ──────────────────────────────────────────────────────────────────────────────
+
+    describe("executions", () => {
+      it("creates an execution without an idempotency key and reads it back", async () => {
+        const record = execution({ deadline: 1_800_000_000_000 });
+        expect(await store.createExecution(record, event(1, "ExecutionCreated"))).toEqual({ created: true });
+        expect(await store.getExecution(record.executionId)).toEqual(record);
+        expect(await store.getExecution(randomUUID())).toBeUndefined();
+      });
+
+      it("round-trips inputs of any JSON shape, null included", async () => {
+        for (const input of [null, 0, "", "text", [1, "two", null, { three: 3 }], { nested: { a: [], b: {} } }]) {
+          const record = execution({ input });
+          await store.createExecution(record, event(1, "ExecutionCreated"));
+          expect((await store.getExecution(record.executionId))?.input).toEqual(input);
+        }
+      });
+
+      it("with a used idempotency key returns the existing execution and writes nothing", async () => {
+        const key = uid("idem");
+        const first = execution({ idempotencyKey: key, input: { n: 1 } });
+        expect(await store.createExecution(first, event(10, "ExecutionCreated"))).toEqual({ created: true });
+
+        const second = execution({ idempotencyKey: key, input: { n: 2 }, createdAt: first.createdAt + 5 });
+        const result = await store.createExecution(second, event(20, "ExecutionCreated", { detail: { n: 2 } }));
+        expect(result).toEqual({ created: false, existing: first });
+        expect(await store.getExecution(second.executionId)).toBeUndefined();
+        expect(await store.listHistory(second.executionId)).toEqual([]);
+        expect(await store.listHistory(first.executionId)).toEqual([event(10, "ExecutionCreated")]);
+      });
+
+      it("under concurrent creates with one idempotency key, exactly one execution is created", async () => {
+        const key = uid("idem");
+        const records = Array.from({ length: 10 }, () => execution({ idempotencyKey: key }));
+        const results = await Promise.all(records.map((r) => store.createExecution(r, event(1, "ExecutionCreated"))));
+        const created = results.flatMap((r, i) => (r.created ? [records[i]!] : []));
+        expect(created).toHaveLength(1);
+        for (const result of results) {
+          if (!result.created) expect(result.existing.executionId).toBe(created[0]!.executionId);
+        }
+        const stored = await Promise.all(records.map((r) => store.getExecution(r.executionId)));
+        expect(stored.filter((r) => r !== undefined)).toHaveLength(1);
+      });
+
+      it("transitions only from the given statuses and returns the current record otherwise", async () => {
+        const record = execution();
+        await store.createExecution(record, event(1, "ExecutionCreated"));
+
+        const started = await store.transitionExecution(
+          record.executionId,
+          ["PENDING"],
+          { status: "RUNNING", startedAt: 100, input: { replaced: true } },
+          event(100, "ExecutionStarted"),
+        );
+        expect(started).toEqual({
+          ok: true,
+          record: { ...record, status: "RUNNING", startedAt: 100, input: { replaced: true } },
+        });
+
+        const again = await store.transitionExecution(record.executionId, ["PENDING"], { status: "RUNNING" });
+        expect(again.ok).toBe(false);
+        expect(!again.ok && again.current?.status).toBe("RUNNING");
+
+        const cancel = await store.transitionExecution(record.executionId, ["PENDING", "RUNNING"], {
+          cancelRequested: { reason: "user", at: 150 },
+        });
+        expect(cancel.ok && cancel.record.cancelRequested).toEqual({ reason: "user", at: 150 });
+        expect(cancel.ok && cancel.record.status).toBe("RUNNING");
+
+        const failed = await store.transitionExecution(record.executionId, ["RUNNING"], {
+          status: "FAILED",
+          error: { name: "Boom", message: "it broke", retryable: false },
+          finishedAt: 200,
+        });
+        expect(failed.ok).toBe(true);
+        const stored = await store.getExecution(record.executionId);
+        expect(stored).toMatchObject({
+          status: "FAILED",
+          error: { name: "Boom", message: "it broke", retryable: false },
+          finishedAt: 200,
+          startedAt: 100,
+          cancelRequested: { reason: "user", at: 150 },
+          workflow: record.workflow,
+          version: record.version,
+        });
+
+        const late = await store.transitionExecution(record.executionId, ["RUNNING"], { status: "SUCCEEDED" });
+        expect(late).toEqual({ ok: false, current: stored });
+      });
+
+      it("refuses a transition of an unknown execution with no current record", async () => {
+        expect(await store.transitionExecution(randomUUID(), ["PENDING"], { status: "RUNNING" })).toEqual({
+          ok: false,
+          current: undefined,
+        });
+      });
+
+      it("records each sink once, only while RUNNING", async () => {
+        const record = execution();
+        await store.createExecution(record, event(1, "ExecutionCreated"));
+
+        const early = await store.recordSinkDone(record.executionId, 0);
+        expect(early.ok).toBe(false);
+        expect(!early.ok && early.current?.sinksDone).toEqual([]);
+
+        await store.transitionExecution(record.executionId, ["PENDING"], { status: "RUNNING", startedAt: 2 });
+        const first = await store.recordSinkDone(record.executionId, 2);
+        expect(first.ok && first.record.sinksDone).toEqual([2]);
+        const repeat = await store.recordSinkDone(record.executionId, 2);
+        expect(repeat.ok).toBe(false);
+        expect(!repeat.ok && repeat.current?.sinksDone).toEqual([2]);
+        const second = await store.recordSinkDone(record.executionId, 0);
+        expect(second.ok && second.record.sinksDone).toEqual([0, 2]);
+
+        await store.transitionExecution(record.executionId, ["RUNNING"], { status: "SUCCEEDED", finishedAt: 3 });
+        const after = await store.recordSinkDone(record.executionId, 1);
+        expect(after.ok).toBe(false);
+        expect((await store.getExecution(record.executionId))?.sinksDone).toEqual([0, 2]);
+
+        expect(await store.recordSinkDone(randomUUID(), 0)).toEqual({ ok: false, current: undefined });
+      });
+
+      it("records concurrent completions of distinct sinks all, and of the same sink once", async () => {
+        const record = execution({ status: "RUNNING" });
+        await store.createExecution(record, event(1, "ExecutionCreated"));
+        const distinct = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => store.recordSinkDone(record.executionId, i)),
+        );
+        expect(distinct.every((r) => r.ok)).toBe(true);
+        const same = await Promise.all(Array.from({ length: 10 }, () => store.recordSinkDone(record.executionId, 42)));
+        expect(same.filter((r) => r.ok)).toHaveLength(1);
+        expect((await store.getExecution(record.executionId))?.sinksDone).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 42]);
+      });
+    });
+
+    // ── listing ─────────────────────────────────────────────────────────────────────────────────
+
+    describe("listExecutions", () => {
+      it("lists one workflow's executions newest first, filtered by status, in pages", async () => {
+        const workflow = uid("listed");
+        const statuses: ExecutionStatus[] = ["PENDING", "RUNNING", "SUCCEEDED", "RUNNING", "FAILED", "RUNNING", "PENDING"];
+        const records = statuses.map((status, i) =>
+          execution({ workflow, status, createdAt: 1_700_000_000_000 + i * 1000 }),
+        );
+        for (const record of records) await store.createExecution(record, event(record.createdAt, "ExecutionCreated"));
+        // Another workflow's executions never show up.
+        await store.createExecution(execution({ workflow: uid("other"), createdAt: 1_700_000_003_500 }), event(1, "x"));
+
+        const newestFirst = [...records].reverse();
+        const all = await store.listExecutions({ workflow, limit: 50 });
+        expect(all.items).toEqual(newestFirst);
+        expect(all.next).toBeUndefined();
+
+        const pages = await collectPages(store, { workflow, limit: 3 });
+        expect(pages.flat()).toEqual(newestFirst);
+        expect(pages[0]).toHaveLength(3);
+
+        const running = await collectPages(store, { workflow, status: "RUNNING", limit: 2 });
+        expect(running.flat().map((r) => r.executionId)).toEqual(
+          newestFirst.filter((r) => r.status === "RUNNING").map((r) => r.executionId),
+        );
+
+        expect((await store.listExecutions({ workflow, status: "CANCELLED", limit: 5 })).items).toEqual([]);
+        expect((await store.listExecutions({ workflow: uid("none"), limit: 5 })).items).toEqual([]);
+      });
+
+      it("shows status changes in the listing", async () => {
+        const workflow = uid("listed");
+        const record = execution({ workflow });
+        await store.createExecution(record, event(1, "ExecutionCreated"));
+        await store.transitionExecution(record.executionId, ["PENDING"], { status: "RUNNING", startedAt: 5 });
+        const page = await store.listExecutions({ workflow, status: "RUNNING", limit: 5 });
+        expect(page.items).toEqual([{ ...record, status: "RUNNING", startedAt: 5 }]);
+        expect((await store.listExecutions({ workflow, status: "PENDING", limit: 5 })).items).toEqual([]);
+      });
+
+      it("lists all workflows' executions newest first, filtered by status, in pages", async () => {
+        const fresh = await makeStore();
+        try {
+          const s = fresh.store;
+          const records = Array.from({ length: 23 }, (_, i) =>
+            execution({
+              workflow: i % 3 === 0 ? "alpha" : "beta",
+              status: i % 4 === 0 ? "SUCCEEDED" : "RUNNING",
+              createdAt: 1_700_000_000_000 + i * 10,
+            }),
+          );
+          await Promise.all(records.map((r) => s.createExecution(r, event(r.createdAt, "ExecutionCreated"))));
+          const newestFirst = [...records].reverse();
+
+          const pages = await collectPages(s, { limit: 5 });
+          expect(pages.flat()).toEqual(newestFirst);
+          expect(pages[0]).toHaveLength(5);
+
+          const succeeded = await collectPages(s, { status: "SUCCEEDED", limit: 4 });
+          expect(succeeded.flat()).toEqual(newestFirst.filter((r) => r.status === "SUCCEEDED"));
+
+          const alphaRunning = await collectPages(s, { workflow: "alpha", status: "RUNNING", limit: 2 });
+          expect(alphaRunning.flat()).toEqual(
+            newestFirst.filter((r) => r.workflow === "alpha" && r.status === "RUNNING"),
+          );
+        } finally {
+          await fresh.cleanup?.();
+        }
+      });
+    });
+
+    // ── nodes ───────────────────────────────────────────────────────────────────────────────────
+
+    describe("nodes", () => {
+      it("has no stored record for an untouched node", async () => {
+        const id = randomUUID();
+        expect(await store.getNode(id, "a")).toBeUndefined();
+        expect(await store.getNodes(id, ["a", "b"])).toEqual([]);
+        expect(await store.listNodes(id)).toEqual([]);
+      });
+
+      it("creates a missing node when the condition allows PENDING", async () => {
+        const id = randomUUID();
+        const result = await store.transitionNode(
+          id,
+          "a",
+          { status: ["PENDING"], attempt: 0 },
+          { status: "QUEUED", attempt: 1, queuedAt: 10 },
+          event(10, "NodeQueued", { nodeId: "a", attempt: 1 }),
+        );
+        const expected: NodeRecord = {
+          executionId: id,
+          nodeId: "a",
+          status: "QUEUED",
+          attempt: 1,
+          okDeps: [],
+          badDeps: [],
+          queuedAt: 10,
+        };
+        expect(result).toEqual({ ok: true, record: expected });
+        expect(await store.getNode(id, "a")).toEqual(expected);
+        expect(await store.listNodes(id)).toEqual([expected]);
+      });
+
+      it("creating a missing node keeps status PENDING and attempt 0 unless patched", async () => {
+        const id = randomUUID();
+        const result = await store.transitionNode(id, "a", { status: ["PENDING"] }, { cancelRequested: true });
+        expect(result).toEqual({
+          ok: true,
+          record: { executionId: id, nodeId: "a", status: "PENDING", attempt: 0, okDeps: [], badDeps: [], cancelRequested: true },
+        });
+      });
+
+      it("refuses to touch a missing node unless the condition allows PENDING", async () => {
+        const id = randomUUID();
+        for (const condition of [
+          { status: ["QUEUED", "RUNNING"] as const },
+          { status: ["PENDING"] as const, attempt: 1 },
+          { status: ["PENDING"] as const, leaseToken: "t" },
+          { status: ["PENDING"] as const, leaseExpiredBy: Number.MAX_SAFE_INTEGER },
+        ]) {
+          const result = await store.transitionNode(id, "a", condition, { status: "RUNNING" });
+          expect(result).toEqual({ ok: false, current: undefined });
+        }
+        expect(await store.getNode(id, "a")).toBeUndefined();
+      });
+
+      it("refuses a wrong status, attempt or lease token and returns the current record", async () => {
+        const id = randomUUID();
+        await store.transitionNode(id, "a", { status: ["PENDING"] }, { status: "QUEUED", attempt: 1, queuedAt: 1 });
+        const claim = await store.transitionNode(
+          id,
+          "a",
+          { status: ["QUEUED"], attempt: 1 },
+          { status: "RUNNING", lease: { token: "t1", expiresAt: 5000 }, startedAt: 2 },
+        );
+        expect(claim.ok).toBe(true);
+        const running = claim.ok ? claim.record : undefined;
+        expect(running).toMatchObject({ status: "RUNNING", attempt: 1, lease: { token: "t1", expiresAt: 5000 } });
+
+        const refusals = [
+          { status: ["QUEUED"] as const },
+          { status: ["RUNNING"] as const, attempt: 2 },
+          { status: ["RUNNING"] as const, leaseToken: "t2" },
+          { status: ["RUNNING"] as const, leaseToken: "t1", attempt: 0 },
+          { status: [] as const },
+        ];
+        for (const condition of refusals) {
+          const result = await store.transitionNode(id, "a", condition, { status: "COMPLETED", output: 1 });
+          expect(result).toEqual({ ok: false, current: running });
+        }
+        expect(await store.getNode(id, "a")).toEqual(running);
+
+        const done = await store.transitionNode(
+          id,
+          "a",
+          { status: ["RUNNING"], leaseToken: "t1", attempt: 1 },
+          { status: "COMPLETED", output: { ok: true }, lease: null, finishedAt: 3 },
+        );
+        expect(done.ok && done.record).toEqual({
+          executionId: id,
+          nodeId: "a",
+          status: "COMPLETED",
+          attempt: 1,
+          okDeps: [],
+          badDeps: [],
+          queuedAt: 1,
+          startedAt: 2,
+          finishedAt: 3,
+          output: { ok: true },
+        });
+      });
+
+      it("refuses a write before notBefore is due (dueBy) and accepts it from then on", async () => {
+        const id = randomUUID();
+        await store.transitionNode(id, "a", { status: ["PENDING"] }, { status: "QUEUED", attempt: 2, notBefore: 1000 });
+        const early = await store.transitionNode(id, "a", { status: ["QUEUED"], dueBy: 999 }, { status: "RUNNING" });
+        expect(early.ok).toBe(false);
+        expect(!early.ok && early.current?.notBefore).toBe(1000);
+        const due = await store.transitionNode(
+          id,
+          "a",
+          { status: ["QUEUED"], dueBy: 1000 },
+          { status: "RUNNING", notBefore: null },
+        );
+        expect(due.ok).toBe(true);
+        expect(due.ok && "notBefore" in due.record).toBe(false);
+
+        // No notBefore at all: always due; a missing node has none either.
+        const other = await store.transitionNode(id, "b", { status: ["PENDING"], dueBy: 0 }, { status: "QUEUED" });
+        expect(other.ok).toBe(true);
+        const again = await store.transitionNode(id, "b", { status: ["QUEUED"], dueBy: 0 }, { status: "RUNNING" });
+        expect(again.ok).toBe(true);
+      });
+
+      it("recovers a lease only once it expired before the given instant", async () => {
+        const id = randomUUID();
+        await store.transitionNode(
+          id,
+          "a",
+          { status: ["PENDING"] },
+          { status: "RUNNING", attempt: 1, lease: { token: "t1", expiresAt: 5000 } },
+        );
+        const live = await store.transitionNode(
+          id,
+          "a",
+          { status: ["RUNNING"], leaseExpiredBy: 5000 },
+          { status: "QUEUED", lease: null },
+        );
+        expect(live.ok).toBe(false);
+        const expired = await store.transitionNode(
+          id,
+          "a",
+          { status: ["RUNNING"], leaseExpiredBy: 5001, attempt: 1 },
+          { status: "QUEUED", attempt: 2, lease: null, startedAt: null },
+        );
+        expect(expired.ok).toBe(true);
+        expect(expired.ok && expired.record.lease).toBeUndefined();
+
+        // A node holding no lease has none to recover.
+        const none = await store.transitionNode(
+          id,
+          "a",
+          { status: ["QUEUED"], leaseExpiredBy: Number.MAX_SAFE_INTEGER },
+          { status: "RUNNING" },
+        );
+        expect(none.ok).toBe(false);
+      });
+
+      it("removes fields patched with null", async () => {
+        const id = randomUUID();
+        await store.transitionNode(
+          id,
+          "a",
+          { status: ["PENDING"] },
+          {
+            status: "RUNNING",
+            attempt: 1,
+            lease: { token: "t", expiresAt: 9 },
+            notBefore: 5,
+            error: { name: "E", message: "m", retryable: true },
+            startedAt: 7,
+          },
+        );
+        const result = await store.transitionNode(
+          id,
+          "a",
+          { status: ["RUNNING"] },
+          { status: "QUEUED", lease: null, notBefore: null, error: null, startedAt: null },
+        );
+        const expected: NodeRecord = { executionId: id, nodeId: "a", status: "QUEUED", attempt: 1, okDeps: [], badDeps: [] };
+        expect(result).toEqual({ ok: true, record: expected });
+        const stored = await store.getNode(id, "a");
+        expect(stored).toEqual(expected);
+        for (const field of ["lease", "notBefore", "error", "startedAt"]) expect(stored).not.toHaveProperty(field);
+      });
+
+      it("round-trips outputs of any JSON shape; null is kept, undefined leaves the output alone", async () => {
+        const id = randomUUID();
+        const outputs: unknown[] = [
+          { a: 1, b: [true, false, null], c: { d: "e", empty: {}, list: [] } },
+          [1, "two", { three: [3] }],
+          "text",
+          0,
+          false,
+          null,
+        ];
+        for (const [i, output] of outputs.entries()) {
+          const nodeId = `n${i}`;
+          const result = await store.transitionNode(
+            id,
+            nodeId,
+            { status: ["PENDING"] },
+            { status: "COMPLETED", attempt: 1, output },
+          );
+          expect(result.ok && result.record.output).toEqual(output);
+          const stored = await store.getNode(id, nodeId);
+          expect(stored?.output).toEqual(output);
+          expect(stored && "output" in stored).toBe(true);
+        }
+        const untouched = await store.transitionNode(id, "n0", { status: ["COMPLETED"] }, { output: undefined });
+        expect(untouched.ok && untouched.record.output).toEqual(outputs[0]);
+
+        const none = await store.transitionNode(id, "x", { status: ["PENDING"] }, { status: "QUEUED" });
+        expect(none.ok && "output" in none.record).toBe(false);
+      });
+
+      it("reads several nodes at once, leaving out missing ones", async () => {
+        const id = randomUUID();
+        const ids = Array.from({ length: 130 }, (_, i) => `node-${i}`);
+        await Promise.all(
+          ids.map((nodeId, i) =>
+            i % 2 === 0
+              ? store.transitionNode(id, nodeId, { status: ["PENDING"] }, { status: "QUEUED", attempt: 1 })
+              : Promise.resolve(),
+          ),
+        );
+        const stored = ids.filter((_, i) => i % 2 === 0);
+        const got = await store.getNodes(id, ids);
+        expect(got.map((n) => n.nodeId).sort()).toEqual([...stored].sort());
+        expect(got.every((n) => n.status === "QUEUED" && n.executionId === id)).toBe(true);
+        expect(sortById(await store.listNodes(id)).map((n) => n.nodeId)).toEqual([...stored].sort());
+        // Nodes of other executions are not listed.
+        expect(await store.listNodes(randomUUID())).toEqual([]);
+      });
+
+      it("returns a node asked for twice once", async () => {
+        const id = randomUUID();
+        await store.transitionNode(id, "a", { status: ["PENDING"] }, { status: "QUEUED", attempt: 1 });
+        const got = await store.getNodes(id, ["a", "b", "a"]);
+        expect(got.map((n) => n.nodeId)).toEqual(["a"]);
+      });
+
+      it("lets exactly one of many concurrent claims of the same attempt win", async () => {
+        const id = randomUUID();
+        await store.transitionNode(id, "a", { status: ["PENDING"] }, { status: "QUEUED", attempt: 1, queuedAt: 1 });
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            store.transitionNode(
+              id,
+              "a",
+              { status: ["QUEUED"], attempt: 1 },
+              { status: "RUNNING", lease: { token: `t${i}`, expiresAt: 10_000 + i }, startedAt: 2 },
+              event(2, "NodeStarted", { nodeId: "a", attempt: 1, detail: { token: `t${i}` } }),
+            ),
+          ),
+        );
+        const winners = results.flatMap((r) => (r.ok ? [r.record] : []));
+        expect(winners).toHaveLength(1);
+        const stored = await store.getNode(id, "a");
+        expect(stored?.lease).toEqual(winners[0]!.lease);
+        for (const result of results) {
+          if (!result.ok) expect(result.current?.status).toBe("RUNNING");
+        }
+        const history = await store.listHistory(id);
+        expect(history.filter((e) => e.type === "NodeStarted")).toHaveLength(1);
+      });
+    });
+
+    // ── arrivals ────────────────────────────────────────────────────────────────────────────────
+
+    describe("recordArrival", () => {
+      const arrival = (executionId: string, parentIndex: number, overrides: Partial<Parameters<Store["recordArrival"]>[0]> = {}) => ({
+        executionId,
+        childId: "child",
+        parentIndex,
+        outcome: "ok" as const,
+        readyOnArrival: false,
+        now: 100,
+        ...overrides,
+      });
+
+      it("records each parent once, ok and bad apart", async () => {
+        const id = randomUUID();
+        const first = await store.recordArrival(arrival(id, 0));
+        expect(first).toEqual({
+          recorded: true,
+          node: { executionId: id, nodeId: "child", status: "PENDING", attempt: 0, okDeps: [0], badDeps: [] },
+        });
+        const repeat = await store.recordArrival(arrival(id, 0));
+        expect(repeat).toEqual({ recorded: false, node: first.node });
+        const repeatAsBad = await store.recordArrival(arrival(id, 0, { outcome: "bad" }));
+        expect(repeatAsBad).toEqual({ recorded: false, node: first.node });
+
+        const bad = await store.recordArrival(arrival(id, 3, { outcome: "bad" }));
+        expect(bad.recorded).toBe(true);
+        expect(bad.node).toMatchObject({ status: "PENDING", attempt: 0, okDeps: [0], badDeps: [3] });
+        const badRepeatAsOk = await store.recordArrival(arrival(id, 3));
+        expect(badRepeatAsOk.recorded).toBe(false);
+
+        const ok2 = await store.recordArrival(arrival(id, 2));
+        expect(ok2.node).toMatchObject({ okDeps: [0, 2], badDeps: [3] });
+        expect(await store.getNode(id, "child")).toEqual(ok2.node);
+      });
+
+      it("queues the child in the same write when it is ready on arrival", async () => {
+        const id = randomUUID();
+        const queued = event(100, "NodeQueued", { nodeId: "child", attempt: 1 });
+        const result = await store.recordArrival(arrival(id, 1, { readyOnArrival: true, now: 100, event: queued }));
+        expect(result).toEqual({
+          recorded: true,
+          node: {
+            executionId: id,
+            nodeId: "child",
+            status: "QUEUED",
+            attempt: 1,
+            okDeps: [1],
+            badDeps: [],
+            queuedAt: 100,
+          },
+        });
+        expect(await store.listHistory(id)).toEqual([queued]);
+
+        // It left PENDING: later arrivals are not recorded.
+        const later = await store.recordArrival(arrival(id, 2, { readyOnArrival: true, now: 200, event: queued }));
+        expect(later).toEqual({ recorded: false, node: result.node });
+        expect(await store.listHistory(id)).toEqual([queued]);
+      });
+
+      it("does not queue the child on a bad arrival, even when ready on arrival", async () => {
+        const id = randomUUID();
+        const result = await store.recordArrival(
+          arrival(id, 1, { outcome: "bad", readyOnArrival: true, event: event(1, "NodeQueued") }),
+        );
+        expect(result.recorded).toBe(true);
+        expect(result.node).toMatchObject({ status: "PENDING", attempt: 0, okDeps: [], badDeps: [1] });
+        expect(result.node.queuedAt).toBeUndefined();
+        expect(await store.listHistory(id)).toEqual([]);
+      });
+
+      it("records nothing once the child left PENDING", async () => {
+        const id = randomUUID();
+        await store.recordArrival(arrival(id, 0));
+        const cancelled = await store.transitionNode(
+          id,
+          "child",
+          { status: ["PENDING"] },
+          { status: "CANCELLED", finishedAt: 50, error: { name: "Cancelled", message: "fan-in unreachable" } },
+        );
+        expect(cancelled.ok).toBe(true);
+        const late = await store.recordArrival(arrival(id, 1));
+        expect(late).toEqual({ recorded: false, node: cancelled.ok ? cancelled.record : undefined });
+        expect((await store.getNode(id, "child"))?.okDeps).toEqual([0]);
+      });
+
+      it("records 20 concurrent arrivals of distinct parents exactly once each", async () => {
+        const id = randomUUID();
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => store.recordArrival(arrival(id, i, { outcome: i % 5 === 0 ? "bad" : "ok" }))),
+        );
+        expect(results.every((r) => r.recorded)).toBe(true);
+        const node = await store.getNode(id, "child");
+        const indexes = Array.from({ length: 20 }, (_, i) => i);
+        expect(node?.okDeps).toEqual(indexes.filter((i) => i % 5 !== 0));
+        expect(node?.badDeps).toEqual(indexes.filter((i) => i % 5 === 0));
+        expect(node?.status).toBe("PENDING");
+      });
+
+      it("records 20 concurrent duplicate arrivals of one parent exactly once", async () => {
+        const id = randomUUID();
+        const results = await Promise.all(Array.from({ length: 20 }, () => store.recordArrival(arrival(id, 7))));
+        expect(results.filter((r) => r.recorded)).toHaveLength(1);
+        expect((await store.getNode(id, "child"))?.okDeps).toEqual([7]);
+      });
+
+      it("queues a ready-on-arrival child once under 20 concurrent parents", async () => {
+        const id = randomUUID();
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            store.recordArrival(
+              arrival(id, i, { readyOnArrival: true, now: 1000 + i, event: event(1000 + i, "NodeQueued", { nodeId: "child" }) }),
+            ),
+          ),
+        );
+        const recorded = results.filter((r) => r.recorded);
+        expect(recorded).toHaveLength(1);
+        const node = await store.getNode(id, "child");
+        expect(node).toEqual(recorded[0]!.node);
+        expect(node).toMatchObject({ status: "QUEUED", attempt: 1 });
+        expect(node?.okDeps).toHaveLength(1);
+        expect(await store.listHistory(id)).toHaveLength(1);
+      });
+    });
+
+    // ── history ─────────────────────────────────────────────────────────────────────────────────
+
+    describe("listHistory", () => {
+      it("merges execution and node events in time order", async () => {
+        const record = execution();
+        const id = record.executionId;
+        await store.createExecution(record, event(1, "ExecutionCreated"));
+        await store.transitionExecution(id, ["PENDING"], { status: "RUNNING", startedAt: 2 }, event(2, "ExecutionStarted"));
+        await store.transitionNode(
+          id,
+          "b",
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 1 },
+          event(3, "NodeQueued", { nodeId: "b", attempt: 1 }),
+        );
+        await store.transitionNode(
+          id,
+          "a",
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 1 },
+          event(4, "NodeQueued", { nodeId: "a", attempt: 1 }),
+        );
+        await store.transitionNode(
+          id,
+          "b",
+          { status: ["QUEUED"] },
+          { status: "RUNNING" },
+          event(5, "NodeStarted", { nodeId: "b", attempt: 1, detail: { worker: "w1", nested: { list: [1, null] } } }),
+        );
+        // Written without an event: adds nothing.
+        await store.transitionNode(id, "a", { status: ["QUEUED"] }, { status: "RUNNING" });
+        await store.recordArrival({
+          executionId: id,
+          childId: "c",
+          parentIndex: 0,
+          outcome: "ok",
+          readyOnArrival: true,
+          now: 6,
+          event: event(6, "NodeQueued", { nodeId: "c", attempt: 1 }),
+        });
+        await store.transitionNode(
+          id,
+          "b",
+          { status: ["RUNNING"] },
+          { status: "COMPLETED", output: 1 },
+          event(7, "NodeCompleted", { nodeId: "b", attempt: 1 }),
+        );
+        await store.recordSinkDone(id, 0);
+        await store.transitionExecution(id, ["RUNNING"], { status: "SUCCEEDED" }, event(8, "ExecutionSucceeded"));
+
+        expect(await store.listHistory(id)).toEqual([
+          event(1, "ExecutionCreated"),
+          event(2, "ExecutionStarted"),
+          event(3, "NodeQueued", { nodeId: "b", attempt: 1 }),
+          event(4, "NodeQueued", { nodeId: "a", attempt: 1 }),
+          event(5, "NodeStarted", { nodeId: "b", attempt: 1, detail: { worker: "w1", nested: { list: [1, null] } } }),
+          event(6, "NodeQueued", { nodeId: "c", attempt: 1 }),
+          event(7, "NodeCompleted", { nodeId: "b", attempt: 1 }),
+          event(8, "ExecutionSucceeded"),
+        ]);
+      });
+
+      it("keeps the written order of one item's events at the same instant", async () => {
+        const record = execution();
+        const id = record.executionId;
+        await store.createExecution(record, event(5, "First"));
+        await store.transitionExecution(id, ["PENDING"], {}, event(5, "Second"));
+        await store.transitionExecution(id, ["PENDING"], {}, event(5, "Third"));
+        await store.transitionNode(id, "n", { status: ["PENDING"] }, {}, event(9, "N1", { nodeId: "n" }));
+        await store.transitionNode(id, "n", { status: ["PENDING"] }, {}, event(9, "N2", { nodeId: "n" }));
+        await store.transitionNode(id, "n", { status: ["PENDING"] }, {}, event(9, "N3", { nodeId: "n" }));
+        expect((await store.listHistory(id)).map((e) => e.type)).toEqual(["First", "Second", "Third", "N1", "N2", "N3"]);
+      });
+
+      it("is empty for an unknown execution", async () => {
+        expect(await store.listHistory(randomUUID())).toEqual([]);
+      });
+    });
+  });
+}

@@ -1,0 +1,59 @@
+/** Starts the real local runtime (HTTP API + poller + handlers) on a free port for an e2e test. */
+import { inject } from "vitest";
+import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from "../../local/runtime.js";
+import type { ExecutionView } from "../../shared/engine/views.js";
+import { uniqueName } from "./aws.js";
+import type { BackendKind } from "./backends.js";
+
+export async function startRuntime(kind: BackendKind, options: Partial<LocalRuntimeOptions> = {}): Promise<LocalRuntime> {
+  const quiet = { onError: () => {}, ...options };
+  if (kind === "memory") return startLocalRuntime({ backend: "memory", port: 0, waitSeconds: 0, ...quiet, env: {} });
+  return startLocalRuntime({
+    backend: "aws",
+    port: 0,
+    endpoint: inject("awsEndpoint"),
+    region: "us-east-1",
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+    names: {
+      table: uniqueName("e2e-table"),
+      queue: uniqueName("e2e-tasks"),
+      deadLetter: uniqueName("e2e-dlq"),
+      eventBus: uniqueName("e2e-bus"),
+    },
+    waitSeconds: 1,
+    env: {},
+    ...quiet,
+  });
+}
+
+export interface ApiClient {
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  raw(method: string, path: string, body: string): Promise<{ status: number; body: any }>;
+  waitForEnd(executionId: string, timeoutMs?: number): Promise<ExecutionView>;
+}
+
+export function apiClient(baseUrl: string): ApiClient {
+  const raw = async (method: string, path: string, body?: string) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      ...(body === undefined ? {} : { body }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+  const client: ApiClient = {
+    call: (method, path, body) => raw(method, path, body === undefined ? undefined : JSON.stringify(body)),
+    raw: (method, path, body) => raw(method, path, body),
+    async waitForEnd(executionId, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { body } = await client.call("GET", `/executions/${executionId}`);
+        if (["SUCCEEDED", "FAILED", "CANCELLED"].includes(body.status)) return body as ExecutionView;
+        if (Date.now() > deadline) throw new Error(`execution still ${body.status}: ${JSON.stringify(body.nodes)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+  };
+  return client;
+}
