@@ -31,7 +31,7 @@ export interface NodeCondition {
   leaseExpiredBy?: number;
 }
 
-/** Fields a node write sets; `null` removes the field. */
+/** Fields a node write sets; `null` removes the field, except `output`, where null is a JSON value. */
 export interface NodePatch {
   status?: NodeStatus;
   attempt?: number;

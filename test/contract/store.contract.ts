@@ -31,7 +31,13 @@ function definition(name: string, nodeCount = 2): WorkflowDefinition {
 }
 
 function versionRecord(name: string, version: number, hash: string): WorkflowVersionRecord {
-  return { name, version, definitionHash: hash, definition: definition(name, version + 1), createdAt: 1_700_000_000_000 };
+  return {
+    name,
+    version,
+    definitionHash: hash,
+    definition: definition(name, version + 1),
+    createdAt: 1_700_000_000_000,
+  };
 }
 
 function execution(overrides: Partial<ExecutionRecord> = {}): ExecutionRecord {
@@ -47,7 +53,11 @@ function execution(overrides: Partial<ExecutionRecord> = {}): ExecutionRecord {
   };
 }
 
-const event = (at: number, type: string, extra: Partial<HistoryEvent> = {}): HistoryEvent => ({ at, type, ...extra });
+const event = (at: number, type: string, extra: Partial<HistoryEvent> = {}): HistoryEvent => ({
+  at,
+  type,
+  ...extra,
+});
 
 async function collectPages(store: Store, query: Omit<ExecutionQuery, "next">): Promise<ExecutionRecord[][]> {
   const pages: ExecutionRecord[][] = [];
@@ -146,7 +156,14 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       });
 
       it("round-trips inputs of any JSON shape, null included", async () => {
-        for (const input of [null, 0, "", "text", [1, "two", null, { three: 3 }], { nested: { a: [], b: {} } }]) {
+        for (const input of [
+          null,
+          0,
+          "",
+          "text",
+          [1, "two", null, { three: 3 }],
+          { nested: { a: [], b: {} } },
+        ]) {
           const record = execution({ input });
           await store.createExecution(record, event(1, "ExecutionCreated"));
           expect((await store.getExecution(record.executionId))?.input).toEqual(input);
@@ -159,7 +176,10 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(await store.createExecution(first, event(10, "ExecutionCreated"))).toEqual({ created: true });
 
         const second = execution({ idempotencyKey: key, input: { n: 2 }, createdAt: first.createdAt + 5 });
-        const result = await store.createExecution(second, event(20, "ExecutionCreated", { detail: { n: 2 } }));
+        const result = await store.createExecution(
+          second,
+          event(20, "ExecutionCreated", { detail: { n: 2 } }),
+        );
         expect(result).toEqual({ created: false, existing: first });
         expect(await store.getExecution(second.executionId)).toBeUndefined();
         expect(await store.listHistory(second.executionId)).toEqual([]);
@@ -169,7 +189,9 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       it("under concurrent creates with one idempotency key, exactly one execution is created", async () => {
         const key = uid("idem");
         const records = Array.from({ length: 10 }, () => execution({ idempotencyKey: key }));
-        const results = await Promise.all(records.map((r) => store.createExecution(r, event(1, "ExecutionCreated"))));
+        const results = await Promise.all(
+          records.map((r) => store.createExecution(r, event(1, "ExecutionCreated"))),
+        );
         const created = results.flatMap((r, i) => (r.created ? [records[i]!] : []));
         expect(created).toHaveLength(1);
         for (const result of results) {
@@ -221,7 +243,9 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           version: record.version,
         });
 
-        const late = await store.transitionExecution(record.executionId, ["RUNNING"], { status: "SUCCEEDED" });
+        const late = await store.transitionExecution(record.executionId, ["RUNNING"], {
+          status: "SUCCEEDED",
+        });
         expect(late).toEqual({ ok: false, current: stored });
       });
 
@@ -249,7 +273,10 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         const second = await store.recordSinkDone(record.executionId, 0);
         expect(second.ok && second.record.sinksDone).toEqual([0, 2]);
 
-        await store.transitionExecution(record.executionId, ["RUNNING"], { status: "SUCCEEDED", finishedAt: 3 });
+        await store.transitionExecution(record.executionId, ["RUNNING"], {
+          status: "SUCCEEDED",
+          finishedAt: 3,
+        });
         const after = await store.recordSinkDone(record.executionId, 1);
         expect(after.ok).toBe(false);
         expect((await store.getExecution(record.executionId))?.sinksDone).toEqual([0, 2]);
@@ -264,9 +291,13 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           Array.from({ length: 10 }, (_, i) => store.recordSinkDone(record.executionId, i)),
         );
         expect(distinct.every((r) => r.ok)).toBe(true);
-        const same = await Promise.all(Array.from({ length: 10 }, () => store.recordSinkDone(record.executionId, 42)));
+        const same = await Promise.all(
+          Array.from({ length: 10 }, () => store.recordSinkDone(record.executionId, 42)),
+        );
         expect(same.filter((r) => r.ok)).toHaveLength(1);
-        expect((await store.getExecution(record.executionId))?.sinksDone).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 42]);
+        expect((await store.getExecution(record.executionId))?.sinksDone).toEqual([
+          0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 42,
+        ]);
       });
     });
 
@@ -275,13 +306,25 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
     describe("listExecutions", () => {
       it("lists one workflow's executions newest first, filtered by status, in pages", async () => {
         const workflow = uid("listed");
-        const statuses: ExecutionStatus[] = ["PENDING", "RUNNING", "SUCCEEDED", "RUNNING", "FAILED", "RUNNING", "PENDING"];
+        const statuses: ExecutionStatus[] = [
+          "PENDING",
+          "RUNNING",
+          "SUCCEEDED",
+          "RUNNING",
+          "FAILED",
+          "RUNNING",
+          "PENDING",
+        ];
         const records = statuses.map((status, i) =>
           execution({ workflow, status, createdAt: 1_700_000_000_000 + i * 1000 }),
         );
-        for (const record of records) await store.createExecution(record, event(record.createdAt, "ExecutionCreated"));
+        for (const record of records)
+          await store.createExecution(record, event(record.createdAt, "ExecutionCreated"));
         // Another workflow's executions never show up.
-        await store.createExecution(execution({ workflow: uid("other"), createdAt: 1_700_000_003_500 }), event(1, "x"));
+        await store.createExecution(
+          execution({ workflow: uid("other"), createdAt: 1_700_000_003_500 }),
+          event(1, "x"),
+        );
 
         const newestFirst = [...records].reverse();
         const all = await store.listExecutions({ workflow, limit: 50 });
@@ -377,10 +420,23 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
 
       it("creating a missing node keeps status PENDING and attempt 0 unless patched", async () => {
         const id = randomUUID();
-        const result = await store.transitionNode(id, "a", { status: ["PENDING"] }, { cancelRequested: true });
+        const result = await store.transitionNode(
+          id,
+          "a",
+          { status: ["PENDING"] },
+          { cancelRequested: true },
+        );
         expect(result).toEqual({
           ok: true,
-          record: { executionId: id, nodeId: "a", status: "PENDING", attempt: 0, okDeps: [], badDeps: [], cancelRequested: true },
+          record: {
+            executionId: id,
+            nodeId: "a",
+            status: "PENDING",
+            attempt: 0,
+            okDeps: [],
+            badDeps: [],
+            cancelRequested: true,
+          },
         });
       });
 
@@ -400,7 +456,12 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
 
       it("refuses a wrong status, attempt or lease token and returns the current record", async () => {
         const id = randomUUID();
-        await store.transitionNode(id, "a", { status: ["PENDING"] }, { status: "QUEUED", attempt: 1, queuedAt: 1 });
+        await store.transitionNode(
+          id,
+          "a",
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 1, queuedAt: 1 },
+        );
         const claim = await store.transitionNode(
           id,
           "a",
@@ -409,7 +470,11 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         );
         expect(claim.ok).toBe(true);
         const running = claim.ok ? claim.record : undefined;
-        expect(running).toMatchObject({ status: "RUNNING", attempt: 1, lease: { token: "t1", expiresAt: 5000 } });
+        expect(running).toMatchObject({
+          status: "RUNNING",
+          attempt: 1,
+          lease: { token: "t1", expiresAt: 5000 },
+        });
 
         const refusals = [
           { status: ["QUEUED"] as const },
@@ -446,8 +511,18 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
 
       it("refuses a write before notBefore is due (dueBy) and accepts it from then on", async () => {
         const id = randomUUID();
-        await store.transitionNode(id, "a", { status: ["PENDING"] }, { status: "QUEUED", attempt: 2, notBefore: 1000 });
-        const early = await store.transitionNode(id, "a", { status: ["QUEUED"], dueBy: 999 }, { status: "RUNNING" });
+        await store.transitionNode(
+          id,
+          "a",
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 2, notBefore: 1000 },
+        );
+        const early = await store.transitionNode(
+          id,
+          "a",
+          { status: ["QUEUED"], dueBy: 999 },
+          { status: "RUNNING" },
+        );
         expect(early.ok).toBe(false);
         expect(!early.ok && early.current?.notBefore).toBe(1000);
         const due = await store.transitionNode(
@@ -460,9 +535,19 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(due.ok && "notBefore" in due.record).toBe(false);
 
         // No notBefore at all: always due; a missing node has none either.
-        const other = await store.transitionNode(id, "b", { status: ["PENDING"], dueBy: 0 }, { status: "QUEUED" });
+        const other = await store.transitionNode(
+          id,
+          "b",
+          { status: ["PENDING"], dueBy: 0 },
+          { status: "QUEUED" },
+        );
         expect(other.ok).toBe(true);
-        const again = await store.transitionNode(id, "b", { status: ["QUEUED"], dueBy: 0 }, { status: "RUNNING" });
+        const again = await store.transitionNode(
+          id,
+          "b",
+          { status: ["QUEUED"], dueBy: 0 },
+          { status: "RUNNING" },
+        );
         expect(again.ok).toBe(true);
       });
 
@@ -521,11 +606,19 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           { status: ["RUNNING"] },
           { status: "QUEUED", lease: null, notBefore: null, error: null, startedAt: null },
         );
-        const expected: NodeRecord = { executionId: id, nodeId: "a", status: "QUEUED", attempt: 1, okDeps: [], badDeps: [] };
+        const expected: NodeRecord = {
+          executionId: id,
+          nodeId: "a",
+          status: "QUEUED",
+          attempt: 1,
+          okDeps: [],
+          badDeps: [],
+        };
         expect(result).toEqual({ ok: true, record: expected });
         const stored = await store.getNode(id, "a");
         expect(stored).toEqual(expected);
-        for (const field of ["lease", "notBefore", "error", "startedAt"]) expect(stored).not.toHaveProperty(field);
+        for (const field of ["lease", "notBefore", "error", "startedAt"])
+          expect(stored).not.toHaveProperty(field);
       });
 
       it("round-trips outputs of any JSON shape; null is kept, undefined leaves the output alone", async () => {
@@ -533,6 +626,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         const outputs: unknown[] = [
           { a: 1, b: [true, false, null], c: { d: "e", empty: {}, list: [] } },
           [1, "two", { three: [3] }],
+          { big: 1e20, huge: -1.5e100, tiny: 1.25e-10, unsafe: 2 ** 60, pi: Math.PI, negative: -0.5 },
           "text",
           0,
           false,
@@ -551,7 +645,12 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           expect(stored?.output).toEqual(output);
           expect(stored && "output" in stored).toBe(true);
         }
-        const untouched = await store.transitionNode(id, "n0", { status: ["COMPLETED"] }, { output: undefined });
+        const untouched = await store.transitionNode(
+          id,
+          "n0",
+          { status: ["COMPLETED"] },
+          { output: undefined },
+        );
         expect(untouched.ok && untouched.record.output).toEqual(outputs[0]);
 
         const none = await store.transitionNode(id, "x", { status: ["PENDING"] }, { status: "QUEUED" });
@@ -586,7 +685,12 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
 
       it("lets exactly one of many concurrent claims of the same attempt win", async () => {
         const id = randomUUID();
-        await store.transitionNode(id, "a", { status: ["PENDING"] }, { status: "QUEUED", attempt: 1, queuedAt: 1 });
+        await store.transitionNode(
+          id,
+          "a",
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 1, queuedAt: 1 },
+        );
         const results = await Promise.all(
           Array.from({ length: 20 }, (_, i) =>
             store.transitionNode(
@@ -613,7 +717,11 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
     // ── arrivals ────────────────────────────────────────────────────────────────────────────────
 
     describe("recordArrival", () => {
-      const arrival = (executionId: string, parentIndex: number, overrides: Partial<Parameters<Store["recordArrival"]>[0]> = {}) => ({
+      const arrival = (
+        executionId: string,
+        parentIndex: number,
+        overrides: Partial<Parameters<Store["recordArrival"]>[0]> = {},
+      ) => ({
         executionId,
         childId: "child",
         parentIndex,
@@ -649,7 +757,9 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       it("queues the child in the same write when it is ready on arrival", async () => {
         const id = randomUUID();
         const queued = event(100, "NodeQueued", { nodeId: "child", attempt: 1 });
-        const result = await store.recordArrival(arrival(id, 1, { readyOnArrival: true, now: 100, event: queued }));
+        const result = await store.recordArrival(
+          arrival(id, 1, { readyOnArrival: true, now: 100, event: queued }),
+        );
         expect(result).toEqual({
           recorded: true,
           node: {
@@ -665,7 +775,9 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(await store.listHistory(id)).toEqual([queued]);
 
         // It left PENDING: later arrivals are not recorded.
-        const later = await store.recordArrival(arrival(id, 2, { readyOnArrival: true, now: 200, event: queued }));
+        const later = await store.recordArrival(
+          arrival(id, 2, { readyOnArrival: true, now: 200, event: queued }),
+        );
         expect(later).toEqual({ recorded: false, node: result.node });
         expect(await store.listHistory(id)).toEqual([queued]);
       });
@@ -688,7 +800,11 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           id,
           "child",
           { status: ["PENDING"] },
-          { status: "CANCELLED", finishedAt: 50, error: { name: "Cancelled", message: "fan-in unreachable" } },
+          {
+            status: "CANCELLED",
+            finishedAt: 50,
+            error: { name: "Cancelled", message: "fan-in unreachable" },
+          },
         );
         expect(cancelled.ok).toBe(true);
         const late = await store.recordArrival(arrival(id, 1));
@@ -699,7 +815,9 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       it("records 20 concurrent arrivals of distinct parents exactly once each", async () => {
         const id = randomUUID();
         const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => store.recordArrival(arrival(id, i, { outcome: i % 5 === 0 ? "bad" : "ok" }))),
+          Array.from({ length: 20 }, (_, i) =>
+            store.recordArrival(arrival(id, i, { outcome: i % 5 === 0 ? "bad" : "ok" })),
+          ),
         );
         expect(results.every((r) => r.recorded)).toBe(true);
         const node = await store.getNode(id, "child");
@@ -711,7 +829,9 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
 
       it("records 20 concurrent duplicate arrivals of one parent exactly once", async () => {
         const id = randomUUID();
-        const results = await Promise.all(Array.from({ length: 20 }, () => store.recordArrival(arrival(id, 7))));
+        const results = await Promise.all(
+          Array.from({ length: 20 }, () => store.recordArrival(arrival(id, 7))),
+        );
         expect(results.filter((r) => r.recorded)).toHaveLength(1);
         expect((await store.getNode(id, "child"))?.okDeps).toEqual([7]);
       });
@@ -721,7 +841,11 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         const results = await Promise.all(
           Array.from({ length: 20 }, (_, i) =>
             store.recordArrival(
-              arrival(id, i, { readyOnArrival: true, now: 1000 + i, event: event(1000 + i, "NodeQueued", { nodeId: "child" }) }),
+              arrival(id, i, {
+                readyOnArrival: true,
+                now: 1000 + i,
+                event: event(1000 + i, "NodeQueued", { nodeId: "child" }),
+              }),
             ),
           ),
         );
@@ -742,7 +866,12 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         const record = execution();
         const id = record.executionId;
         await store.createExecution(record, event(1, "ExecutionCreated"));
-        await store.transitionExecution(id, ["PENDING"], { status: "RUNNING", startedAt: 2 }, event(2, "ExecutionStarted"));
+        await store.transitionExecution(
+          id,
+          ["PENDING"],
+          { status: "RUNNING", startedAt: 2 },
+          event(2, "ExecutionStarted"),
+        );
         await store.transitionNode(
           id,
           "b",
@@ -762,7 +891,11 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           "b",
           { status: ["QUEUED"] },
           { status: "RUNNING" },
-          event(5, "NodeStarted", { nodeId: "b", attempt: 1, detail: { worker: "w1", nested: { list: [1, null] } } }),
+          event(5, "NodeStarted", {
+            nodeId: "b",
+            attempt: 1,
+            detail: { worker: "w1", nested: { list: [1, null] } },
+          }),
         );
         // Written without an event: adds nothing.
         await store.transitionNode(id, "a", { status: ["QUEUED"] }, { status: "RUNNING" });
@@ -783,14 +916,23 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           event(7, "NodeCompleted", { nodeId: "b", attempt: 1 }),
         );
         await store.recordSinkDone(id, 0);
-        await store.transitionExecution(id, ["RUNNING"], { status: "SUCCEEDED" }, event(8, "ExecutionSucceeded"));
+        await store.transitionExecution(
+          id,
+          ["RUNNING"],
+          { status: "SUCCEEDED" },
+          event(8, "ExecutionSucceeded"),
+        );
 
         expect(await store.listHistory(id)).toEqual([
           event(1, "ExecutionCreated"),
           event(2, "ExecutionStarted"),
           event(3, "NodeQueued", { nodeId: "b", attempt: 1 }),
           event(4, "NodeQueued", { nodeId: "a", attempt: 1 }),
-          event(5, "NodeStarted", { nodeId: "b", attempt: 1, detail: { worker: "w1", nested: { list: [1, null] } } }),
+          event(5, "NodeStarted", {
+            nodeId: "b",
+            attempt: 1,
+            detail: { worker: "w1", nested: { list: [1, null] } },
+          }),
           event(6, "NodeQueued", { nodeId: "c", attempt: 1 }),
           event(7, "NodeCompleted", { nodeId: "b", attempt: 1 }),
           event(8, "ExecutionSucceeded"),
@@ -806,7 +948,14 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         await store.transitionNode(id, "n", { status: ["PENDING"] }, {}, event(9, "N1", { nodeId: "n" }));
         await store.transitionNode(id, "n", { status: ["PENDING"] }, {}, event(9, "N2", { nodeId: "n" }));
         await store.transitionNode(id, "n", { status: ["PENDING"] }, {}, event(9, "N3", { nodeId: "n" }));
-        expect((await store.listHistory(id)).map((e) => e.type)).toEqual(["First", "Second", "Third", "N1", "N2", "N3"]);
+        expect((await store.listHistory(id)).map((e) => e.type)).toEqual([
+          "First",
+          "Second",
+          "Third",
+          "N1",
+          "N2",
+          "N3",
+        ]);
       });
 
       it("is empty for an unknown execution", async () => {

@@ -1,9 +1,9 @@
 /** The Store contract on every adapter: in memory, and DynamoDB on the emulator (moto by default). */
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import { inject } from "vitest";
-import { MemoryStore } from "../../shared/adapters/memory/store.js";
 import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
+import { MemoryStore } from "../../shared/adapters/memory/store.js";
 import { awsClients, uniqueName } from "../support/aws.js";
 import { describeStoreContract } from "./store.contract.js";
 

@@ -4,8 +4,6 @@
  * stacks in the same file cost little.
  */
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module"; // TEMP-DEV
-const require = createRequire(import.meta.url); // TEMP-DEV
 import path from "node:path";
 import { App, Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
@@ -46,11 +44,6 @@ export interface CfnTemplate {
 
 export function synthWeft(props: WeftStackProps = {}, id = "Weft"): Synth {
   const app = new App({ context: CDK_CONTEXT });
-  // TEMP-DEV
-  if (process.env.WEFT_INFRA_PREBUILT) {
-    const code = (require("aws-cdk-lib/aws-lambda") as typeof lambda).Code.fromAsset(process.env.WEFT_INFRA_PREBUILT);
-    props = { ...props, weft: { ...props.weft, code: { api: code, worker: code, sweeper: code, dlq: code } } };
-  }
   const stack = new WeftStack(app, id, props);
   const template = Template.fromStack(stack);
   const logicalId = (construct: { node: { defaultChild?: unknown } }): string => {

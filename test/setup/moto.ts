@@ -1,5 +1,5 @@
 /**
- * vitest globalSetup: starts moto (`python3 -m moto.server`) on a free local port and hands its URL
+ * vitest globalSetup: starts moto (like `python3 -m moto.server`, see MOTO_LAUNCHER) on a free local port and hands its URL
  * to the tests as `inject("awsEndpoint")` (and env WEFT_TEST_AWS_ENDPOINT). When
  * WEFT_TEST_AWS_ENDPOINT is already set, that endpoint is used and nothing is started, so CI or a
  * developer can point the tests at LocalStack, DynamoDB Local, or another moto.
@@ -16,6 +16,43 @@ declare module "vitest" {
 
 const START_TIMEOUT_MS = 20_000;
 
+/**
+ * What `python3 -m moto.server -H HOST -p PORT` runs, with one change: DynamoDB requests are served
+ * one at a time. moto's threaded server does not lock its DynamoDB backend, so two concurrent
+ * UpdateItems on one item can both pass their conditions and one update is lost (seen with 20
+ * concurrent `ADD` arrivals: all "succeeded", some were missing). Real DynamoDB serializes writes
+ * per item, and the store's guarantees depend on it, so the emulator must too. SQS and EventBridge
+ * stay concurrent (SQS long polls would otherwise block everything). The launcher also exits when
+ * its parent (the vitest process) goes away, so a killed test run leaves no emulator behind.
+ */
+const MOTO_LAUNCHER = `
+import os, sys, threading, time
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+host, port = sys.argv[1], int(sys.argv[2])
+os.environ.setdefault("MOTO_PORT", str(port))
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+
+def serialized_dynamodb(environ, start_response):
+    if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
+        with lock:
+            return list(app(environ, start_response))
+    return app(environ, start_response)
+
+# Exit with the test runner, even when it dies without running its teardown.
+parent = os.getppid()
+def watch_parent():
+    while True:
+        time.sleep(1)
+        if os.getppid() != parent:
+            os._exit(0)
+threading.Thread(target=watch_parent, daemon=True).start()
+
+run_simple(host, port, serialized_dynamodb, threaded=True)
+`;
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const given = process.env.WEFT_TEST_AWS_ENDPOINT;
   if (given) {
@@ -25,7 +62,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
-  const child = spawn("python3", ["-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)], {
+  const child = spawn("python3", ["-c", MOTO_LAUNCHER, "127.0.0.1", String(port)], {
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
@@ -76,7 +113,8 @@ async function waitUntilUp(endpoint: string, child: ChildProcess, stderr: () => 
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`moto did not answer on ${endpoint} within ${START_TIMEOUT_MS} ms\n${stderr()}`);
+    if (Date.now() > deadline)
+      throw new Error(`moto did not answer on ${endpoint} within ${START_TIMEOUT_MS} ms\n${stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -93,7 +93,14 @@ export function executionToItem(record: ExecutionRecord, history: readonly Histo
     [ATTR.history]: [...history],
   };
   if (record.input !== undefined) item.input = record.input;
-  for (const name of ["error", "startedAt", "finishedAt", "idempotencyKey", "cancelRequested", "deadline"] as const) {
+  for (const name of [
+    "error",
+    "startedAt",
+    "finishedAt",
+    "idempotencyKey",
+    "cancelRequested",
+    "deadline",
+  ] as const) {
     if (record[name] !== undefined) item[name] = record[name];
   }
   const sinks = toNumberSet(record.sinksDone);

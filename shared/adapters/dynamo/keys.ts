@@ -127,7 +127,11 @@ export function listingShard(executionId: string): number {
 }
 
 /** The listing keys an execution item carries. */
-export function listingKeys(executionId: string, workflow: string, createdAt: number): Record<string, string> {
+export function listingKeys(
+  executionId: string,
+  workflow: string,
+  createdAt: number,
+): Record<string, string> {
   const sortKey = listingSortKey(createdAt, executionId);
   return {
     [ATTR.gsi1pk]: workflowListingPk(workflow),

@@ -9,8 +9,9 @@
  * - a refused write returns the item as it was (ReturnValuesOnConditionCheckFailure = ALL_OLD, with a
  *   consistent read as fallback for emulators that do not return it).
  *
- * Build the document client with `documentClient(...)` (or at least `removeUndefinedValues: true`):
- * records and events carry optional fields that may be present but undefined.
+ * Build the document client with `documentClient(...)`: records and events carry optional fields
+ * that may be present but undefined (removeUndefinedValues), and JSON numbers are doubles of any
+ * magnitude (allowImpreciseNumbers, and numbers read back as doubles rather than BigInts).
  */
 import type { AttributeValue, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
@@ -152,11 +153,19 @@ function cancellationReasons(error: unknown): CancellationReasons | undefined {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The document client the store expects: undefined values dropped, numbers as JS numbers. */
+/**
+ * Outputs and inputs are JSON, whose numbers are doubles: write any finite double (not only safe
+ * integers) and read every number back as a double (never a BigInt, which JSON cannot carry).
+ * DynamoDB itself still refuses magnitudes above 9.9e125 or below 1e-130.
+ */
+const unmarshallOptions = () => ({ wrapNumbers: (value: string) => Number(value) });
+
+/** The document client the store expects (see the module comment). */
 export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
-    unmarshallOptions: { wrapNumbers: false },
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false, allowImpreciseNumbers: true },
+    // A fresh object: lib-dynamodb writes into the options it is given.
+    unmarshallOptions: unmarshallOptions(),
   });
 }
 
@@ -339,7 +348,14 @@ export class DynamoStore implements Store {
     const limit = Math.max(1, Math.floor(query.limit));
     const partitions =
       query.workflow !== undefined
-        ? [{ index: INDEX.byWorkflow, pkName: ATTR.gsi1pk, skName: ATTR.gsi1sk, pk: workflowListingPk(query.workflow) }]
+        ? [
+            {
+              index: INDEX.byWorkflow,
+              pkName: ATTR.gsi1pk,
+              skName: ATTR.gsi1sk,
+              pk: workflowListingPk(query.workflow),
+            },
+          ]
         : Array.from({ length: LISTING_SHARDS }, (_, shard) => ({
             index: INDEX.all,
             pkName: ATTR.gsi3pk,
@@ -427,7 +443,9 @@ export class DynamoStore implements Store {
     } else {
       const inList = `${status} IN (${condition.status.map((s) => e.value(s)).join(", ")})`;
       // A missing item (or one that never got a status) is PENDING.
-      conditions.push(condition.status.includes("PENDING") ? `(attribute_not_exists(${status}) OR ${inList})` : inList);
+      conditions.push(
+        condition.status.includes("PENDING") ? `(attribute_not_exists(${status}) OR ${inList})` : inList,
+      );
     }
     if (condition.leaseToken !== undefined) {
       conditions.push(`${e.name("lease")}.${e.name("token")} = ${e.value(condition.leaseToken)}`);
@@ -472,7 +490,12 @@ export class DynamoStore implements Store {
     if (event) sets.push(e.appendHistory(event));
 
     const key = nodeKey(executionId, nodeId);
-    const result = await this.conditionalUpdate(key, e, conditions.join(" AND "), updateExpression(sets, removes));
+    const result = await this.conditionalUpdate(
+      key,
+      e,
+      conditions.join(" AND "),
+      updateExpression(sets, removes),
+    );
     if (result.ok) return { ok: true, record: nodeFromItem(result.item) };
     return { ok: false, current: result.current && nodeFromItem(result.current) };
   }
@@ -498,7 +521,10 @@ export class DynamoStore implements Store {
           `${e.name("queuedAt")} = ${e.value(request.now)}`,
           ...(request.event ? [e.appendHistory(request.event)] : []),
         ]
-      : [`${status} = if_not_exists(${status}, ${pending})`, `${attempt} = if_not_exists(${attempt}, ${e.value(0)})`];
+      : [
+          `${status} = if_not_exists(${status}, ${pending})`,
+          `${attempt} = if_not_exists(${attempt}, ${e.value(0)})`,
+        ];
     const adds = [`${request.outcome === "ok" ? okDeps : badDeps} ${e.value(new Set([parentIndex]))}`];
 
     const result = await this.conditionalUpdate(
@@ -572,7 +598,9 @@ export class DynamoStore implements Store {
       if (!isConditionFailure(error)) throw error;
       // ALL_OLD gives the item that failed the condition; without it (missing item, or an emulator
       // that does not return it) read it.
-      const current = error.Item ? (unmarshall(error.Item) as Item) : await this.get(key);
+      const current = error.Item
+        ? (unmarshall(error.Item, unmarshallOptions()) as Item)
+        : await this.get(key);
       return { ok: false, current };
     }
   }
@@ -609,12 +637,19 @@ export class DynamoStore implements Store {
   }
 
   /** BatchGetItem in chunks of 100, retrying unprocessed keys with backoff. Order is not kept. */
-  private async batchGet(keys: readonly Key[], attributes: readonly string[], consistent = true): Promise<Item[]> {
+  private async batchGet(
+    keys: readonly Key[],
+    attributes: readonly string[],
+    consistent = true,
+  ): Promise<Item[]> {
     const items: Item[] = [];
     for (let start = 0; start < keys.length; start += BATCH_GET_LIMIT) {
-      let pending: Record<string, unknown>[] = keys.slice(start, start + BATCH_GET_LIMIT).map((key) => ({ ...key }));
+      let pending: Record<string, unknown>[] = keys
+        .slice(start, start + BATCH_GET_LIMIT)
+        .map((key) => ({ ...key }));
       for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > MAX_BATCH_RETRIES) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed`);
+        if (attempt > MAX_BATCH_RETRIES)
+          throw new Error(`BatchGetItem left ${pending.length} keys unprocessed`);
         if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
         const e = new Expression();
         const projection = e.projection(attributes);

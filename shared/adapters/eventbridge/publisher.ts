@@ -38,10 +38,16 @@ export class EventBridgePublisher implements EventPublisher {
       if (!result.FailedEntryCount) return;
       // Result entries are positional: an entry with an ErrorCode failed.
       const results = result.Entries ?? [];
-      const failed = pending.filter((_, i) => results[i]?.ErrorCode !== undefined || results[i] === undefined);
+      const failed = pending.filter(
+        (_, i) => results[i]?.ErrorCode !== undefined || results[i] === undefined,
+      );
       if (attempt === 1 || failed.length === 0) {
-        const codes = results.flatMap((r) => (r.ErrorCode ? [`${r.ErrorCode}: ${r.ErrorMessage ?? ""}`] : []));
-        throw new Error(`EventBridge PutEvents failed for ${result.FailedEntryCount} event(s): ${codes.join("; ")}`);
+        const codes = results.flatMap((r) =>
+          r.ErrorCode ? [`${r.ErrorCode}: ${r.ErrorMessage ?? ""}`] : [],
+        );
+        throw new Error(
+          `EventBridge PutEvents failed for ${result.FailedEntryCount} event(s): ${codes.join("; ")}`,
+        );
       }
       pending = failed;
     }

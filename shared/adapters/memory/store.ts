@@ -137,7 +137,7 @@ export class MemoryStore implements Store {
   async getNodes(executionId: string, nodeIds: readonly string[]): Promise<NodeRecord[]> {
     const nodes = this.nodes.get(executionId);
     if (!nodes) return [];
-    return nodeIds.flatMap((id) => {
+    return [...new Set(nodeIds)].flatMap((id) => {
       const stored = nodes.get(id);
       return stored ? [copy(stored.record)] : [];
     });

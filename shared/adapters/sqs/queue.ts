@@ -51,7 +51,9 @@ export class SqsTaskQueue implements TaskQueue {
   private async sendBatch(entries: SendMessageBatchRequestEntry[]): Promise<void> {
     let pending = entries;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }));
+      const result = await this.client.send(
+        new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }),
+      );
       const failed = new Set((result.Failed ?? []).map((entry) => entry.Id));
       if (failed.size === 0) return;
       const failures = result.Failed ?? [];
