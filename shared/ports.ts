@@ -4,6 +4,7 @@
  * same semantics, which one contract test suite checks (test/contract).
  */
 import type {
+  DeadLetterRecord,
   ErrorInfo,
   ExecutionRecord,
   ExecutionStatus,
@@ -37,22 +38,26 @@ export interface NodePatch {
   attempt?: number;
   lease?: Lease | null;
   notBefore?: number | null;
+  /** Only `null` (forget failed arrivals): a redrive gives failed dependencies another chance. */
+  badDeps?: null;
   output?: unknown;
   error?: ErrorInfo | null;
   queuedAt?: number;
   startedAt?: number | null;
-  finishedAt?: number;
+  finishedAt?: number | null;
   cancelRequested?: boolean;
 }
 
+/** Fields an execution write sets; `null` removes the field. */
 export interface ExecutionPatch {
   status?: ExecutionStatus;
   input?: unknown;
-  error?: ErrorInfo;
+  error?: ErrorInfo | null;
   startedAt?: number;
-  finishedAt?: number;
-  cancelRequested?: { reason: string; at: number };
+  finishedAt?: number | null;
+  cancelRequested?: { reason: string; at: number } | null;
   deadline?: number;
+  sweepAt?: number | null;
 }
 
 export interface ArrivalRequest {
@@ -66,6 +71,8 @@ export interface ArrivalRequest {
    */
   readyOnArrival: boolean;
   now: number;
+  /** With readyOnArrival: the queued child must not start before this (a `wait` node). */
+  notBefore?: number;
   /** Appended when readyOnArrival queues the child. */
   event?: HistoryEvent;
 }
@@ -131,6 +138,26 @@ export interface Store {
   // ── history ───────────────────────────────────────────────────────────────────────────────────
   /** The execution's history, execution events and node events merged in time order. */
   listHistory(executionId: string): Promise<HistoryEvent[]>;
+
+  // ── sweeping ──────────────────────────────────────────────────────────────────────────────────
+  /** RUNNING executions whose sweepAt ≤ now, earliest first, at most `limit`. */
+  listDueExecutions(now: number, limit: number): Promise<ExecutionRecord[]>;
+  /** Moves sweepAt earlier (never later) while the execution is RUNNING; false when nothing changed. */
+  pullSweepAt(executionId: string, at: number): Promise<boolean>;
+  /**
+   * A named lease (e.g. "sweeper") for `owner` until `expiresAt`: granted when free, expired at
+   * `now`, or already held by `owner` (then extended). Keeps normally one sweeper working.
+   */
+  acquireLease(name: string, owner: string, now: number, expiresAt: number): Promise<boolean>;
+
+  // ── dead letters ──────────────────────────────────────────────────────────────────────────────
+  /** Records dead-lettered work; recording the same id again changes nothing. */
+  putDeadLetter(record: DeadLetterRecord): Promise<void>;
+  /** Oldest first. */
+  listDeadLetters(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>>;
+  getDeadLetter(id: string): Promise<DeadLetterRecord | undefined>;
+  /** False when it was already gone (another redrive took it). */
+  deleteDeadLetter(id: string): Promise<boolean>;
 }
 
 export interface TaskMessage {

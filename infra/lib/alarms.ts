@@ -81,7 +81,8 @@ export class WeftAlarms extends Construct {
     });
 
     this.sweeperErrors = new cloudwatch.Alarm(this, "SweeperErrors", {
-      alarmDescription: "weft: the sweeper failed in 3 of the last 5 minutes (lease recovery and due work stalled)",
+      alarmDescription:
+        "weft: the sweeper failed in 3 of the last 5 minutes (lease recovery and due work stalled)",
       metric: props.sweeperFunction.metricErrors({ period: oneMinute, statistic: cloudwatch.Stats.SUM }),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -145,9 +146,7 @@ export class WeftAlarms extends Construct {
     this.dashboard = new cloudwatch.Dashboard(this, "Dashboard", {
       defaultInterval: Duration.hours(3),
       widgets: [
-        [
-          new cloudwatch.AlarmStatusWidget({ title: "weft alarms", alarms: [...this.all], width: 24 }),
-        ],
+        [new cloudwatch.AlarmStatusWidget({ title: "weft alarms", alarms: [...this.all], width: 24 })],
         [
           new cloudwatch.GraphWidget({
             title: "Task queue",

@@ -103,14 +103,18 @@ export function weftStackPropsFromContext(read: ContextReader): WeftStackProps &
     weft: {
       authorization,
       ...(leaseSeconds !== undefined ? { leaseDuration: Duration.seconds(leaseSeconds) } : {}),
-      ...(workerTimeoutSeconds !== undefined ? { workerTimeout: Duration.seconds(workerTimeoutSeconds) } : {}),
+      ...(workerTimeoutSeconds !== undefined
+        ? { workerTimeout: Duration.seconds(workerTimeoutSeconds) }
+        : {}),
       ...(defaultMaxAttempts !== undefined ? { defaultMaxAttempts } : {}),
       ...(retentionDays !== undefined ? { retentionDays } : {}),
       ...(workerMaxConcurrency !== undefined ? { workerMaxConcurrency } : {}),
       ...(logLevel ? { logLevel } : {}),
       ...(logRetentionDays !== undefined ? { logRetention: logRetentionDays as RetentionDays } : {}),
       ...(deletionProtection !== undefined ? { tableDeletionProtection: deletionProtection } : {}),
-      ...(removal ? { removalPolicy: removal === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN } : {}),
+      ...(removal
+        ? { removalPolicy: removal === "destroy" ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN }
+        : {}),
       ...(invokableFunctionArns ? { invokableFunctionArns } : {}),
       ...(extraEventBusArns ? { extraEventBusArns } : {}),
     },

@@ -113,7 +113,8 @@ export class WeftFunction extends Construct {
           banner: ESM_REQUIRE_BANNER,
           minify: true,
           sourceMap: true,
-          sourceMapMode: SourceMapMode.EXTERNAL,
+          // Linked map: esbuild adds the sourceMappingURL comment that --enable-source-maps follows.
+          sourceMapMode: SourceMapMode.DEFAULT,
           sourcesContent: false,
           // Bundle the AWS SDK too: the functions run the exact versions pinned in package-lock.json,
           // not whatever the Lambda runtime happens to ship.

@@ -9,7 +9,9 @@ import type { WeftFunction } from "./functions.js";
  * construct it concerns, never to the stack; the infra tests check that nothing else is suppressed.
  */
 export function acknowledgeWeftNagFindings(table: dynamodb.Table, functions: readonly WeftFunction[]): void {
-  const tableLogicalId = Stack.of(table).resolve(Stack.of(table).getLogicalId(table.node.defaultChild as dynamodb.CfnTable));
+  const tableLogicalId = Stack.of(table).resolve(
+    Stack.of(table).getLogicalId(table.node.defaultChild as dynamodb.CfnTable),
+  );
   for (const fn of functions) {
     Validations.of(fn).acknowledge(
       {

@@ -40,7 +40,7 @@ export interface WeftOrchestratorProps {
   readonly oldestTaskAgeAlarmThreshold?: Duration;
   /** How the HTTP API authenticates callers. Never open. @default { kind: "iam" } */
   readonly authorization?: WeftApiAuthorization;
-  /** Steady-state request rate and burst limits on the API's default stage. @default 100 rps, 200 burst */
+  /** Steady-state request rate and burst limits on the API's default stage. @default 1000 rps, 2000 burst */
   readonly apiThrottle?: { readonly rateLimit: number; readonly burstLimit: number };
   /** DynamoDB deletion protection on the table. @default true */
   readonly tableDeletionProtection?: boolean;
@@ -96,6 +96,8 @@ export class WeftOrchestrator extends Construct {
   readonly deadLetterQueue: sqs.Queue;
   readonly eventBus: events.EventBus;
   readonly api: apigwv2.HttpApi;
+  /** Base URL of the API (its `$default` stage), ending in `/`. */
+  readonly apiUrl: string;
   readonly apiAccessLogs: logs.LogGroup;
   readonly apiFunction: lambda.Function;
   readonly workerFunction: lambda.Function;
@@ -113,7 +115,12 @@ export class WeftOrchestrator extends Construct {
     const leaseSeconds = checkInteger("leaseDuration (seconds)", leaseDuration.toSeconds(), 5, 43_200);
     const defaultMaxAttempts = checkInteger("defaultMaxAttempts", props.defaultMaxAttempts ?? 3, 1, 100);
     const retentionDays = checkInteger("retentionDays", props.retentionDays ?? 30, 1, 3650);
-    const workerMaxConcurrency = checkInteger("workerMaxConcurrency", props.workerMaxConcurrency ?? 50, 2, 1000);
+    const workerMaxConcurrency = checkInteger(
+      "workerMaxConcurrency",
+      props.workerMaxConcurrency ?? 50,
+      2,
+      1000,
+    );
     const workerBatchSize = checkInteger("workerBatchSize", props.workerBatchSize ?? 10, 1, 10);
     const workerTimeout = props.workerTimeout ?? DEFAULT_FUNCTION_SETTINGS.worker.timeout;
     const workerTimeoutSeconds = checkInteger("workerTimeout (seconds)", workerTimeout.toSeconds(), 1, 900);
@@ -177,7 +184,10 @@ export class WeftOrchestrator extends Construct {
       [WEFT_ENV.defaultMaxAttempts]: String(defaultMaxAttempts),
       [WEFT_ENV.retentionDays]: String(retentionDays),
     };
-    const makeFunction = (kind: WeftFunctionKind, overrides: { memorySize?: number; timeout?: Duration } = {}) => {
+    const makeFunction = (
+      kind: WeftFunctionKind,
+      overrides: { memorySize?: number; timeout?: Duration } = {},
+    ) => {
       const defaults = DEFAULT_FUNCTION_SETTINGS[kind];
       return new WeftFunction(this, `${kind[0]!.toUpperCase()}${kind.slice(1)}Function`, {
         kind,
@@ -264,11 +274,12 @@ export class WeftOrchestrator extends Construct {
     const httpApi = new WeftHttpApi(this, "Api", {
       handler: api.function,
       authorization: props.authorization ?? { kind: "iam" },
-      throttle: props.apiThrottle ?? { rateLimit: 100, burstLimit: 200 },
+      throttle: props.apiThrottle ?? { rateLimit: 1000, burstLimit: 2000 },
       logRetention,
       logRemovalPolicy: removalPolicy,
     });
     this.api = httpApi.httpApi;
+    this.apiUrl = httpApi.url;
     this.apiAccessLogs = httpApi.accessLogs;
 
     // ---- observability -------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-import { CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
+import * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
 import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
@@ -28,10 +29,27 @@ export class WeftStack extends Stack {
     if (props.alarmTopicArn) {
       this.alarmTopic = sns.Topic.fromTopicArn(this, "AlarmTopic", props.alarmTopicArn);
     } else if (props.alarmEmail) {
+      // CloudWatch cannot publish to a topic encrypted with the AWS managed aws/sns key (its key
+      // policy is fixed), so the topic gets its own key that lets CloudWatch use it.
+      const key = new kms.Key(this, "AlarmTopicKey", {
+        description: "Encrypts the weft alarm topic",
+        enableKeyRotation: true,
+        removalPolicy: RemovalPolicy.DESTROY,
+        pendingWindow: Duration.days(7),
+      });
+      key.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: "AllowCloudWatchAlarmsToPublish",
+          principals: [new iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+          actions: ["kms:Decrypt", "kms:GenerateDataKey*"],
+          resources: ["*"],
+          conditions: { StringEquals: { "aws:SourceAccount": this.account } },
+        }),
+      );
       const topic = new sns.Topic(this, "AlarmTopic", {
         displayName: "weft alarms",
         enforceSSL: true,
-        masterKey: kms.Alias.fromAliasName(this, "SnsKey", "alias/aws/sns"),
+        masterKey: key,
       });
       topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
       this.alarmTopic = topic;
@@ -42,7 +60,10 @@ export class WeftStack extends Stack {
       ...(this.alarmTopic ? { alarmTopic: this.alarmTopic } : {}),
     });
 
-    new CfnOutput(this, "ApiUrl", { value: `${this.weft.api.apiEndpoint}/`, description: "weft HTTP API base URL" });
+    new CfnOutput(this, "ApiUrl", {
+      value: `${this.weft.api.apiEndpoint}/`,
+      description: "weft HTTP API base URL",
+    });
     new CfnOutput(this, "TableName", { value: this.weft.table.tableName });
     new CfnOutput(this, "TaskQueueUrl", { value: this.weft.taskQueue.queueUrl });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.weft.deadLetterQueue.queueUrl });

@@ -46,6 +46,24 @@ export interface ExecutionRecord {
   cancelRequested?: { reason: string; at: number };
   /** Epoch ms after which the execution times out (from the definition's timeoutSeconds). */
   deadline?: number;
+  /**
+   * While RUNNING: when the sweeper should next reconcile this execution. Kept in a sparse index,
+   * so a sweep reads only executions that are due and never scans.
+   */
+  sweepAt?: number;
+}
+
+/** Work that could not be done: kept for inspection and redrive (GET /dlq, POST /dlq/redrive). */
+export interface DeadLetterRecord {
+  id: string;
+  executionId: string;
+  nodeId: string;
+  attempt: number;
+  error: ErrorInfo;
+  at: number;
+  /** "terminal": a non-retryable error; "poison": the message kept failing until SQS dead-lettered it. */
+  reason: "terminal" | "poison";
+  receiveCount?: number;
 }
 
 export interface Lease {

@@ -12,10 +12,23 @@ export interface EngineLogger {
 
 export const silentLogger: EngineLogger = { info() {}, warn() {}, error() {} };
 
+/** When the sweeper looks at a RUNNING execution, and how long it lets in-flight work settle. */
+export interface SweepSettings {
+  /** First look after the start, if the execution has not finished by then. */
+  firstCheckMs: number;
+  /** Next look when nothing in the execution is due sooner. */
+  idleMs: number;
+  /** Work left QUEUED (or a completion not yet propagated) this long is presumed lost and re-driven. */
+  graceMs: number;
+}
+
+export const DEFAULT_SWEEP: SweepSettings = { firstCheckMs: 120_000, idleMs: 300_000, graceMs: 120_000 };
+
 export interface EngineContext extends EnginePorts {
   tasks: TaskRegistry;
   graphs: GraphCache;
   leaseMs: number;
+  sweep: SweepSettings;
   logger: EngineLogger;
 }
 

@@ -1,12 +1,21 @@
 /** The engine facade: what the functions (api, worker, sweeper, dlq) call. */
-import type { ExecutionStatus, WorkflowVersionRecord } from "../domain/records.js";
-import type { EnginePorts, TaskMessage } from "../ports.js";
+import type { DeadLetterRecord, ExecutionStatus, WorkflowVersionRecord } from "../domain/records.js";
+import type { EnginePorts, Page, TaskMessage } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
-import { type EngineContext, type EngineLogger, GraphCache, silentLogger } from "./context.js";
 import { cancelExecution } from "./cancellation.js";
+import {
+  DEFAULT_SWEEP,
+  type EngineContext,
+  type EngineLogger,
+  GraphCache,
+  type SweepSettings,
+  silentLogger,
+} from "./context.js";
+import { DeadLetters, type RedriveResult } from "./dead-letters.js";
 import { Executions } from "./executions.js";
 import { Propagation } from "./propagation.js";
 import { type ExecutionListItem, type HistoryPage, listExecutions, listHistory } from "./queries.js";
+import { Sweeper, type SweepReport } from "./sweeper.js";
 import type { CreateExecutionRequest, ExecutionSummary, ExecutionView, RegisterResult } from "./views.js";
 import { TaskRunner } from "./worker.js";
 import { getWorkflow, registerWorkflow } from "./workflows.js";
@@ -14,6 +23,8 @@ import { getWorkflow, registerWorkflow } from "./workflows.js";
 export interface EngineOptions {
   /** How long a claimed node's lease lasts before another worker may take over (default 60 s). */
   leaseSeconds?: number;
+  /** Sweeper timing (defaults suit production; tests shorten them). */
+  sweep?: Partial<SweepSettings>;
   logger?: EngineLogger;
 }
 
@@ -22,6 +33,8 @@ export class Engine {
   private readonly propagation: Propagation;
   private readonly executions: Executions;
   private readonly runner: TaskRunner;
+  private readonly deadLetters: DeadLetters;
+  private readonly sweeper: Sweeper;
 
   constructor(
     readonly ports: EnginePorts,
@@ -33,11 +46,14 @@ export class Engine {
       tasks,
       graphs: new GraphCache(ports),
       leaseMs: (options.leaseSeconds ?? 60) * 1000,
+      sweep: { ...DEFAULT_SWEEP, ...options.sweep },
       logger: options.logger ?? silentLogger,
     };
     this.propagation = new Propagation(this.ctx);
     this.executions = new Executions(this.ctx, this.propagation);
-    this.runner = new TaskRunner(this.ctx, this.propagation);
+    this.deadLetters = new DeadLetters(this.ctx, this.propagation);
+    this.runner = new TaskRunner(this.ctx, this.propagation, this.deadLetters);
+    this.sweeper = new Sweeper(this.ctx, this.propagation, this.runner);
   }
 
   /** Validates and stores a definition. Same content → same version; new content → next version. */
@@ -88,6 +104,29 @@ export class Engine {
    * Processes one task message (a worker invocation for one SQS record). Resolves when the message
    * may be deleted; rejects when it must come back (the worker reports it as a batch item failure).
    */
+  /** One sweep (the sweeper function, every minute). */
+  sweep(options?: { force?: boolean }): Promise<SweepReport> {
+    return this.sweeper.sweep(options);
+  }
+
+  /** A task message SQS dead-lettered (the DLQ function): fails its node and keeps it for redrive. */
+  recordDeadLetter(
+    message: TaskMessage,
+    delivery: { messageId: string; receiveCount: number },
+  ): Promise<void> {
+    return this.deadLetters.recordPoison(message, delivery);
+  }
+
+  /** Dead-lettered work, oldest first. */
+  listDeadLetters(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>> {
+    return this.deadLetters.list(page);
+  }
+
+  /** Sends dead-lettered work back as new attempts (all of it, or the given ids) and revives executions. */
+  redrive(ids?: readonly string[]): Promise<RedriveResult> {
+    return this.deadLetters.redrive(ids);
+  }
+
   async handleTask(
     message: TaskMessage,
     _delivery: { receiveCount: number } = { receiveCount: 1 },

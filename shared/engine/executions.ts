@@ -3,10 +3,9 @@ import { LIMITS } from "../domain/definition.js";
 import type { WorkflowGraph } from "../domain/graph.js";
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
-import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { conflict, notFound, tooLarge } from "./errors.js";
-import { executionEvent, executionLifecycleEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 import type { CreateExecutionRequest, ExecutionSummary, ExecutionView, NodeView } from "./views.js";
 import { getWorkflow } from "./workflows.js";
@@ -31,7 +30,13 @@ export class Executions {
       input,
       createdAt: now,
       sinksDone: [],
-      ...(start ? { startedAt: now, ...deadlineOf(workflow.definition.timeoutSeconds, now) } : {}),
+      ...(start
+        ? {
+            startedAt: now,
+            sweepAt: now + this.ctx.sweep.firstCheckMs,
+            ...deadlineOf(workflow.definition.timeoutSeconds, now),
+          }
+        : {}),
       ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
     };
     const created = await this.ctx.store.createExecution(
@@ -57,6 +62,7 @@ export class Executions {
       {
         status: "RUNNING",
         startedAt: now,
+        sweepAt: now + this.ctx.sweep.firstCheckMs,
         ...(input !== undefined ? { input } : {}),
         ...deadlineOf(graph.definition.timeoutSeconds, now),
       },
@@ -95,27 +101,11 @@ export class Executions {
     return view;
   }
 
-  /** Publishes the start and dispatches the entry nodes (PENDING → QUEUED, conditional, so once). */
+  /** Publishes the start and dispatches the entry nodes. */
   private async start(execution: ExecutionRecord): Promise<void> {
     const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
     await this.ctx.events.publish([executionLifecycleEvent(execution)]);
-    const now = this.ctx.clock.now();
-    const queued = await mapLimit(graph.entries, 16, async (index) => {
-      const node = graph.nodes[index]!;
-      const result = await this.ctx.store.transitionNode(
-        execution.executionId,
-        node.id,
-        { status: ["PENDING"] },
-        { status: "QUEUED", attempt: 1, queuedAt: now },
-        nodeEvent(HISTORY.nodeQueued, now, node.id, 1),
-      );
-      return result.ok ? result.record : undefined;
-    });
-    await this.propagation.dispatch(
-      execution,
-      graph,
-      queued.filter((r): r is NodeRecord => r !== undefined),
-    );
+    await this.propagation.startEntries(execution, graph);
   }
 }
 

@@ -8,12 +8,14 @@ export const HISTORY = {
   executionSucceeded: "ExecutionSucceeded",
   executionFailed: "ExecutionFailed",
   executionCancelled: "ExecutionCancelled",
+  executionRedriven: "ExecutionRedriven",
   nodeQueued: "NodeQueued",
   nodeStarted: "NodeStarted",
   nodeCompleted: "NodeCompleted",
   nodeRetryScheduled: "NodeRetryScheduled",
   nodeFailed: "NodeFailed",
   nodeCancelled: "NodeCancelled",
+  nodeRedriven: "NodeRedriven",
 } as const;
 
 export function nodeEvent(
@@ -46,6 +48,27 @@ export function executionLifecycleEvent(execution: ExecutionRecord, error?: Erro
       workflow: execution.workflow,
       version: execution.version,
       status: execution.status,
+      ...(error ? { error: { name: error.name, message: error.message } } : {}),
+    },
+  };
+}
+
+/** A node-level EventBridge event; published only for workflows with `events.nodes: true`. */
+export function nodeLifecycleEvent(
+  execution: ExecutionRecord,
+  detailType: "Node Started" | "Node Completed" | "Node Retry Scheduled" | "Node Failed",
+  nodeId: string,
+  attempt: number,
+  error?: ErrorInfo,
+): LifecycleEvent {
+  return {
+    detailType,
+    detail: {
+      executionId: execution.executionId,
+      workflow: execution.workflow,
+      version: execution.version,
+      nodeId,
+      attempt,
       ...(error ? { error: { name: error.name, message: error.message } } : {}),
     },
   };

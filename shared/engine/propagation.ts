@@ -7,10 +7,10 @@
 import { evaluateFanIn, requiredCompletions } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";
-import type { TaskMessage } from "../ports.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import { type OutgoingTask, sendTasks } from "./send.js";
 
 const STORE_CONCURRENCY = 16;
 
@@ -36,6 +36,7 @@ export class Propagation {
     await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
       const child = graph.nodes[childIndex]!;
       const readyOnArrival = requiredCompletions(child.fanIn, child.parents.length) === 1;
+      const notBefore = this.notBeforeOf(child, now);
       const arrival = await this.ctx.store.recordArrival({
         executionId: execution.executionId,
         childId: child.id,
@@ -43,6 +44,7 @@ export class Propagation {
         outcome: "ok",
         readyOnArrival,
         now,
+        ...(notBefore !== undefined ? { notBefore } : {}),
         event: nodeEvent(HISTORY.nodeQueued, now, child.id, 1),
       });
       const record = arrival.node;
@@ -87,22 +89,47 @@ export class Propagation {
     });
   }
 
-  /** Moves ready nodes (already QUEUED at attempt 1) on: inline ones run here, the others are sent. */
+  /** Moves ready nodes (already QUEUED) on: inline ones run here, the others are sent. */
   async dispatch(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     ready: readonly NodeRecord[],
   ): Promise<void> {
-    const messages: TaskMessage[] = [];
+    const outgoing: OutgoingTask[] = [];
     const inline: Array<{ node: GraphNode; record: NodeRecord }> = [];
     for (const record of ready) {
       const node = graph.byId.get(record.nodeId)!;
-      if (this.isInline(node)) inline.push({ node, record });
-      else
-        messages.push({ executionId: execution.executionId, nodeId: record.nodeId, attempt: record.attempt });
+      if (this.isInline(node)) {
+        inline.push({ node, record });
+        continue;
+      }
+      const message = { executionId: execution.executionId, nodeId: record.nodeId, attempt: record.attempt };
+      outgoing.push(record.notBefore === undefined ? { message } : { message, notBefore: record.notBefore });
     }
-    if (messages.length > 0) await this.ctx.queue.send(messages);
+    await sendTasks(this.ctx, outgoing);
     for (const { node, record } of inline) await this.runInline(execution, graph, node, record);
+  }
+
+  /** Queues the entry nodes (PENDING → QUEUED, conditional, so once) and dispatches them. */
+  async startEntries(execution: ExecutionRecord, graph: WorkflowGraph): Promise<void> {
+    const now = this.ctx.clock.now();
+    const queued = await mapLimit(graph.entries, STORE_CONCURRENCY, async (index) => {
+      const node = graph.nodes[index]!;
+      const notBefore = this.notBeforeOf(node, now);
+      const result = await this.ctx.store.transitionNode(
+        execution.executionId,
+        node.id,
+        { status: ["PENDING"] },
+        { status: "QUEUED", attempt: 1, queuedAt: now, ...(notBefore !== undefined ? { notBefore } : {}) },
+        nodeEvent(HISTORY.nodeQueued, now, node.id, 1),
+      );
+      return result.ok ? result.record : undefined;
+    });
+    await this.dispatch(
+      execution,
+      graph,
+      queued.filter((r): r is NodeRecord => r !== undefined),
+    );
   }
 
   /** Ends a RUNNING execution once; then cancels what is still outstanding. */
@@ -123,7 +150,7 @@ export class Propagation {
     const finished = await this.ctx.store.transitionExecution(
       executionId,
       ["RUNNING"],
-      { status, finishedAt: now, ...(error ? { error } : {}) },
+      { status, finishedAt: now, sweepAt: null, ...(error ? { error } : {}) },
       executionEvent(historyType, now, error ? { error } : undefined),
     );
     if (finished.ok) await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
@@ -179,14 +206,21 @@ export class Propagation {
       return undefined;
     }
     if (verdict !== "ready") return undefined;
+    const notBefore = this.notBeforeOf(child, now);
     const queued = await this.ctx.store.transitionNode(
       execution.executionId,
       child.id,
       { status: ["PENDING"] },
-      { status: "QUEUED", attempt: 1, queuedAt: now },
+      { status: "QUEUED", attempt: 1, queuedAt: now, ...(notBefore !== undefined ? { notBefore } : {}) },
       nodeEvent(HISTORY.nodeQueued, now, child.id, 1),
     );
     return queued.ok ? queued.record : undefined;
+  }
+
+  /** When a deferred task type (e.g. `wait`) may start, if it defers at all. */
+  private notBeforeOf(node: GraphNode, now: number): number | undefined {
+    const delayMs = this.ctx.tasks.get(node.type)?.defer?.(node.params as never);
+    return delayMs === undefined || delayMs <= 0 ? undefined : now + delayMs;
   }
 
   private async completeSink(

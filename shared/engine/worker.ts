@@ -10,16 +10,26 @@ import type { NodeCondition, TaskMessage } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import { runAttempt } from "./attempt.js";
 import type { EngineContext } from "./context.js";
-import { HISTORY, nodeEvent } from "./lifecycle.js";
+import type { DeadLetters } from "./dead-letters.js";
+import { HISTORY, nodeEvent, nodeLifecycleEvent } from "./lifecycle.js";
 import { loadDeps, type Propagation } from "./propagation.js";
-
-const MAX_DELAY_SECONDS = 900;
+import { sendTasks } from "./send.js";
 
 export class TaskRunner {
   constructor(
     private readonly ctx: EngineContext,
     private readonly propagation: Propagation,
+    private readonly deadLetters: DeadLetters,
   ) {}
+
+  private async publishNode(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    ...event: Parameters<typeof nodeLifecycleEvent> extends [unknown, ...infer Rest] ? Rest : never
+  ): Promise<void> {
+    if (graph.definition.events?.nodes)
+      await this.ctx.events.publish([nodeLifecycleEvent(execution, ...event)]);
+  }
 
   async handle(message: TaskMessage): Promise<void> {
     const { store, clock, logger } = this.ctx;
@@ -64,6 +74,7 @@ export class TaskRunner {
       nodeEvent(HISTORY.nodeStarted, now, node.id, message.attempt),
     );
     if (!claim.ok) return this.onClaimRefused(execution, graph, node, message, claim.current);
+    await this.publishNode(execution, graph, "Node Started", node.id, message.attempt);
     await this.runClaimed(execution, graph, node, task, claim.record, lease);
   }
 
@@ -89,8 +100,10 @@ export class TaskRunner {
           { status: "COMPLETED", output: result.output ?? null, finishedAt: now, lease: null, error: null },
           nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt),
         );
-        if (done.ok) await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
-        else
+        if (done.ok) {
+          await this.publishNode(execution, graph, "Node Completed", node.id, record.attempt);
+          await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
+        } else
           this.ctx.logger.warn(
             "completion refused: the lease passed to another attempt",
             this.where(node, record),
@@ -142,7 +155,7 @@ export class TaskRunner {
     retryAfterSeconds?: number,
     onlyIfLeaseExpired = false,
   ): Promise<void> {
-    const { store, clock, queue, ids } = this.ctx;
+    const { store, clock, ids } = this.ctx;
     const now = clock.now();
     const fenced: NodeCondition = {
       status: ["RUNNING"],
@@ -172,10 +185,9 @@ export class TaskRunner {
         nodeEvent(HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
       );
       if (retried.ok) {
-        const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil(delayMs / 1000));
-        await queue.send([{ executionId: execution.executionId, nodeId: node.id, attempt }], {
-          delaySeconds,
-        });
+        await this.publishNode(execution, graph, "Node Retry Scheduled", node.id, attempt, error);
+        const message = { executionId: execution.executionId, nodeId: node.id, attempt };
+        await sendTasks(this.ctx, [{ message, notBefore: now + delayMs }]);
       }
       return;
     }
@@ -186,7 +198,13 @@ export class TaskRunner {
       { status: "FAILED", error, finishedAt: now, lease: null },
       nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
     );
-    if (failed.ok) await this.propagation.afterFailure(execution, graph, node, error);
+    if (!failed.ok) return;
+    await this.publishNode(execution, graph, "Node Failed", node.id, record.attempt, error);
+    if (!error.retryable) {
+      const message = { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt };
+      await this.deadLetters.recordTerminal(message, error);
+    }
+    await this.propagation.afterFailure(execution, graph, node, error);
   }
 
   private async onClaimRefused(
@@ -202,9 +220,8 @@ export class TaskRunner {
       case "QUEUED": {
         if (current.attempt !== message.attempt) return; // a stale message of an earlier attempt
         if (current.notBefore !== undefined && current.notBefore > now) {
-          // Early (SQS delays stop at 15 minutes): hop again until the retry or wait is due.
-          const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil((current.notBefore - now) / 1000));
-          await this.ctx.queue.send([message], { delaySeconds });
+          // Early (a redelivery, or a sweeper resend): send it again for when it is due.
+          await sendTasks(this.ctx, [{ message, notBefore: current.notBefore }]);
           return;
         }
         throw new Error("claim raced with another write; the task will come back");
@@ -273,7 +290,12 @@ export class TaskRunner {
       { status: "FAILED", error, finishedAt: now },
       nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
     );
-    if (failed.ok) await this.propagation.afterFailure(execution, graph, node, error);
+    if (!failed.ok) return;
+    await this.deadLetters.recordTerminal(
+      { executionId: execution.executionId, nodeId: node.id, attempt },
+      error,
+    );
+    await this.propagation.afterFailure(execution, graph, node, error);
   }
 
   private where(node: GraphNode, record: NodeRecord): Record<string, unknown> {

@@ -48,6 +48,16 @@ export const failTask = defineTask({
   },
 });
 
+const MAX_WAIT_SECONDS = 366 * 24 * 3600;
+
+/** A durable timer: the node becomes runnable `seconds` after it is ready, holding no worker meanwhile. */
+export const waitTask = defineTask({
+  type: "wait",
+  params: z.object({ seconds: z.number().min(0).max(MAX_WAIT_SECONDS) }).strict(),
+  defer: (params) => params.seconds * 1000,
+  run: ({ params }) => ({ waitedSeconds: params.seconds }),
+});
+
 /** Runs inside the engine with no queue hop: the outputs of the dependencies that had completed. */
 export const mergeTask = defineTask({
   type: "merge",
@@ -56,7 +66,14 @@ export const mergeTask = defineTask({
   run: ({ deps }) => ({ ...deps }),
 });
 
-export const builtinTasks: TaskType<unknown>[] = [noopTask, passTask, sleepTask, failTask, mergeTask];
+export const builtinTasks: TaskType<unknown>[] = [
+  noopTask,
+  passTask,
+  sleepTask,
+  failTask,
+  mergeTask,
+  waitTask,
+];
 
 export function createTaskRegistry(extra: Iterable<TaskType<unknown>> = []): TaskRegistry {
   return new TaskRegistry([...builtinTasks, ...extra]);

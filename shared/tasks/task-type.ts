@@ -32,6 +32,12 @@ export interface TaskType<P = unknown> {
   params: z.ZodType<P>;
   /** Runs inside the engine when the node becomes ready, with no queue hop and no lease (e.g. merge). */
   inline?: boolean;
+  /**
+   * A durable delay before the node may run, in ms (e.g. `wait`). The node is queued with a
+   * not-before time and holds no worker meanwhile: the message is delayed by SQS (up to 15 minutes)
+   * and longer waits are picked up by the sweeper when they come within reach.
+   */
+  defer?(params: P): number;
   run(input: TaskInput<P>): Promise<unknown> | unknown;
 }
 
@@ -39,6 +45,7 @@ export function defineTask<S extends z.ZodType>(task: {
   type: string;
   params: S;
   inline?: boolean;
+  defer?(params: z.output<S>): number;
   run(input: TaskInput<z.output<S>>): Promise<unknown> | unknown;
 }): TaskType<z.output<S>> {
   return task as TaskType<z.output<S>>;

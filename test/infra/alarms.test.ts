@@ -28,7 +28,9 @@ describe("CloudWatch alarms", () => {
   const fnName = (kind: "api" | "worker" | "sweeper" | "dlq") => ({ Ref: base.functionId(kind) });
 
   it("alarms as soon as the DLQ holds a message", () => {
-    expect(alarmOn(base, "AWS/SQS", "ApproximateNumberOfMessagesVisible", queueName(weft.deadLetterQueue))).toMatchObject({
+    expect(
+      alarmOn(base, "AWS/SQS", "ApproximateNumberOfMessagesVisible", queueName(weft.deadLetterQueue)),
+    ).toMatchObject({
       Statistic: "Maximum",
       Threshold: 0,
       ComparisonOperator: "GreaterThanThreshold",
@@ -38,7 +40,9 @@ describe("CloudWatch alarms", () => {
   });
 
   it("alarms on the age of the oldest task message", () => {
-    expect(alarmOn(base, "AWS/SQS", "ApproximateAgeOfOldestMessage", queueName(weft.taskQueue))).toMatchObject({
+    expect(
+      alarmOn(base, "AWS/SQS", "ApproximateAgeOfOldestMessage", queueName(weft.taskQueue)),
+    ).toMatchObject({
       Statistic: "Maximum",
       Threshold: 900,
       ComparisonOperator: "GreaterThanThreshold",
@@ -95,7 +99,19 @@ describe("CloudWatch alarms", () => {
 
   it("can create an encrypted, TLS-only topic with an email subscription", () => {
     const [topicId, topic] = resourcesOfType(withEmail.json, "AWS::SNS::Topic")[0]!;
-    expect(topic.Properties?.KmsMasterKeyId).toBeDefined();
+    const [keyId, key] = resourcesOfType(withEmail.json, "AWS::KMS::Key")[0]!;
+    expect(topic.Properties?.KmsMasterKeyId).toEqual({ "Fn::GetAtt": [keyId, "Arn"] });
+    // CloudWatch must be able to use the key, or alarm notifications are silently dropped.
+    expect(key.Properties?.EnableKeyRotation).toBe(true);
+    expect(key.Properties?.KeyPolicy).toMatchObject({
+      Statement: expect.arrayContaining([
+        expect.objectContaining({
+          Effect: "Allow",
+          Principal: { Service: "cloudwatch.amazonaws.com" },
+          Action: ["kms:Decrypt", "kms:GenerateDataKey*"],
+        }),
+      ]),
+    });
     withEmail.template.hasResourceProperties("AWS::SNS::Subscription", {
       Protocol: "email",
       Endpoint: "ops@example.test",
@@ -120,7 +136,12 @@ describe("dashboard", () => {
     const dashboards = resourcesOfType(base.json, "AWS::CloudWatch::Dashboard");
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(resource(base.json, dashboards[0]![0]).Properties?.DashboardBody);
-    for (const text of ["ApproximateAgeOfOldestMessage", "ApproximateNumberOfMessagesVisible", "Throttles", "Errors"]) {
+    for (const text of [
+      "ApproximateAgeOfOldestMessage",
+      "ApproximateNumberOfMessagesVisible",
+      "Throttles",
+      "Errors",
+    ]) {
       expect(body).toContain(text);
     }
     for (const kind of ["api", "worker", "sweeper", "dlq"] as const) {

@@ -29,8 +29,12 @@ const jwt = synthWeft(
   "WeftJwt",
 );
 
-const routes = (synth: typeof iam): Array<[string, CfnResource]> => resourcesOfType(synth.json, "AWS::ApiGatewayV2::Route");
-const routeKeys = (synth: typeof iam) => routes(synth).map(([, r]) => r.Properties?.RouteKey as string).sort();
+const routes = (synth: typeof iam): Array<[string, CfnResource]> =>
+  resourcesOfType(synth.json, "AWS::ApiGatewayV2::Route");
+const routeKeys = (synth: typeof iam) =>
+  routes(synth)
+    .map(([, r]) => r.Properties?.RouteKey as string)
+    .sort();
 
 describe("HTTP API with IAM authorization (default)", () => {
   it("is one HTTP API", () => {
@@ -84,10 +88,10 @@ describe("HTTP API with IAM authorization (default)", () => {
         DestinationArn: { "Fn::GetAtt": [logGroupId, "Arn"] },
         Format: Match.stringLikeRegexp("\\$context\\.requestId"),
       },
-      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      DefaultRouteSettings: { ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 },
     });
     const stage = resourcesOfType(iam.json, "AWS::ApiGatewayV2::Stage")[0]![1];
-    const format = (stage.Properties?.AccessLogSettings as { Format: string }).Format;
+    const format = (stage.Properties!.AccessLogSettings as { Format: string }).Format;
     expect(JSON.parse(format)).toMatchObject({ requestId: "$context.requestId", status: "$context.status" });
     expect(resource(iam.json, logGroupId).Properties?.RetentionInDays).toBe(30);
   });
@@ -111,16 +115,25 @@ describe("HTTP API with a JWT authorizer", () => {
     const [authorizerId] = resourcesOfType(jwt.json, "AWS::ApiGatewayV2::Authorizer")[0]!;
     expect(routeKeys(jwt)).toEqual(CONTRACT_ROUTES);
     for (const [, route] of routes(jwt)) {
-      expect(route.Properties).toMatchObject({ AuthorizationType: "JWT", AuthorizerId: { Ref: authorizerId } });
+      expect(route.Properties).toMatchObject({
+        AuthorizationType: "JWT",
+        AuthorizerId: { Ref: authorizerId },
+      });
     }
   });
 
   it("refuses a JWT configuration without audience or with a non-https issuer", () => {
     expect(() =>
-      synthWeft({ weft: { authorization: { kind: "jwt", issuer: "https://a.test/", audience: [] } } }, "NoAud"),
+      synthWeft(
+        { weft: { authorization: { kind: "jwt", issuer: "https://a.test/", audience: [] } } },
+        "NoAud",
+      ),
     ).toThrow(/audience/);
     expect(() =>
-      synthWeft({ weft: { authorization: { kind: "jwt", issuer: "http://a.test/", audience: ["x"] } } }, "Http"),
+      synthWeft(
+        { weft: { authorization: { kind: "jwt", issuer: "http://a.test/", audience: ["x"] } } },
+        "Http",
+      ),
     ).toThrow(/https/);
   });
 });

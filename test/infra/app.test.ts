@@ -4,12 +4,12 @@
  * as a validation plugin; then cfn-lint the templates.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../infra/lib/functions.js";
-import { CDK_CONTEXT, type CfnTemplate, synthWeft } from "./fixture.js";
+import { CDK_CONTEXT, type CfnTemplate } from "./fixture.js";
 
 const outdir = mkdtempSync(path.join(tmpdir(), "weft-cdk-out-"));
 let appRun: ReturnType<typeof spawnSync>;
@@ -53,9 +53,9 @@ describe("sample app (infra/bin/app.ts)", () => {
     expect(appRun.error).toBeUndefined();
     expect(appRun.status, String(appRun.stderr)).toBe(0);
     const manifest = JSON.parse(readFileSync(path.join(outdir, "manifest.json"), "utf8"));
-    const stacks = Object.entries(manifest.artifacts as Record<string, { type: string; environment: string }>).filter(
-      ([, a]) => a.type === "aws:cloudformation:stack",
-    );
+    const stacks = Object.entries(
+      manifest.artifacts as Record<string, { type: string; environment: string }>,
+    ).filter(([, a]) => a.type === "aws:cloudformation:stack");
     expect(stacks.map(([name]) => name)).toEqual(["WeftSample"]);
     // Environment-agnostic: no account or region baked in, no lookups.
     expect(stacks[0]![1].environment).toBe("aws://unknown-account/unknown-region");
@@ -63,7 +63,9 @@ describe("sample app (infra/bin/app.ts)", () => {
   });
 
   it("exports the outputs a caller needs", () => {
-    const template = JSON.parse(readFileSync(path.join(outdir, "WeftSample.template.json"), "utf8")) as CfnTemplate;
+    const template = JSON.parse(
+      readFileSync(path.join(outdir, "WeftSample.template.json"), "utf8"),
+    ) as CfnTemplate;
     expect(Object.keys(template.Outputs ?? {}).sort()).toEqual([
       "ApiUrl",
       "DeadLetterQueueUrl",
@@ -74,18 +76,19 @@ describe("sample app (infra/bin/app.ts)", () => {
   });
 
   it("bundles each handler as minified ESM with the createRequire banner and a source map", () => {
-    const assets = JSON.parse(readFileSync(path.join(outdir, "WeftSample.assets.json"), "utf8")).files as Record<
-      string,
-      { source: { path: string; packaging?: string } }
-    >;
+    const assets = JSON.parse(readFileSync(path.join(outdir, "WeftSample.assets.json"), "utf8"))
+      .files as Record<string, { source: { path: string; packaging?: string } }>;
     const bundles = Object.values(assets).filter((a) => a.source.packaging === "zip");
     expect(bundles).toHaveLength(4);
     for (const bundle of bundles) {
       const dir = path.join(outdir, bundle.source.path);
       const code = readFileSync(path.join(dir, "index.mjs"), "utf8");
-      expect(code.startsWith("import { createRequire as __weftCreateRequire } from 'node:module';")).toBe(true);
-      expect(code).toMatch(/export\s*\{[^}]*\bhandler\b/);
-      expect(code).toContain("//# sourceMappingURL=index.mjs.map");
+      // Booleans, not the code itself: a failure should not print a megabyte of bundle.
+      expect(code.startsWith("import { createRequire as __weftCreateRequire } from 'node:module';")).toBe(
+        true,
+      );
+      expect(/export\s*\{[^}]*\bas handler\b[^}]*\}|export\s*\{[^}]*\bhandler\b/.test(code)).toBe(true);
+      expect(code.trimEnd().endsWith("//# sourceMappingURL=index.mjs.map")).toBe(true);
       const map = JSON.parse(readFileSync(path.join(dir, "index.mjs.map"), "utf8"));
       expect(map.version).toBe(3);
       expect(map.sourcesContent).toBeUndefined();
@@ -96,37 +99,5 @@ describe("sample app (infra/bin/app.ts)", () => {
     const run = cfnLint([path.join(outdir, "WeftSample.template.json")]);
     expect(run.stdout + run.stderr).toBe("");
     expect(run.status).toBe(0);
-  });
-});
-
-describe("cfn-lint on the other shapes of the stack", () => {
-  it("passes on the JWT + alarm email + extra grants variant and the alarm topic ARN variant", () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "weft-cfn-lint-"));
-    try {
-      const variants = {
-        jwt: synthWeft(
-          {
-            alarmEmail: "ops@example.test",
-            weft: {
-              authorization: { kind: "jwt", issuer: "https://auth.example.test/", audience: ["weft"] },
-              invokableFunctionArns: ["arn:aws:lambda:eu-west-1:123456789012:function:load"],
-              extraEventBusArns: ["arn:aws:events:eu-west-1:123456789012:event-bus/partner"],
-            },
-          },
-          "WeftJwt",
-        ),
-        topic: synthWeft({ alarmTopicArn: "arn:aws:sns:eu-west-1:123456789012:ops" }, "WeftTopic"),
-      };
-      const files = Object.entries(variants).map(([name, synth]) => {
-        const file = path.join(dir, `${name}.template.json`);
-        writeFileSync(file, JSON.stringify(synth.json, null, 1));
-        return file;
-      });
-      const run = cfnLint(files);
-      expect(run.stdout + run.stderr).toBe("");
-      expect(run.status).toBe(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

@@ -31,7 +31,8 @@ describe("weftStackPropsFromContext", () => {
         "weft:jwtIssuer": "https://auth.example.test/",
         "weft:jwtAudience": "a, b",
         "weft:alarmEmail": "ops@example.test",
-        "weft:invokableFunctionArns": "arn:aws:lambda:eu-west-1:1:function:f,arn:aws:lambda:eu-west-1:1:function:g",
+        "weft:invokableFunctionArns":
+          "arn:aws:lambda:eu-west-1:1:function:f,arn:aws:lambda:eu-west-1:1:function:g",
         "weft:extraEventBusArns": "arn:aws:events:eu-west-1:1:event-bus/x",
       }),
     );
@@ -49,27 +50,41 @@ describe("weftStackPropsFromContext", () => {
       tableDeletionProtection: false,
       removalPolicy: RemovalPolicy.DESTROY,
       authorization: { kind: "jwt", issuer: "https://auth.example.test/", audience: ["a", "b"] },
-      invokableFunctionArns: ["arn:aws:lambda:eu-west-1:1:function:f", "arn:aws:lambda:eu-west-1:1:function:g"],
+      invokableFunctionArns: [
+        "arn:aws:lambda:eu-west-1:1:function:f",
+        "arn:aws:lambda:eu-west-1:1:function:g",
+      ],
       extraEventBusArns: ["arn:aws:events:eu-west-1:1:event-bus/x"],
     });
   });
 
   it("accepts JSON-typed values from cdk.json", () => {
     const props = weftStackPropsFromContext(
-      read({ "weft:leaseSeconds": 30, "weft:deletionProtection": true, "weft:jwtAudience": ["x"], "weft:auth": "iam" }),
+      read({
+        "weft:leaseSeconds": 30,
+        "weft:deletionProtection": true,
+        "weft:jwtAudience": ["x"],
+        "weft:auth": "iam",
+      }),
     );
     expect(props.weft?.leaseDuration?.toSeconds()).toBe(Duration.seconds(30).toSeconds());
     expect(props.weft?.tableDeletionProtection).toBe(true);
   });
 
   it("refuses malformed values with the key named", () => {
-    expect(() => weftStackPropsFromContext(read({ "weft:leaseSeconds": "1.5" }))).toThrow(/weft:leaseSeconds/);
+    expect(() => weftStackPropsFromContext(read({ "weft:leaseSeconds": "1.5" }))).toThrow(
+      /weft:leaseSeconds/,
+    );
     expect(() => weftStackPropsFromContext(read({ "weft:deletionProtection": "yes" }))).toThrow(
       /weft:deletionProtection/,
     );
     expect(() => weftStackPropsFromContext(read({ "weft:auth": "none" }))).toThrow(/weft:auth/);
     expect(() => weftStackPropsFromContext(read({ "weft:auth": "jwt" }))).toThrow(/jwtIssuer/);
-    expect(() => weftStackPropsFromContext(read({ "weft:logRetentionDays": "8" }))).toThrow(/weft:logRetentionDays/);
-    expect(() => weftStackPropsFromContext(read({ "weft:removalPolicy": "snapshot" }))).toThrow(/weft:removalPolicy/);
+    expect(() => weftStackPropsFromContext(read({ "weft:logRetentionDays": "8" }))).toThrow(
+      /weft:logRetentionDays/,
+    );
+    expect(() => weftStackPropsFromContext(read({ "weft:removalPolicy": "snapshot" }))).toThrow(
+      /weft:removalPolicy/,
+    );
   });
 });

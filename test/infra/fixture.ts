@@ -3,9 +3,10 @@
  * level; esbuild bundles of the four handlers are cached by CDK inside one process, so variant
  * stacks in the same file cost little.
  */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
-import { App, Stack } from "aws-cdk-lib";
+import { App, type Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import { REPO_ROOT, type WeftFunctionKind } from "../../infra/lib/functions.js";
@@ -42,8 +43,20 @@ export interface CfnTemplate {
   [key: string]: unknown;
 }
 
+/**
+ * One cloud assembly directory for every app this process synthesizes: CDK caches staged (bundled)
+ * assets per output directory, so the handlers are bundled once per test file, not once per stack.
+ */
+const OUTDIR = mkdtempSync(path.join(tmpdir(), "weft-infra-test-"));
+process.on("exit", () => rmSync(OUTDIR, { recursive: true, force: true }));
+
+/** A new app with cdk.json's context, sharing this process's assembly directory and asset cache. */
+export function newApp(): App {
+  return new App({ context: CDK_CONTEXT, outdir: OUTDIR });
+}
+
 export function synthWeft(props: WeftStackProps = {}, id = "Weft"): Synth {
-  const app = new App({ context: CDK_CONTEXT });
+  const app = newApp();
   const stack = new WeftStack(app, id, props);
   const template = Template.fromStack(stack);
   const logicalId = (construct: { node: { defaultChild?: unknown } }): string => {

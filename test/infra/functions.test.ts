@@ -88,7 +88,8 @@ describe("SQS event sources", () => {
   const mappings = resourcesOfType(base.json, "AWS::Lambda::EventSourceMapping");
   const mappingFor = (synth: typeof base, kind: "worker" | "dlq") =>
     resourcesOfType(synth.json, "AWS::Lambda::EventSourceMapping").find(
-      ([, m]) => JSON.stringify(m.Properties?.FunctionName) === JSON.stringify({ Ref: synth.functionId(kind) }),
+      ([, m]) =>
+        JSON.stringify(m.Properties?.FunctionName) === JSON.stringify({ Ref: synth.functionId(kind) }),
     )?.[1].Properties;
 
   it("has exactly two: the worker on the task queue and the consumer on the DLQ", () => {
@@ -124,7 +125,9 @@ describe("sweeper schedule", () => {
     base.template.hasResourceProperties("AWS::Events::Rule", {
       ScheduleExpression: "rate(1 minute)",
       State: "ENABLED",
-      Targets: [Match.objectLike({ Arn: { "Fn::GetAtt": [sweeperId, "Arn"] }, RetryPolicy: Match.anyValue() })],
+      Targets: [
+        Match.objectLike({ Arn: { "Fn::GetAtt": [sweeperId, "Arn"] }, RetryPolicy: Match.anyValue() }),
+      ],
     });
     base.template.hasResourceProperties("AWS::Lambda::Permission", {
       Action: "lambda:InvokeFunction",
@@ -135,7 +138,9 @@ describe("sweeper schedule", () => {
   });
 
   it("is the only scheduled rule", () => {
-    const scheduled = resourcesOfType(base.json, "AWS::Events::Rule").filter(([, r]) => r.Properties?.ScheduleExpression);
+    const scheduled = resourcesOfType(base.json, "AWS::Events::Rule").filter(
+      ([, r]) => r.Properties?.ScheduleExpression,
+    );
     expect(scheduled).toHaveLength(1);
   });
 });

@@ -88,7 +88,10 @@ describe("least privilege per function", () => {
   it.each(KINDS)("%s uses Resource '*' only for X-Ray (which has no resource-level permissions)", (kind) => {
     const { statements } = access(base, kind);
     const wildcard = statements.filter((s) => resourcesOf(s).includes("*"));
-    expect(wildcard.flatMap((s) => s.Action).sort()).toEqual(["xray:PutTelemetryRecords", "xray:PutTraceSegments"]);
+    expect(wildcard.flatMap((s) => s.Action).sort()).toEqual([
+      "xray:PutTelemetryRecords",
+      "xray:PutTraceSegments",
+    ]);
   });
 
   it("api: sends tasks, reads and deletes dead-lettered messages for GET /dlq and redrive", () => {
@@ -126,7 +129,12 @@ describe("least privilege per function", () => {
       sweeper: union(TABLE_DATA_ACTIONS, SEND, ["events:PutEvents"]),
       dlq: union(TABLE_DATA_ACTIONS, SEND, CONSUME, ["events:PutEvents"]),
     };
-    const xrayAndLogs = ["logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTelemetryRecords", "xray:PutTraceSegments"];
+    const xrayAndLogs = [
+      "logs:CreateLogStream",
+      "logs:PutLogEvents",
+      "xray:PutTelemetryRecords",
+      "xray:PutTraceSegments",
+    ];
     expect(access(base, kind).all).toEqual(union(expected[kind], xrayAndLogs));
     expect(access(base, kind).all).not.toContain("lambda:InvokeFunction");
   });
@@ -137,9 +145,13 @@ describe("least privilege per function", () => {
     expect(role.Properties?.ManagedPolicyArns).toBeUndefined();
     expect(role.Properties?.AssumeRolePolicyDocument).toEqual({
       Version: "2012-10-17",
-      Statement: [{ Action: "sts:AssumeRole", Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" } }],
+      Statement: [
+        { Action: "sts:AssumeRole", Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" } },
+      ],
     });
-    expect(resource(base.json, base.functionId(kind)).Properties?.Role).toEqual({ "Fn::GetAtt": [roleId, "Arn"] });
+    expect(resource(base.json, base.functionId(kind)).Properties?.Role).toEqual({
+      "Fn::GetAtt": [roleId, "Arn"],
+    });
   });
 
   it("has no IAM users, groups or inline role policies anywhere", () => {

@@ -5,7 +5,13 @@ import { resource, resourcesOfType, synthWeft } from "./fixture.js";
 
 const base = synthWeft();
 const custom = synthWeft(
-  { weft: { workerTimeout: Duration.minutes(2), tableDeletionProtection: false, removalPolicy: RemovalPolicy.DESTROY } },
+  {
+    weft: {
+      workerTimeout: Duration.minutes(2),
+      tableDeletionProtection: false,
+      removalPolicy: RemovalPolicy.DESTROY,
+    },
+  },
   "WeftCustom",
 );
 
@@ -33,7 +39,10 @@ describe("DynamoDB table", () => {
       SSESpecification: { SSEEnabled: true },
       DeletionProtectionEnabled: true,
     });
-    base.template.hasResource("AWS::DynamoDB::Table", { DeletionPolicy: "Retain", UpdateReplacePolicy: "Retain" });
+    base.template.hasResource("AWS::DynamoDB::Table", {
+      DeletionPolicy: "Retain",
+      UpdateReplacePolicy: "Retain",
+    });
   });
 
   it("lets deletion protection and the removal policy be configured", () => {
@@ -131,7 +140,9 @@ describe("task queue and DLQ", () => {
   });
 
   it("rejects settings SQS and Lambda cannot honour", () => {
-    expect(() => synthWeft({ weft: { workerTimeout: Duration.minutes(16) } }, "TooLong")).toThrow(/workerTimeout/);
+    expect(() => synthWeft({ weft: { workerTimeout: Duration.minutes(16) } }, "TooLong")).toThrow(
+      /workerTimeout/,
+    );
     expect(() => synthWeft({ weft: { workerMaxConcurrency: 1 } }, "TooFew")).toThrow(/workerMaxConcurrency/);
     expect(() => synthWeft({ weft: { defaultMaxAttempts: 0 } }, "NoAttempts")).toThrow(/defaultMaxAttempts/);
   });
@@ -143,8 +154,9 @@ describe("lifecycle event bus", () => {
     expect(buses).toHaveLength(1);
     const busId = buses[0]![0];
     for (const kind of ["api", "worker", "sweeper", "dlq"] as const) {
-      const env = (resource(base.json, base.functionId(kind)).Properties?.Environment as { Variables: object })
-        .Variables;
+      const env = (
+        resource(base.json, base.functionId(kind)).Properties!.Environment as { Variables: object }
+      ).Variables;
       expect(env).toMatchObject({ WEFT_EVENT_BUS_NAME: { Ref: busId } });
     }
   });
@@ -161,10 +173,14 @@ describe("stack outputs", () => {
     ]);
     base.template.hasOutput("TableName", { Value: { Ref: base.logicalId(base.stack.weft.table) } });
     base.template.hasOutput("TaskQueueUrl", { Value: { Ref: base.logicalId(base.stack.weft.taskQueue) } });
-    base.template.hasOutput("DeadLetterQueueUrl", { Value: { Ref: base.logicalId(base.stack.weft.deadLetterQueue) } });
+    base.template.hasOutput("DeadLetterQueueUrl", {
+      Value: { Ref: base.logicalId(base.stack.weft.deadLetterQueue) },
+    });
     base.template.hasOutput("EventBusName", { Value: { Ref: base.logicalId(base.stack.weft.eventBus) } });
     base.template.hasOutput("ApiUrl", {
-      Value: { "Fn::Join": ["", [{ "Fn::GetAtt": [base.logicalId(base.stack.weft.api), "ApiEndpoint"] }, "/"]] },
+      Value: {
+        "Fn::Join": ["", [{ "Fn::GetAtt": [base.logicalId(base.stack.weft.api), "ApiEndpoint"] }, "/"]],
+      },
     });
   });
 });

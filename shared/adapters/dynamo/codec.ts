@@ -4,6 +4,7 @@
  * and the history list never leak into records; Number Sets become sorted arrays.
  */
 import type {
+  DeadLetterRecord,
   ErrorInfo,
   ExecutionRecord,
   ExecutionStatus,
@@ -15,8 +16,11 @@ import type {
 } from "../../domain/records.js";
 import {
   ATTR,
+  deadLetterKey,
+  dueKeys,
   executionIdFromPk,
   executionKey,
+  FINAL_EXECUTION_STATUSES,
   listingKeys,
   nodeIdFromSk,
   workflowVersionKey,
@@ -39,6 +43,7 @@ export const EXECUTION_RECORD_ATTRIBUTES = [
   "sinksDone",
   "cancelRequested",
   "deadline",
+  "sweepAt",
 ] as const;
 
 export function toNumberArray(value: unknown): number[] {
@@ -100,8 +105,13 @@ export function executionToItem(record: ExecutionRecord, history: readonly Histo
     "idempotencyKey",
     "cancelRequested",
     "deadline",
+    "sweepAt",
   ] as const) {
     if (record[name] !== undefined) item[name] = record[name];
+  }
+  // In the due index while the execution is not finished (a finished one is never due).
+  if (record.sweepAt !== undefined && !FINAL_EXECUTION_STATUSES.includes(record.status)) {
+    Object.assign(item, dueKeys(record.executionId, record.sweepAt));
   }
   const sinks = toNumberSet(record.sinksDone);
   if (sinks) item.sinksDone = sinks;
@@ -119,7 +129,15 @@ export function executionFromItem(item: Item): ExecutionRecord {
     sinksDone: toNumberArray(item.sinksDone),
   };
   const target = record as unknown as Record<string, unknown>;
-  for (const name of ["error", "startedAt", "finishedAt", "idempotencyKey", "cancelRequested", "deadline"]) {
+  for (const name of [
+    "error",
+    "startedAt",
+    "finishedAt",
+    "idempotencyKey",
+    "cancelRequested",
+    "deadline",
+    "sweepAt",
+  ]) {
     setIfPresent(target, item, name);
   }
   return record;
@@ -147,6 +165,50 @@ export function nodeFromItem(item: Item): NodeRecord {
     if (item[name] !== undefined && item[name] !== null) record[name] = Number(item[name]);
   }
   if (item.cancelRequested !== undefined) record.cancelRequested = Boolean(item.cancelRequested);
+  return record;
+}
+
+// ── dead letters ────────────────────────────────────────────────────────────────────────────────
+
+/** Dead-letter attributes a record is read from (the id is the sort key). */
+export const DEAD_LETTER_RECORD_ATTRIBUTES = [
+  ATTR.sk,
+  "executionId",
+  "nodeId",
+  "attempt",
+  "error",
+  "at",
+  "reason",
+  "receiveCount",
+] as const;
+
+export function deadLetterToItem(record: DeadLetterRecord): Item {
+  const item: Item = {
+    ...deadLetterKey(record.id),
+    executionId: record.executionId,
+    nodeId: record.nodeId,
+    attempt: record.attempt,
+    error: record.error,
+    at: record.at,
+    reason: record.reason,
+  };
+  if (record.receiveCount !== undefined) item.receiveCount = record.receiveCount;
+  return item;
+}
+
+export function deadLetterFromItem(item: Item): DeadLetterRecord {
+  const record: DeadLetterRecord = {
+    id: item[ATTR.sk] as string,
+    executionId: item.executionId as string,
+    nodeId: item.nodeId as string,
+    attempt: Number(item.attempt),
+    error: item.error as ErrorInfo,
+    at: Number(item.at),
+    reason: item.reason as DeadLetterRecord["reason"],
+  };
+  if (item.receiveCount !== undefined && item.receiveCount !== null) {
+    record.receiveCount = Number(item.receiveCount);
+  }
   return record;
 }
 

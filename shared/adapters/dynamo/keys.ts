@@ -15,9 +15,20 @@
  * |                       |                   |                          | read back from the keys), okDeps/badDeps as       |
  * |                       |                   |                          | Number Sets, history (list)                       |
  * | idempotency key       | `IDEM#<key>`      | `IDEM`                   | executionId, createdAt                            |
+ * | named lease           | `LEASE#<name>`    | `LEASE`                  | owner, expiresAt (epoch ms, see below)            |
+ * | dead letter           | `DLQ`             | `<record id>`            | the DeadLetterRecord fields but id (read back     |
+ * |                       |                   |                          | from sk)                                          |
  *
  * An execution and all its nodes share one partition, so one Query reads a whole execution (its
  * nodes, and its history for `listHistory`).
+ *
+ * Dead letters share the partition `DLQ`; their ids are chosen by the engine to sort by time, so a
+ * Query of that partition lists them oldest first and the last id returned is the page position.
+ * (Dead-lettered work is rare; one partition is plenty.)
+ *
+ * A lease item's `expiresAt` is the lease expiry in epoch milliseconds. It shares its name with
+ * the table's TTL attribute, which DynamoDB reads as epoch seconds: a millisecond value lies
+ * millennia ahead, so TTL never deletes a lease (and a deleted lease would only be a free one).
  *
  * Global secondary indexes:
  * - `gsi1` — executions of one workflow, newest last: `gsi1pk = XW#<workflow>`,
@@ -28,9 +39,16 @@
  * - Both listing indexes project only the summary attributes (INCLUDE: status, workflow, version,
  *   createdAt, startedAt, finishedAt, executionId), so the frequent writes to an execution item
  *   that change none of them (sink completions, history appends) cost no index write.
- * - `gsi2` (`gsi2pk`, `gsi2sk`, KEYS_ONLY, sparse) is reserved for the sweeper's due index; nothing
- *   maintains it yet.
+ * - `gsi2` — the sweeper's due index (KEYS_ONLY, sparse): RUNNING executions that have a `sweepAt`,
+ *   write-sharded like gsi3: `gsi2pk = SW#<shard 0..7>` (the same hash of the execution id),
+ *   `gsi2sk = <sweepAt, 15 digits>#<executionId>`. Every execution write that sets `sweepAt` sets
+ *   both keys in the same write; a write that removes `sweepAt` (patch null) or moves the status to
+ *   SUCCEEDED/FAILED/CANCELLED removes `sweepAt` and both keys, so finished executions leave the
+ *   index. `listDueExecutions` queries the 8 shards with `gsi2sk <= <now, 15 digits>#~`
+ *   (ascending), then reads the records with a consistent BatchGet and keeps those still RUNNING
+ *   and due (the index is eventually consistent), earliest first.
  */
+import type { ExecutionStatus } from "../../domain/records.js";
 
 export const ATTR = {
   pk: "pk",
@@ -65,6 +83,12 @@ export const SUMMARY_ATTRIBUTES = [
 /** Number of write shards of the all-executions listing index. */
 export const LISTING_SHARDS = 8;
 
+/** Number of write shards of the due index (gsi2). */
+export const DUE_SHARDS = 8;
+
+/** Execution statuses that end an execution: a write moving to one removes it from the due index. */
+export const FINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = ["SUCCEEDED", "FAILED", "CANCELLED"];
+
 export interface Key {
   pk: string;
   sk: string;
@@ -74,6 +98,9 @@ export const WORKFLOW_PREFIX = "WF#";
 export const EXECUTION_PREFIX = "EX#";
 export const NODE_PREFIX = "N#";
 export const IDEM_PREFIX = "IDEM#";
+export const LEASE_PREFIX = "LEASE#";
+export const DEAD_LETTER_PK = "DLQ";
+export const DUE_PREFIX = "SW#";
 
 export function workflowHeadKey(name: string): Key {
   return { pk: `${WORKFLOW_PREFIX}${name}`, sk: "HEAD" };
@@ -103,6 +130,14 @@ export function idempotencyKey(key: string): Key {
   return { pk: `${IDEM_PREFIX}${key}`, sk: "IDEM" };
 }
 
+export function leaseKey(name: string): Key {
+  return { pk: `${LEASE_PREFIX}${name}`, sk: "LEASE" };
+}
+
+export function deadLetterKey(id: string): Key {
+  return { pk: DEAD_LETTER_PK, sk: id };
+}
+
 /** Sort key of both listing indexes: creation time, then id (unique, so usable as a position). */
 export function listingSortKey(createdAt: number, executionId: string): string {
   return `${pad(createdAt, 15)}#${executionId}`;
@@ -118,12 +153,55 @@ export function allListingPk(shard: number): string {
 
 /** The listing shard of an execution: FNV-1a of its id, modulo LISTING_SHARDS. */
 export function listingShard(executionId: string): number {
+  return fnv1a(executionId) % LISTING_SHARDS;
+}
+
+/** The due-index shard of an execution: FNV-1a of its id, modulo DUE_SHARDS. */
+export function dueShard(executionId: string): number {
+  return fnv1a(executionId) % DUE_SHARDS;
+}
+
+export function duePk(shard: number): string {
+  return `${DUE_PREFIX}${shard}`;
+}
+
+/** Largest instant a 15-digit key field holds (year 33658); instants are clamped into 0..this. */
+const MAX_KEY_INSTANT = 999_999_999_999_999;
+
+function keyInstant(at: number): string {
+  const clamped = Number.isNaN(at) ? 0 : Math.min(MAX_KEY_INSTANT, Math.max(0, Math.floor(at)));
+  return pad(clamped, 15);
+}
+
+/** Sort key of the due index. Fractional or out-of-range instants are floored / clamped. */
+export function dueSortKey(sweepAt: number, executionId: string): string {
+  return `${keyInstant(sweepAt)}#${executionId}`;
+}
+
+/**
+ * Upper bound (inclusive) of the due-index sort keys of executions due at `now`: `~` sorts after
+ * every character of an execution id. Covers every sweepAt ≤ now (and, for fractional instants,
+ * a few later ones the reader filters out).
+ */
+export function dueUpperBound(now: number): string {
+  return `${keyInstant(now)}#~`;
+}
+
+/** The due-index keys an execution item with `sweepAt` carries. */
+export function dueKeys(executionId: string, sweepAt: number): Record<string, string> {
+  return {
+    [ATTR.gsi2pk]: duePk(dueShard(executionId)),
+    [ATTR.gsi2sk]: dueSortKey(sweepAt, executionId),
+  };
+}
+
+function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
-  for (let i = 0; i < executionId.length; i++) {
-    hash ^= executionId.charCodeAt(i);
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
-  return hash % LISTING_SHARDS;
+  return hash;
 }
 
 /** The listing keys an execution item carries. */

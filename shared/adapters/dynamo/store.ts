@@ -16,6 +16,7 @@
 import type { AttributeValue, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   BatchGetCommand,
+  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -27,6 +28,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import {
+  type DeadLetterRecord,
   type ExecutionRecord,
   type ExecutionStatus,
   type HistoryEvent,
@@ -46,6 +48,9 @@ import type {
   Store,
 } from "../../ports.js";
 import {
+  DEAD_LETTER_RECORD_ATTRIBUTES,
+  deadLetterFromItem,
+  deadLetterToItem,
   EXECUTION_RECORD_ATTRIBUTES,
   executionFromItem,
   executionToItem,
@@ -59,12 +64,21 @@ import {
 import {
   ATTR,
   allListingPk,
+  DEAD_LETTER_PK,
+  DUE_SHARDS,
+  deadLetterKey,
+  dueKeys,
+  duePk,
+  dueUpperBound,
+  executionIdFromPk,
   executionKey,
   executionPk,
+  FINAL_EXECUTION_STATUSES,
   INDEX,
   idempotencyKey,
   type Key,
   LISTING_SHARDS,
+  leaseKey,
   NODE_PREFIX,
   nodeKey,
   workflowHashKey,
@@ -167,6 +181,15 @@ export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
     // A fresh object: lib-dynamodb writes into the options it is given.
     unmarshallOptions: unmarshallOptions(),
   });
+}
+
+/** listDueExecutions' read state of one due-index shard. */
+interface DueShard {
+  pk: string;
+  /** Entries read but not yet taken, ascending. */
+  buffer: Array<{ sortKey: string; executionId: string }>;
+  startKey: Record<string, unknown> | undefined;
+  exhausted: boolean;
 }
 
 /** Cursor of listExecutions: per listing shard, where the previous page stopped. */
@@ -323,13 +346,27 @@ export class DynamoStore implements Store {
         ? `attribute_exists(${e.name(ATTR.pk)}) AND attribute_not_exists(${e.name(ATTR.pk)})`
         : `${status} IN (${from.map((s) => e.value(s)).join(", ")})`;
     const sets: string[] = [];
+    const removes: string[] = [];
+    const finishing = patch.status !== undefined && FINAL_EXECUTION_STATUSES.includes(patch.status);
     for (const [field, value] of Object.entries(patch)) {
-      if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
+      if (field === "sweepAt") continue;
+      // `input` is arbitrary JSON (null is a value); null removes any other field.
+      if (value === null && field !== "input") removes.push(e.name(field));
+      else if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
+    }
+    // sweepAt and the due-index keys change together; a finished execution leaves the index.
+    const dueAttributes = ["sweepAt", ATTR.gsi2pk, ATTR.gsi2sk];
+    if (finishing || patch.sweepAt === null) {
+      removes.push(...dueAttributes.map((name) => e.name(name)));
+    } else if (patch.sweepAt !== undefined) {
+      const keys = dueKeys(executionId, patch.sweepAt);
+      sets.push(`${e.name("sweepAt")} = ${e.value(patch.sweepAt)}`);
+      for (const [name, value] of Object.entries(keys)) sets.push(`${e.name(name)} = ${e.value(value)}`);
     }
     if (event) sets.push(e.appendHistory(event));
-    if (sets.length === 0) sets.push(`${status} = ${status}`);
+    if (sets.length === 0 && removes.length === 0) sets.push(`${status} = ${status}`);
     const key = executionKey(executionId);
-    const item = await this.conditionalUpdate(key, e, condition, updateExpression(sets, []));
+    const item = await this.conditionalUpdate(key, e, condition, updateExpression(sets, removes));
     if (item.ok) return { ok: true, record: executionFromItem(item.item) };
     return { ok: false, current: item.current && executionFromItem(item.current) };
   }
@@ -481,6 +518,8 @@ export class DynamoStore implements Store {
       if (value === null) removes.push(e.name(field));
       else if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
     }
+    // Only null is allowed: forget the failed arrivals.
+    if (patch.badDeps === null) removes.push(e.name("badDeps"));
     // `output` is arbitrary JSON: null is a value like any other; undefined leaves it alone.
     if (patch.output !== undefined) sets.push(`${e.name("output")} = ${e.value(patch.output)}`);
     for (const field of ["queuedAt", "finishedAt", "cancelRequested"] as const) {
@@ -519,6 +558,9 @@ export class DynamoStore implements Store {
           `${status} = ${e.value("QUEUED")}`,
           `${attempt} = ${e.value(1)}`,
           `${e.name("queuedAt")} = ${e.value(request.now)}`,
+          ...(request.notBefore !== undefined
+            ? [`${e.name("notBefore")} = ${e.value(request.notBefore)}`]
+            : []),
           ...(request.event ? [e.appendHistory(request.event)] : []),
         ]
       : [
@@ -554,6 +596,168 @@ export class DynamoStore implements Store {
       ConsistentRead: true,
     });
     return sortHistory(items.flatMap(historyFromItem));
+  }
+
+  // ── sweeping ──────────────────────────────────────────────────────────────────────────────────
+
+  async listDueExecutions(now: number, limit: number): Promise<ExecutionRecord[]> {
+    const wanted = Math.floor(limit);
+    if (!(wanted > 0)) return [];
+    const bound = dueUpperBound(now);
+    const shards: DueShard[] = Array.from({ length: DUE_SHARDS }, (_, shard) => ({
+      pk: duePk(shard),
+      buffer: [],
+      startKey: undefined,
+      exhausted: false,
+    }));
+    const found = new Map<string, ExecutionRecord>();
+    const seen = new Set<string>();
+    // Rounds of a k-way merge: with every shard holding at least `need` entries (or exhausted),
+    // the earliest `need` entries overall are buffered. Entries the records contradict (the index
+    // lags behind the table) are dropped and the next round reads further.
+    for (;;) {
+      const need = wanted - found.size;
+      if (need <= 0) break;
+      await Promise.all(shards.map((shard) => this.fillDueShard(shard, bound, need)));
+      const taken = shards
+        .flatMap((shard) => shard.buffer.map((entry) => ({ entry, shard })))
+        .sort((a, b) => (a.entry.sortKey < b.entry.sortKey ? -1 : a.entry.sortKey > b.entry.sortKey ? 1 : 0))
+        .slice(0, need);
+      if (taken.length === 0) break;
+      for (const { entry, shard } of taken) shard.buffer.splice(shard.buffer.indexOf(entry), 1);
+      const ids = [...new Set(taken.map(({ entry }) => entry.executionId))].filter((id) => !seen.has(id));
+      for (const id of ids) seen.add(id);
+      const items = await this.batchGet(
+        ids.map((id) => executionKey(id)),
+        EXECUTION_RECORD_ATTRIBUTES,
+      );
+      for (const item of items) {
+        const record = executionFromItem(item);
+        if (record.status === "RUNNING" && record.sweepAt !== undefined && record.sweepAt <= now) {
+          found.set(record.executionId, record);
+        }
+      }
+    }
+    return [...found.values()]
+      .sort(
+        (a, b) =>
+          a.sweepAt! - b.sweepAt! ||
+          (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0),
+      )
+      .slice(0, wanted);
+  }
+
+  async pullSweepAt(executionId: string, at: number): Promise<boolean> {
+    const e = new Expression();
+    const sweepAt = e.name("sweepAt");
+    const value = e.value(at);
+    const condition =
+      `${e.name("status")} = ${e.value("RUNNING")}` +
+      ` AND (attribute_not_exists(${sweepAt}) OR ${sweepAt} > ${value})`;
+    const sets = [`${sweepAt} = ${value}`];
+    for (const [name, key] of Object.entries(dueKeys(executionId, at))) {
+      sets.push(`${e.name(name)} = ${e.value(key)}`);
+    }
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: executionKey(executionId),
+          ConditionExpression: condition,
+          UpdateExpression: updateExpression(sets, []),
+          ExpressionAttributeNames: e.names,
+          ExpressionAttributeValues: e.values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async acquireLease(name: string, owner: string, now: number, expiresAt: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...leaseKey(name), owner, expiresAt },
+          ConditionExpression: "attribute_not_exists(#pk) OR #owner = :owner OR #expiresAt <= :now",
+          ExpressionAttributeNames: { "#pk": ATTR.pk, "#owner": "owner", "#expiresAt": "expiresAt" },
+          ExpressionAttributeValues: { ":owner": owner, ":now": now },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  // ── dead letters ──────────────────────────────────────────────────────────────────────────────
+
+  async putDeadLetter(record: DeadLetterRecord): Promise<void> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: deadLetterToItem(record),
+          ConditionExpression: "attribute_not_exists(#pk)",
+          ExpressionAttributeNames: { "#pk": ATTR.pk },
+        }),
+      );
+    } catch (error) {
+      // Already recorded: a repeat changes nothing.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  async listDeadLetters(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>> {
+    const limit = Math.floor(page.limit);
+    if (!(limit > 0)) return { items: [] };
+    // Read one more than a page: `next` only when more follow (as the in-memory store answers).
+    const items: Item[] = [];
+    let startKey: Record<string, unknown> | undefined =
+      page.next === undefined ? undefined : { ...deadLetterKey(page.next) };
+    let more = false;
+    for (;;) {
+      const e = new Expression();
+      const result = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(DEAD_LETTER_PK)}`,
+          ProjectionExpression: e.projection(DEAD_LETTER_RECORD_ATTRIBUTES),
+          ExpressionAttributeNames: e.names,
+          ExpressionAttributeValues: e.values,
+          ScanIndexForward: true,
+          ConsistentRead: true,
+          Limit: limit + 1 - items.length,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(result.Items ?? []));
+      startKey = result.LastEvaluatedKey;
+      if (items.length > limit) {
+        more = true;
+        break;
+      }
+      if (!startKey) break;
+    }
+    const records = items.slice(0, limit).map(deadLetterFromItem);
+    const last = records.at(-1);
+    return more && last ? { items: records, next: last.id } : { items: records };
+  }
+
+  async getDeadLetter(id: string): Promise<DeadLetterRecord | undefined> {
+    const item = await this.get(deadLetterKey(id), DEAD_LETTER_RECORD_ATTRIBUTES);
+    return item && deadLetterFromItem(item);
+  }
+
+  async deleteDeadLetter(id: string): Promise<boolean> {
+    const result = await this.doc.send(
+      new DeleteCommand({ TableName: this.tableName, Key: deadLetterKey(id), ReturnValues: "ALL_OLD" }),
+    );
+    return result.Attributes !== undefined;
   }
 
   // ── helpers ───────────────────────────────────────────────────────────────────────────────────
@@ -670,6 +874,33 @@ export class DynamoStore implements Store {
       }
     }
     return items;
+  }
+
+  /** Reads due-index entries of one shard (ascending, up to `bound`) until `need` are buffered. */
+  private async fillDueShard(shard: DueShard, bound: string, need: number): Promise<void> {
+    while (!shard.exhausted && shard.buffer.length < need) {
+      const e = new Expression();
+      const result = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: INDEX.due,
+          KeyConditionExpression: `${e.name(ATTR.gsi2pk)} = ${e.value(shard.pk)} AND ${e.name(ATTR.gsi2sk)} <= ${e.value(bound)}`,
+          ExpressionAttributeNames: e.names,
+          ExpressionAttributeValues: e.values,
+          ScanIndexForward: true,
+          Limit: Math.max(need - shard.buffer.length, 10),
+          ExclusiveStartKey: shard.startKey,
+        }),
+      );
+      for (const item of result.Items ?? []) {
+        shard.buffer.push({
+          sortKey: item[ATTR.gsi2sk] as string,
+          executionId: executionIdFromPk(item[ATTR.pk] as string),
+        });
+      }
+      shard.startKey = result.LastEvaluatedKey;
+      if (!shard.startKey) shard.exhausted = true;
+    }
   }
 
   private async batchGetExecutions(executionIds: readonly string[]): Promise<ExecutionRecord[]> {

@@ -4,6 +4,7 @@
  * out so callers can never mutate stored state. Used by the embedded local runtime and simulations.
  */
 import {
+  type DeadLetterRecord,
   type ExecutionRecord,
   type HistoryEvent,
   type NodeRecord,
@@ -41,6 +42,8 @@ export class MemoryStore implements Store {
   private readonly executionOrder: string[] = [];
   private readonly idempotency = new Map<string, string>();
   private readonly nodes = new Map<string, Map<string, StoredNode>>();
+  private readonly leases = new Map<string, { owner: string; expiresAt: number }>();
+  private readonly deadLetters = new Map<string, DeadLetterRecord>();
 
   async getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined> {
     const versions = this.workflows.get(name) ?? [];
@@ -95,13 +98,14 @@ export class MemoryStore implements Store {
     if (!stored || !from.includes(stored.record.status)) {
       return { ok: false, current: stored && copy(stored.record) };
     }
-    const next: ExecutionRecord = { ...stored.record };
+    const next: Record<string, unknown> = { ...stored.record };
     for (const [key, value] of Object.entries(patch)) {
-      if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = copy(value);
+      if (value === null && key !== "input") delete next[key];
+      else if (value !== undefined) next[key] = copy(value);
     }
-    stored.record = next;
+    stored.record = next as unknown as ExecutionRecord;
     if (event) stored.history.push(copy(event));
-    return { ok: true, record: copy(next) };
+    return { ok: true, record: copy(stored.record) };
   }
 
   async recordSinkDone(executionId: string, sinkIndex: number): Promise<Outcome<ExecutionRecord>> {
@@ -175,7 +179,10 @@ export class MemoryStore implements Store {
         ? { ...current, okDeps: [...current.okDeps, parentIndex].sort((a, b) => a - b) }
         : { ...current, badDeps: [...current.badDeps, parentIndex].sort((a, b) => a - b) };
     const queue = request.readyOnArrival && request.outcome === "ok";
-    if (queue) Object.assign(next, { status: "QUEUED", attempt: 1, queuedAt: request.now });
+    if (queue) {
+      Object.assign(next, { status: "QUEUED", attempt: 1, queuedAt: request.now });
+      if (request.notBefore !== undefined) next.notBefore = request.notBefore;
+    }
     this.saveNode(next, stored, queue ? request.event : undefined);
     return { recorded: true, node: copy(next) };
   }
@@ -184,6 +191,52 @@ export class MemoryStore implements Store {
     const executionEvents = this.executions.get(executionId)?.history ?? [];
     const nodeEvents = [...(this.nodes.get(executionId)?.values() ?? [])].flatMap((n) => n.history);
     return sortHistory([...executionEvents, ...nodeEvents]).map(copy);
+  }
+
+  async listDueExecutions(now: number, limit: number): Promise<ExecutionRecord[]> {
+    return [...this.executions.values()]
+      .map((e) => e.record)
+      .filter((r) => r.status === "RUNNING" && r.sweepAt !== undefined && r.sweepAt <= now)
+      .sort((a, b) => a.sweepAt! - b.sweepAt!)
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async pullSweepAt(executionId: string, at: number): Promise<boolean> {
+    const stored = this.executions.get(executionId);
+    if (stored?.record.status !== "RUNNING") return false;
+    if (stored.record.sweepAt !== undefined && stored.record.sweepAt <= at) return false;
+    stored.record = { ...stored.record, sweepAt: at };
+    return true;
+  }
+
+  async acquireLease(name: string, owner: string, now: number, expiresAt: number): Promise<boolean> {
+    const held = this.leases.get(name);
+    if (held && held.owner !== owner && held.expiresAt > now) return false;
+    this.leases.set(name, { owner, expiresAt });
+    return true;
+  }
+
+  async putDeadLetter(record: DeadLetterRecord): Promise<void> {
+    if (!this.deadLetters.has(record.id)) this.deadLetters.set(record.id, copy(record));
+  }
+
+  async listDeadLetters(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>> {
+    const ids = [...this.deadLetters.keys()].sort();
+    const start = page.next === undefined ? 0 : ids.findIndex((id) => id > page.next!);
+    const slice = start < 0 ? [] : ids.slice(start, start + page.limit);
+    const items = slice.map((id) => copy(this.deadLetters.get(id)!));
+    const last = slice.at(-1);
+    return last !== undefined && ids.at(-1) !== last ? { items, next: last } : { items };
+  }
+
+  async getDeadLetter(id: string): Promise<DeadLetterRecord | undefined> {
+    const record = this.deadLetters.get(id);
+    return record && copy(record);
+  }
+
+  async deleteDeadLetter(id: string): Promise<boolean> {
+    return this.deadLetters.delete(id);
   }
 
   private saveNode(next: NodeRecord, stored: StoredNode | undefined, event: HistoryEvent | undefined): void {

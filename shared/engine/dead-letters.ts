@@ -1,0 +1,204 @@
+/**
+ * Dead-lettered work. Two ways in: a terminal error (recorded by the worker as it fails the node),
+ * and a poison message that SQS moved to the DLQ after maxReceiveCount failed receives (recorded by
+ * the DLQ function, which also fails the node). Records live in the store, so they can be listed
+ * and redriven without draining a queue. Redrive revives the execution: failed and cancelled nodes
+ * get a new attempt or go back to waiting, and every completed node keeps its output.
+ */
+import { evaluateFanIn } from "../domain/fan-in.js";
+import type { WorkflowGraph } from "../domain/graph.js";
+import type { DeadLetterRecord, ErrorInfo, ExecutionRecord, NodeRecord } from "../domain/records.js";
+import type { Page, TaskMessage } from "../ports.js";
+import { mapLimit } from "./concurrency.js";
+import type { EngineContext } from "./context.js";
+import { executionEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import type { Propagation } from "./propagation.js";
+
+export interface RedriveResult {
+  redriven: string[];
+  skipped: Array<{ id: string; reason: string }>;
+}
+
+/** Ids sort by time, so listing the store's dead letters in id order lists them oldest first. */
+export function deadLetterId(at: number, unique: string): string {
+  return `${at.toString().padStart(15, "0")}-${unique}`;
+}
+
+export class DeadLetters {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly propagation: Propagation,
+  ) {}
+
+  /** A terminal failure: the node is already FAILED; keep the task for inspection and redrive. */
+  async recordTerminal(message: TaskMessage, error: ErrorInfo): Promise<void> {
+    const at = this.ctx.clock.now();
+    await this.ctx.store.putDeadLetter({
+      id: deadLetterId(at, this.ctx.ids.token()),
+      ...message,
+      error,
+      at,
+      reason: "terminal",
+    });
+  }
+
+  /** A message SQS dead-lettered: fail its node (and so the execution), and keep it for redrive. */
+  async recordPoison(
+    message: TaskMessage,
+    delivery: { messageId: string; receiveCount: number },
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    const execution = await this.ctx.store.getExecution(message.executionId);
+    if (!execution) {
+      this.ctx.logger.warn("dead-lettered task of an unknown execution dropped", { ...message });
+      return;
+    }
+    const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
+    const node = graph.byId.get(message.nodeId);
+    if (!node) return;
+    const error: ErrorInfo = {
+      name: "DeadLettered",
+      message: `the task was received ${delivery.receiveCount} times without being processed, so SQS moved it to the dead-letter queue`,
+      retryable: false,
+    };
+    const failed = await this.ctx.store.transitionNode(
+      message.executionId,
+      message.nodeId,
+      { status: ["QUEUED", "RUNNING"], attempt: message.attempt },
+      { status: "FAILED", error, finishedAt: now, lease: null },
+      nodeEvent(HISTORY.nodeFailed, now, message.nodeId, message.attempt, { error }),
+    );
+    if (!failed.ok && failed.current?.status !== "FAILED") {
+      // The node moved on (completed, or a newer attempt): this copy of the message was stale.
+      this.ctx.logger.info("stale dead-lettered task ignored", {
+        ...message,
+        status: failed.current?.status,
+      });
+      return;
+    }
+    await this.ctx.store.putDeadLetter({
+      id: deadLetterId(now, delivery.messageId),
+      ...message,
+      error,
+      at: now,
+      reason: "poison",
+      receiveCount: delivery.receiveCount,
+    });
+    if (failed.ok) await this.propagation.afterFailure(execution, graph, node, error);
+  }
+
+  list(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>> {
+    return this.ctx.store.listDeadLetters(page);
+  }
+
+  /** Redrives the given dead letters, or all of them. */
+  async redrive(ids?: readonly string[]): Promise<RedriveResult> {
+    const result: RedriveResult = { redriven: [], skipped: [] };
+    const records: DeadLetterRecord[] = [];
+    if (ids) {
+      for (const id of ids) {
+        const record = await this.ctx.store.getDeadLetter(id);
+        if (record) records.push(record);
+        else result.skipped.push({ id, reason: "no such dead letter" });
+      }
+    } else {
+      let next: string | undefined;
+      do {
+        const page = await this.ctx.store.listDeadLetters({ limit: 100, ...(next ? { next } : {}) });
+        records.push(...page.items);
+        next = page.next;
+      } while (next);
+    }
+    for (const record of records) {
+      const skipped = await this.redriveOne(record);
+      if (skipped) result.skipped.push({ id: record.id, reason: skipped });
+      else result.redriven.push(record.id);
+    }
+    return result;
+  }
+
+  /** Returns why it was skipped, or undefined when redriven. */
+  private async redriveOne(record: DeadLetterRecord): Promise<string | undefined> {
+    const execution = await this.ctx.store.getExecution(record.executionId);
+    if (!execution) {
+      await this.ctx.store.deleteDeadLetter(record.id);
+      return "its execution no longer exists";
+    }
+    if (execution.status !== "FAILED" && execution.status !== "RUNNING") {
+      return `its execution is ${execution.status}; only a failed execution can be redriven`;
+    }
+    if (!(await this.ctx.store.deleteDeadLetter(record.id))) return "another redrive took it";
+    const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
+    const now = this.ctx.clock.now();
+    let running = execution;
+    if (execution.status === "FAILED") {
+      const revived = await this.ctx.store.transitionExecution(
+        execution.executionId,
+        ["FAILED"],
+        { status: "RUNNING", error: null, finishedAt: null, sweepAt: now + this.ctx.sweep.firstCheckMs },
+        executionEvent(HISTORY.executionRedriven, now, { deadLetter: record.id }),
+      );
+      if (revived.ok) {
+        running = revived.record;
+        await this.ctx.events.publish([
+          {
+            detailType: "Execution Redriven",
+            detail: { executionId: execution.executionId, workflow: execution.workflow },
+          },
+        ]);
+      }
+    }
+    await this.reviveNodes(running, graph, now);
+    return undefined;
+  }
+
+  /** Failed and cancelled nodes get a new attempt when ready, or go back to waiting; outputs stay. */
+  private async reviveNodes(execution: ExecutionRecord, graph: WorkflowGraph, now: number): Promise<void> {
+    const records = await this.ctx.store.listNodes(execution.executionId);
+    const ready = await mapLimit(records, 16, async (record): Promise<NodeRecord | undefined> => {
+      const node = graph.byId.get(record.nodeId);
+      if (!node) return undefined;
+      if (record.status === "RUNNING" && record.cancelRequested) {
+        await this.ctx.store.transitionNode(
+          execution.executionId,
+          node.id,
+          { status: ["RUNNING"] },
+          { cancelRequested: false },
+        );
+        return undefined;
+      }
+      if (record.status === "PENDING" && record.badDeps.length > 0) {
+        await this.ctx.store.transitionNode(
+          execution.executionId,
+          node.id,
+          { status: ["PENDING"] },
+          { badDeps: null },
+        );
+        return undefined;
+      }
+      if (record.status !== "FAILED" && record.status !== "CANCELLED") return undefined;
+      const canRun =
+        record.status === "FAILED" ||
+        evaluateFanIn(node.fanIn, node.parents.length, record.okDeps.length, 0) === "ready";
+      const attempt = record.attempt + 1;
+      const reset = { error: null, finishedAt: null, lease: null, notBefore: null, badDeps: null } as const;
+      const revived = await this.ctx.store.transitionNode(
+        execution.executionId,
+        node.id,
+        { status: [record.status], attempt: record.attempt },
+        canRun
+          ? { ...reset, status: "QUEUED", attempt, queuedAt: now, startedAt: null }
+          : { ...reset, status: "PENDING", startedAt: null },
+        nodeEvent(HISTORY.nodeRedriven, now, node.id, canRun ? attempt : record.attempt, {
+          to: canRun ? "QUEUED" : "PENDING",
+        }),
+      );
+      return revived.ok && canRun ? revived.record : undefined;
+    });
+    await this.propagation.dispatch(
+      execution,
+      graph,
+      ready.filter((r): r is NodeRecord => r !== undefined),
+    );
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Sending task messages that may have to wait. SQS delays a message by at most 15 minutes; a node
+ * due later is not sent now: its execution's sweep time is pulled in so the sweeper sends it once
+ * it is within reach. So a long `wait` or backoff costs no compute while it waits.
+ */
+import type { TaskMessage } from "../ports.js";
+import type { EngineContext } from "./context.js";
+
+export const MAX_DELAY_SECONDS = 900;
+/** The sweeper comes back this long before a far-off task is due (inside SQS's delay reach). */
+const SWEEP_LEAD_MS = (MAX_DELAY_SECONDS - 120) * 1000;
+
+export interface OutgoingTask {
+  message: TaskMessage;
+  /** Epoch ms before which the task must not run. */
+  notBefore?: number;
+}
+
+export async function sendTasks(ctx: EngineContext, tasks: readonly OutgoingTask[]): Promise<void> {
+  if (tasks.length === 0) return;
+  const now = ctx.clock.now();
+  const byDelay = new Map<number, TaskMessage[]>();
+  const later: OutgoingTask[] = [];
+  for (const task of tasks) {
+    const waitMs = (task.notBefore ?? now) - now;
+    if (waitMs > MAX_DELAY_SECONDS * 1000) {
+      later.push(task);
+      continue;
+    }
+    const delaySeconds = Math.max(0, Math.ceil(waitMs / 1000));
+    byDelay.set(delaySeconds, [...(byDelay.get(delaySeconds) ?? []), task.message]);
+  }
+  await Promise.all(
+    [...byDelay].map(([delaySeconds, messages]) =>
+      ctx.queue.send(messages, delaySeconds > 0 ? { delaySeconds } : undefined),
+    ),
+  );
+  for (const task of later) {
+    await ctx.store.pullSweepAt(task.message.executionId, task.notBefore! - SWEEP_LEAD_MS);
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The sweeper: a backstop that makes every accepted execution reach a terminal state whatever
+ * crashed. SQS redelivery is the first line of recovery; the sweeper catches what that cannot: a
+ * lease that expired after its message was deleted, a message lost after a state write, a
+ * completion whose propagation never ran, a far-off wait or retry coming within reach, an
+ * execution past its deadline. It reads only executions whose `sweepAt` is due (a sparse index),
+ * and every repair is one of the engine's own idempotent, conditional steps, so two sweepers at
+ * once are harmless; a named lease keeps normally only one working.
+ */
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
+import { mapLimit } from "./concurrency.js";
+import type { EngineContext } from "./context.js";
+import type { Propagation } from "./propagation.js";
+import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks } from "./send.js";
+import type { TaskRunner } from "./worker.js";
+
+export interface SweepReport {
+  /** True when another sweeper holds the lease and this one did nothing. */
+  skipped: boolean;
+  executions: number;
+  recoveredLeases: number;
+  resent: number;
+  reDriven: number;
+  timedOut: number;
+}
+
+const SWEEPER_LEASE = "sweeper";
+const PAGE = 100;
+const MIN_REVISIT_MS = 10_000;
+
+export class Sweeper {
+  private readonly owner: string;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly propagation: Propagation,
+    private readonly runner: TaskRunner,
+  ) {
+    this.owner = ctx.ids.token();
+  }
+
+  /** One sweep. `force` skips the sweeper lease (it stays safe: every repair is conditional). */
+  async sweep(options: { force?: boolean; leaseMs?: number } = {}): Promise<SweepReport> {
+    const report: SweepReport = {
+      skipped: false,
+      executions: 0,
+      recoveredLeases: 0,
+      resent: 0,
+      reDriven: 0,
+      timedOut: 0,
+    };
+    const now = this.ctx.clock.now();
+    if (!options.force) {
+      const leaseMs = options.leaseMs ?? 50_000;
+      const granted = await this.ctx.store.acquireLease(SWEEPER_LEASE, this.owner, now, now + leaseMs);
+      if (!granted) return { ...report, skipped: true };
+    }
+    for (;;) {
+      const due = await this.ctx.store.listDueExecutions(now, PAGE);
+      await mapLimit(due, 4, (execution) => this.reconcile(execution, now, report));
+      report.executions += due.length;
+      // Each reconciled execution moved its sweepAt past `now` (or finished), so the next page is new.
+      if (due.length < PAGE) return report;
+    }
+  }
+
+  private async reconcile(execution: ExecutionRecord, now: number, report: SweepReport): Promise<void> {
+    const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
+    if (execution.deadline !== undefined && execution.deadline <= now) {
+      const seconds = graph.definition.timeoutSeconds;
+      await this.propagation.finishExecution(execution.executionId, graph, "FAILED", "execution timed out", {
+        name: "ExecutionTimeout",
+        message: `the execution exceeded its timeout of ${seconds} s`,
+      });
+      report.timedOut++;
+      return;
+    }
+    const { graceMs, idleMs } = this.ctx.sweep;
+    const records = new Map(
+      (await this.ctx.store.listNodes(execution.executionId)).map((r) => [r.nodeId, r]),
+    );
+    let next = now + idleMs;
+    const revisitAt = (at: number) => {
+      next = Math.min(next, at);
+    };
+    if (execution.deadline !== undefined) revisitAt(execution.deadline);
+
+    const resend: OutgoingTask[] = [];
+    const completed: GraphNode[] = [];
+    const failed: Array<{ node: GraphNode; record: NodeRecord }> = [];
+    if (graph.entries.some((i) => !records.has(graph.nodes[i]!.id))) {
+      // Started, but an entry was never queued (a crash between the start and the dispatch).
+      if ((execution.startedAt ?? now) + graceMs <= now)
+        await this.propagation.startEntries(execution, graph);
+      else revisitAt((execution.startedAt ?? now) + graceMs);
+    }
+    for (const node of graph.nodes) {
+      const record = records.get(node.id);
+      if (!record) continue;
+      switch (record.status) {
+        case "RUNNING": {
+          const expiresAt = record.lease?.expiresAt ?? now;
+          if (expiresAt < now) {
+            await this.runner.recoverExpiredLease(execution, graph, node, record);
+            report.recoveredLeases++;
+          } else revisitAt(expiresAt + 1000);
+          break;
+        }
+        case "QUEUED": {
+          const dueAt = record.notBefore ?? record.queuedAt ?? now;
+          const message = { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt };
+          if (dueAt - now > MAX_DELAY_SECONDS * 1000) {
+            revisitAt(dueAt - (MAX_DELAY_SECONDS - 120) * 1000); // not yet within SQS's delay reach
+          } else if (dueAt > now) {
+            resend.push({ message, notBefore: dueAt }); // a far-off wait or retry now within reach
+            revisitAt(dueAt + graceMs);
+          } else if (dueAt + graceMs <= now) {
+            resend.push({ message }); // its message was lost, or never sent
+            revisitAt(now + graceMs);
+          } else revisitAt(dueAt + graceMs);
+          break;
+        }
+        case "COMPLETED":
+          if (this.propagationMissing(execution, graph, node, records)) {
+            if ((record.finishedAt ?? now) + graceMs <= now) completed.push(node);
+            else revisitAt((record.finishedAt ?? now) + graceMs);
+          }
+          break;
+        case "FAILED":
+          failed.push({ node, record });
+          break;
+        default:
+          break;
+      }
+    }
+    await sendTasks(this.ctx, resend);
+    report.resent += resend.length;
+    for (const node of completed)
+      await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
+    for (const { node, record } of failed) {
+      await this.propagation.afterFailure(
+        execution,
+        graph,
+        node,
+        record.error ?? { name: "Error", message: "failed" },
+      );
+    }
+    report.reDriven += completed.length + failed.length;
+    await this.ctx.store.transitionExecution(execution.executionId, ["RUNNING"], {
+      sweepAt: Math.max(next, now + MIN_REVISIT_MS),
+    });
+  }
+
+  /** A completed node whose effects are not all visible: a child never reached, or a sink not counted. */
+  private propagationMissing(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    records: Map<string, NodeRecord>,
+  ): boolean {
+    if (node.children.length === 0) return !execution.sinksDone.includes(node.index);
+    return node.children.some((childIndex) => {
+      const child = records.get(graph.nodes[childIndex]!.id);
+      return !child || (child.status === "PENDING" && !child.okDeps.includes(node.index));
+    });
+  }
+}
