@@ -108,15 +108,18 @@ export class Sweeper {
           break;
         }
         case "QUEUED": {
-          const dueAt = record.notBefore ?? record.queuedAt ?? now;
+          const queuedAt = record.queuedAt ?? now;
+          const dueAt = record.notBefore ?? queuedAt;
           const message = { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt };
+          // sendTasks skipped the message when the node was due beyond SQS's delay reach.
+          const neverSent = dueAt - queuedAt > MAX_DELAY_SECONDS * 1000;
           if (dueAt - now > MAX_DELAY_SECONDS * 1000) {
-            revisitAt(dueAt - (MAX_DELAY_SECONDS - 120) * 1000); // not yet within SQS's delay reach
-          } else if (dueAt > now) {
-            resend.push({ message, notBefore: dueAt }); // a far-off wait or retry now within reach
+            revisitAt(dueAt - (MAX_DELAY_SECONDS - 120) * 1000);
+          } else if (neverSent && dueAt > now) {
+            resend.push({ message, notBefore: dueAt }); // a far-off wait or retry, now within reach
             revisitAt(dueAt + graceMs);
           } else if (dueAt + graceMs <= now) {
-            resend.push({ message }); // its message was lost, or never sent
+            resend.push({ message }); // its message was lost (or, far-off, never sent): send it now
             revisitAt(now + graceMs);
           } else revisitAt(dueAt + graceMs);
           break;

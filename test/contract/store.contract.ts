@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkflowDefinition } from "../../shared/domain/definition.js";
 import type {
+  DeadLetterRecord,
   ExecutionRecord,
   ExecutionStatus,
   HistoryEvent,
@@ -298,6 +299,49 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect((await store.getExecution(record.executionId))?.sinksDone).toEqual([
           0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 42,
         ]);
+      });
+      it("removes execution fields patched with null (input null is a value)", async () => {
+        const record = execution({ status: "RUNNING", startedAt: 10, sweepAt: 500 });
+        await store.createExecution(record, event(1, "ExecutionCreated"));
+        expect(await store.getExecution(record.executionId)).toEqual(record);
+
+        const set = await store.transitionExecution(record.executionId, ["RUNNING"], {
+          error: { name: "E", message: "m" },
+          finishedAt: 20,
+          cancelRequested: { reason: "user", at: 15 },
+          sweepAt: 700,
+        });
+        expect(set).toEqual({
+          ok: true,
+          record: {
+            ...record,
+            error: { name: "E", message: "m" },
+            finishedAt: 20,
+            cancelRequested: { reason: "user", at: 15 },
+            sweepAt: 700,
+          },
+        });
+
+        const cleared = await store.transitionExecution(record.executionId, ["RUNNING"], {
+          error: null,
+          finishedAt: null,
+          cancelRequested: null,
+          sweepAt: null,
+          input: null,
+        });
+        const { sweepAt: _, ...withoutSweep } = record;
+        const expected: ExecutionRecord = { ...withoutSweep, input: null };
+        expect(cleared).toEqual({ ok: true, record: expected });
+        const stored = await store.getExecution(record.executionId);
+        expect(stored).toEqual(expected);
+        for (const field of ["error", "finishedAt", "cancelRequested", "sweepAt"]) {
+          expect(stored).not.toHaveProperty(field);
+        }
+        expect(stored).toHaveProperty("input", null);
+
+        // Removing what is not there is fine.
+        const again = await store.transitionExecution(record.executionId, ["RUNNING"], { error: null });
+        expect(again).toEqual({ ok: true, record: expected });
       });
     });
 
@@ -827,6 +871,72 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(node?.status).toBe("PENDING");
       });
 
+      it("sets notBefore in the queuing write when given one, and only then", async () => {
+        const id = randomUUID();
+        const ready = await store.recordArrival(
+          arrival(id, 0, { readyOnArrival: true, now: 100, notBefore: 5000 }),
+        );
+        expect(ready).toEqual({
+          recorded: true,
+          node: {
+            executionId: id,
+            nodeId: "child",
+            status: "QUEUED",
+            attempt: 1,
+            okDeps: [0],
+            badDeps: [],
+            queuedAt: 100,
+            notBefore: 5000,
+          },
+        });
+        expect(await store.getNode(id, "child")).toEqual(ready.node);
+
+        // Not queued (not ready, or a bad arrival): no notBefore either.
+        const other = randomUUID();
+        const notReady = await store.recordArrival(arrival(other, 0, { notBefore: 5000 }));
+        expect(notReady.node).not.toHaveProperty("notBefore");
+        const bad = await store.recordArrival(
+          arrival(other, 1, { outcome: "bad", readyOnArrival: true, notBefore: 5000 }),
+        );
+        expect(bad.recorded).toBe(true);
+        expect(bad.node).not.toHaveProperty("notBefore");
+        expect(bad.node.status).toBe("PENDING");
+      });
+
+      it("forgets failed arrivals when a node write patches badDeps with null", async () => {
+        const id = randomUUID();
+        await store.recordArrival(arrival(id, 0));
+        await store.recordArrival(arrival(id, 1, { outcome: "bad" }));
+        await store.recordArrival(arrival(id, 2, { outcome: "bad" }));
+        const cleared = await store.transitionNode(id, "child", { status: ["PENDING"] }, { badDeps: null });
+        const expected: NodeRecord = {
+          executionId: id,
+          nodeId: "child",
+          status: "PENDING",
+          attempt: 0,
+          okDeps: [0],
+          badDeps: [],
+        };
+        expect(cleared).toEqual({ ok: true, record: expected });
+        expect(await store.getNode(id, "child")).toEqual(expected);
+
+        // The failed parent gets another chance: its next arrival is recorded.
+        const retried = await store.recordArrival(arrival(id, 1));
+        expect(retried.recorded).toBe(true);
+        expect(retried.node).toMatchObject({ okDeps: [0, 1], badDeps: [] });
+
+        // On a node without failed arrivals (or no record at all) it changes nothing.
+        const missing = await store.transitionNode(id, "other", { status: ["PENDING"] }, { badDeps: null });
+        expect(missing.ok && missing.record).toEqual({
+          executionId: id,
+          nodeId: "other",
+          status: "PENDING",
+          attempt: 0,
+          okDeps: [],
+          badDeps: [],
+        });
+      });
+
       it("records 20 concurrent duplicate arrivals of one parent exactly once", async () => {
         const id = randomUUID();
         const results = await Promise.all(
@@ -856,6 +966,219 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(node).toMatchObject({ status: "QUEUED", attempt: 1 });
         expect(node?.okDeps).toHaveLength(1);
         expect(await store.listHistory(id)).toHaveLength(1);
+      });
+    });
+
+    // ── sweeping ────────────────────────────────────────────────────────────────────────────────
+
+    describe("sweeping", () => {
+      it("lists RUNNING executions due at `now`, earliest first, at most `limit`", async () => {
+        const fresh = await makeStore();
+        try {
+          const s = fresh.store;
+          const create = async (overrides: Partial<ExecutionRecord>) => {
+            const record = execution(overrides);
+            await s.createExecution(record, event(1, "ExecutionCreated"));
+            return record;
+          };
+          const a = await create({ status: "RUNNING", sweepAt: 300 });
+          const b = await create({ status: "RUNNING", sweepAt: 100 });
+          const c = await create({ status: "RUNNING", sweepAt: 200 });
+          const later = await create({ status: "RUNNING", sweepAt: 900 });
+          const pending = await create({ status: "PENDING", sweepAt: 50 });
+          await create({ status: "RUNNING" });
+          const finishing = await create({ status: "RUNNING", sweepAt: 150 });
+          const unswept = await create({ status: "RUNNING", sweepAt: 250 });
+          const ids = (records: ExecutionRecord[]) => records.map((r) => r.executionId);
+
+          expect(await s.listDueExecutions(0, 10)).toEqual([]);
+          const due = await s.listDueExecutions(500, 10);
+          expect(ids(due)).toEqual(ids([b, finishing, c, unswept, a]));
+          expect(due[0]).toEqual(b);
+          expect(ids(await s.listDueExecutions(500, 2))).toEqual(ids([b, finishing]));
+          // sweepAt equal to now is due.
+          expect(ids(await s.listDueExecutions(300, 10))).toEqual(ids([b, finishing, c, unswept, a]));
+          expect(ids(await s.listDueExecutions(299, 10))).toEqual(ids([b, finishing, c, unswept]));
+          expect(ids(await s.listDueExecutions(Number.MAX_SAFE_INTEGER, 10))).toEqual(
+            ids([b, finishing, c, unswept, a, later]),
+          );
+
+          // Finishing drops an execution; so does removing its sweepAt.
+          await s.transitionExecution(finishing.executionId, ["RUNNING"], {
+            status: "SUCCEEDED",
+            finishedAt: 5,
+          });
+          await s.transitionExecution(unswept.executionId, ["RUNNING"], { sweepAt: null });
+          expect(ids(await s.listDueExecutions(500, 10))).toEqual(ids([b, c, a]));
+
+          // Starting one makes it count; moving sweepAt (by a write or a pull) reorders.
+          await s.transitionExecution(pending.executionId, ["PENDING"], { status: "RUNNING", startedAt: 2 });
+          await s.transitionExecution(a.executionId, ["RUNNING"], { sweepAt: 600 });
+          expect(await s.pullSweepAt(later.executionId, 120)).toBe(true);
+          expect(ids(await s.listDueExecutions(500, 10))).toEqual(ids([pending, b, later, c]));
+          expect(ids(await s.listDueExecutions(500, 3))).toEqual(ids([pending, b, later]));
+          const pulled = (await s.listDueExecutions(500, 10)).find(
+            (r) => r.executionId === later.executionId,
+          );
+          expect(pulled?.sweepAt).toBe(120);
+
+          // Cancelling and failing drop it as well.
+          await s.transitionExecution(b.executionId, ["RUNNING"], { status: "CANCELLED", finishedAt: 6 });
+          await s.transitionExecution(c.executionId, ["RUNNING"], {
+            status: "FAILED",
+            finishedAt: 7,
+            error: { name: "E", message: "m" },
+          });
+          expect(ids(await s.listDueExecutions(1000, 10))).toEqual(
+            ids([pending, later, { ...a, sweepAt: 600 }]),
+          );
+        } finally {
+          await fresh.cleanup?.();
+        }
+      });
+
+      it("lists due executions across many executions in order, however small the limit", async () => {
+        const fresh = await makeStore();
+        try {
+          const s = fresh.store;
+          const records = Array.from({ length: 30 }, (_, i) =>
+            execution({ status: "RUNNING", sweepAt: 1000 + ((i * 7) % 30) * 10 }),
+          );
+          await Promise.all(records.map((r) => s.createExecution(r, event(1, "ExecutionCreated"))));
+          const bySweep = [...records].sort((x, y) => x.sweepAt! - y.sweepAt!).map((r) => r.executionId);
+          expect((await s.listDueExecutions(5000, 100)).map((r) => r.executionId)).toEqual(bySweep);
+          for (const limit of [1, 4, 13]) {
+            expect((await s.listDueExecutions(5000, limit)).map((r) => r.executionId)).toEqual(
+              bySweep.slice(0, limit),
+            );
+          }
+          // Finish the earliest ten: the next ten are the earliest now.
+          await Promise.all(
+            bySweep
+              .slice(0, 10)
+              .map((id) => s.transitionExecution(id, ["RUNNING"], { status: "SUCCEEDED", finishedAt: 9 })),
+          );
+          expect((await s.listDueExecutions(5000, 10)).map((r) => r.executionId)).toEqual(
+            bySweep.slice(10, 20),
+          );
+        } finally {
+          await fresh.cleanup?.();
+        }
+      });
+
+      it("pulls sweepAt only earlier, and only while RUNNING", async () => {
+        const running = execution({ status: "RUNNING", sweepAt: 500 });
+        await store.createExecution(running, event(1, "ExecutionCreated"));
+        const id = running.executionId;
+        expect(await store.pullSweepAt(id, 400)).toBe(true);
+        expect((await store.getExecution(id))?.sweepAt).toBe(400);
+        expect(await store.pullSweepAt(id, 450)).toBe(false);
+        expect(await store.pullSweepAt(id, 400)).toBe(false);
+        expect((await store.getExecution(id))?.sweepAt).toBe(400);
+        expect(await store.pullSweepAt(id, 100)).toBe(true);
+        expect(await store.getExecution(id)).toEqual({ ...running, sweepAt: 100 });
+
+        // No sweepAt yet: any instant is earlier.
+        const unset = execution({ status: "RUNNING" });
+        await store.createExecution(unset, event(1, "ExecutionCreated"));
+        expect(await store.pullSweepAt(unset.executionId, 700)).toBe(true);
+        expect((await store.getExecution(unset.executionId))?.sweepAt).toBe(700);
+
+        // Not RUNNING (not started, finished, or unknown): nothing changes.
+        const pending = execution();
+        await store.createExecution(pending, event(1, "ExecutionCreated"));
+        expect(await store.pullSweepAt(pending.executionId, 10)).toBe(false);
+        expect(await store.getExecution(pending.executionId)).toEqual(pending);
+        await store.transitionExecution(id, ["RUNNING"], { status: "SUCCEEDED", finishedAt: 9 });
+        expect(await store.pullSweepAt(id, 1)).toBe(false);
+        expect(await store.pullSweepAt(randomUUID(), 1)).toBe(false);
+      });
+
+      it("grants a named lease when free, expired or held by the same owner", async () => {
+        const name = uid("lease");
+        expect(await store.acquireLease(name, "a", 1000, 2000)).toBe(true);
+        // Held by another owner and not expired: refused.
+        expect(await store.acquireLease(name, "b", 1500, 2500)).toBe(false);
+        // The same owner extends it.
+        expect(await store.acquireLease(name, "a", 1500, 3000)).toBe(true);
+        expect(await store.acquireLease(name, "b", 2999, 4000)).toBe(false);
+        // Expired at `now` (expiresAt ≤ now): another owner takes it over.
+        expect(await store.acquireLease(name, "b", 3000, 4000)).toBe(true);
+        expect(await store.acquireLease(name, "a", 3500, 5000)).toBe(false);
+        // Names are independent.
+        expect(await store.acquireLease(uid("lease"), "a", 3500, 5000)).toBe(true);
+      });
+
+      it("grants a lease to exactly one of several concurrent owners", async () => {
+        const name = uid("lease");
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => store.acquireLease(name, `owner-${i}`, 1000, 2000)),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+        const winner = `owner-${results.indexOf(true)}`;
+        expect(await store.acquireLease(name, winner, 1500, 2500)).toBe(true);
+        expect(await store.acquireLease(name, "someone-else", 1500, 2500)).toBe(false);
+      });
+    });
+
+    // ── dead letters ────────────────────────────────────────────────────────────────────────────
+
+    describe("dead letters", () => {
+      const letter = (id: string, overrides: Partial<DeadLetterRecord> = {}): DeadLetterRecord => ({
+        id,
+        executionId: randomUUID(),
+        nodeId: "n1",
+        attempt: 3,
+        error: { name: "Boom", message: "it broke", retryable: false },
+        at: 1_700_000_000_000,
+        reason: "terminal",
+        ...overrides,
+      });
+
+      it("records each id once, lists oldest first in pages, reads and deletes", async () => {
+        const fresh = await makeStore();
+        try {
+          const s = fresh.store;
+          const d1 = letter("0001-a");
+          const d2 = letter("0002-b", { reason: "poison", receiveCount: 5, attempt: 1 });
+          const d3 = letter("0003-c");
+          for (const record of [d3, d1, d2]) await s.putDeadLetter(record);
+          // A repeat changes nothing and does not throw.
+          await s.putDeadLetter(letter("0001-a", { nodeId: "other", attempt: 9 }));
+          expect(await s.getDeadLetter("0001-a")).toEqual(d1);
+          expect(await s.getDeadLetter("0002-b")).toEqual(d2);
+          expect(await s.getDeadLetter("nope")).toBeUndefined();
+
+          expect(await s.listDeadLetters({ limit: 10 })).toEqual({ items: [d1, d2, d3] });
+          // An exact last page has no `next`.
+          expect(await s.listDeadLetters({ limit: 3 })).toEqual({ items: [d1, d2, d3] });
+          const first = await s.listDeadLetters({ limit: 2 });
+          expect(first).toEqual({ items: [d1, d2], next: "0002-b" });
+          expect(await s.listDeadLetters({ limit: 2, next: first.next })).toEqual({ items: [d3] });
+          const one = await s.listDeadLetters({ limit: 1, next: "0001-a" });
+          expect(one).toEqual({ items: [d2], next: "0002-b" });
+
+          expect(await s.deleteDeadLetter("0002-b")).toBe(true);
+          expect(await s.deleteDeadLetter("0002-b")).toBe(false);
+          expect(await s.deleteDeadLetter("never")).toBe(false);
+          expect(await s.getDeadLetter("0002-b")).toBeUndefined();
+          expect(await s.listDeadLetters({ limit: 10 })).toEqual({ items: [d1, d3] });
+
+          // Deleted and recorded again: it is back.
+          await s.putDeadLetter(d2);
+          expect(await s.listDeadLetters({ limit: 10 })).toEqual({ items: [d1, d2, d3] });
+        } finally {
+          await fresh.cleanup?.();
+        }
+      });
+
+      it("is empty when nothing was dead-lettered", async () => {
+        const fresh = await makeStore();
+        try {
+          expect(await fresh.store.listDeadLetters({ limit: 5 })).toEqual({ items: [] });
+        } finally {
+          await fresh.cleanup?.();
+        }
       });
     });
 

@@ -1,10 +1,14 @@
 /** The Store contract on every adapter: in memory, and DynamoDB on the emulator (moto by default). */
+import { randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
-import { inject } from "vitest";
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { dueKeys, executionKey, leaseKey } from "../../shared/adapters/dynamo/keys.js";
 import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
-import { awsClients, uniqueName } from "../support/aws.js";
+import type { ExecutionRecord } from "../../shared/domain/records.js";
+import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
 import { describeStoreContract } from "./store.contract.js";
 
 describeStoreContract("MemoryStore", async () => ({ store: new MemoryStore() }));
@@ -20,4 +24,74 @@ describeStoreContract("DynamoStore (emulator)", async () => {
       clients.destroy();
     },
   };
+});
+
+/** What the contract cannot see: the sparse due index (gsi2) is maintained in the same writes. */
+describe("DynamoStore due-index keys (emulator)", () => {
+  let clients: AwsClients;
+  let table: string;
+  let store: DynamoStore;
+
+  beforeAll(async () => {
+    clients = awsClients(inject("awsEndpoint"));
+    table = uniqueName("weft-due");
+    await ensureTable(clients.dynamo, table);
+    store = new DynamoStore(clients.doc, table);
+  });
+  afterAll(async () => {
+    await clients.dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+    clients.destroy();
+  });
+
+  const raw = async (key: { pk: string; sk: string }) =>
+    (await clients.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  const dueAttributes = async (id: string) => {
+    const item = await raw(executionKey(id));
+    return { sweepAt: item?.sweepAt, gsi2pk: item?.gsi2pk, gsi2sk: item?.gsi2sk };
+  };
+  const running = (overrides: Partial<ExecutionRecord> = {}): ExecutionRecord => ({
+    executionId: randomUUID(),
+    workflow: "wf",
+    version: 1,
+    status: "RUNNING",
+    input: null,
+    createdAt: 1,
+    sinksDone: [],
+    ...overrides,
+  });
+
+  it("sets the keys with sweepAt and removes them with it, or when the execution finishes", async () => {
+    const record = running({ sweepAt: 1_700_000_000_123 });
+    const id = record.executionId;
+    await store.createExecution(record, { at: 1, type: "ExecutionCreated" });
+    const keys = dueKeys(id, 1_700_000_000_123);
+    expect(keys.gsi2pk).toMatch(/^SW#[0-7]$/);
+    expect(keys.gsi2sk).toBe(`001700000000123#${id}`);
+    expect(await dueAttributes(id)).toEqual({ sweepAt: 1_700_000_000_123, ...keys });
+
+    await store.transitionExecution(id, ["RUNNING"], { sweepAt: 42 });
+    expect(await dueAttributes(id)).toEqual({ sweepAt: 42, ...dueKeys(id, 42) });
+    expect(await store.pullSweepAt(id, 7)).toBe(true);
+    expect(await dueAttributes(id)).toEqual({ sweepAt: 7, ...dueKeys(id, 7) });
+
+    await store.transitionExecution(id, ["RUNNING"], { sweepAt: null });
+    expect(await dueAttributes(id)).toEqual({ sweepAt: undefined, gsi2pk: undefined, gsi2sk: undefined });
+
+    // Finishing removes them even when the same write sets a sweepAt.
+    for (const status of ["SUCCEEDED", "FAILED", "CANCELLED"] as const) {
+      const other = running({ sweepAt: 5 });
+      await store.createExecution(other, { at: 1, type: "ExecutionCreated" });
+      await store.transitionExecution(other.executionId, ["RUNNING"], { status, sweepAt: 9 });
+      expect(await dueAttributes(other.executionId)).toEqual({
+        sweepAt: undefined,
+        gsi2pk: undefined,
+        gsi2sk: undefined,
+      });
+    }
+  });
+
+  it("stores a lease as owner and expiry", async () => {
+    expect(await store.acquireLease("sweeper", "me", 10, 20)).toBe(true);
+    expect(await raw(leaseKey("sweeper"))).toMatchObject({ owner: "me", expiresAt: 20 });
+  });
 });

@@ -8,7 +8,8 @@ import { MemoryEventPublisher } from "../../shared/adapters/memory/events.js";
 import { MemoryQueue } from "../../shared/adapters/memory/queue.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
 import { systemClock } from "../../shared/adapters/system.js";
-import { Engine } from "../../shared/engine/engine.js";
+import type { SweepSettings } from "../../shared/engine/context.js";
+import { Engine, type EngineOptions } from "../../shared/engine/engine.js";
 import type { EventPublisher, IdGenerator, LifecycleEvent, QueueConsumer, Store, TaskQueue } from "../../shared/ports.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
 import type { TaskType } from "../../shared/tasks/task-type.js";
@@ -22,6 +23,7 @@ export interface Backend {
   store: Store;
   queue: TaskQueue;
   consumer: QueueConsumer;
+  deadLetterConsumer: QueueConsumer;
   /** Lifecycle events the engine published (recorded on the way to the real bus). */
   events: LifecycleEvent[];
   cleanup(): Promise<void>;
@@ -29,7 +31,12 @@ export interface Backend {
 
 export interface BackendOptions {
   leaseSeconds?: number;
+  sweep?: Partial<SweepSettings>;
   tasks?: TaskType<unknown>[];
+  /** Decorates the store (fault injection). */
+  wrapStore?: (store: Store) => Store;
+  /** Receives before SQS moves a message to the dead-letter queue. */
+  maxReceiveCount?: number;
 }
 
 class RecordingPublisher implements EventPublisher {
@@ -45,16 +52,38 @@ const ids: IdGenerator = { executionId: randomUUID, token: randomUUID, random: M
 
 export async function createBackend(kind: BackendKind, options: BackendOptions = {}): Promise<Backend> {
   const tasks = createTaskRegistry(options.tasks ?? []);
-  const engineOptions = options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds };
+  const engineOptions: EngineOptions = {
+    ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
+    ...(options.sweep === undefined ? {} : { sweep: options.sweep }),
+  };
+  const wrap = options.wrapStore ?? ((store: Store) => store);
+  const maxReceiveCount = options.maxReceiveCount ?? 5;
   if (kind === "memory") {
     const store = new MemoryStore();
-    const queue = new MemoryQueue({ clock: systemClock });
+    const deadLetter = new MemoryQueue({ clock: systemClock });
+    const queue = new MemoryQueue({ clock: systemClock, maxReceiveCount, deadLetter });
     const events = new MemoryEventPublisher();
-    const engine = new Engine({ store, queue, events, clock: systemClock, ids }, tasks, engineOptions);
-    return { engine, store, queue, consumer: queue, events: events.events, cleanup: async () => {} };
+    const engine = new Engine({ store: wrap(store), queue, events, clock: systemClock, ids }, tasks, engineOptions);
+    return {
+      engine,
+      store,
+      queue,
+      consumer: queue,
+      deadLetterConsumer: deadLetter,
+      events: events.events,
+      cleanup: async () => {},
+    };
   }
-  const aws = await createTestBackend(inject("awsEndpoint"));
+  const aws = await createTestBackend(inject("awsEndpoint"), { maxReceiveCount });
   const events = new RecordingPublisher(aws.events);
-  const engine = new Engine({ store: aws.store, queue: aws.queue, events, clock: systemClock, ids }, tasks, engineOptions);
-  return { engine, store: aws.store, queue: aws.queue, consumer: aws.consumer, events: events.events, cleanup: aws.cleanup };
+  const ports = { store: wrap(aws.store), queue: aws.queue, events, clock: systemClock, ids };
+  return {
+    engine: new Engine(ports, tasks, engineOptions),
+    store: aws.store,
+    queue: aws.queue,
+    consumer: aws.consumer,
+    deadLetterConsumer: aws.deadLetterConsumer,
+    events: events.events,
+    cleanup: aws.cleanup,
+  };
 }

@@ -19,7 +19,8 @@ export function applyNodePatch(node: NodeRecord, patch: NodePatch): NodeRecord {
   const next: Record<string, unknown> = { ...node };
   for (const [key, value] of Object.entries(patch)) {
     // `output` is JSON: null is a value there, not a removal.
-    if (value === null && key !== "output") delete next[key];
+    if (value === null && key === "badDeps") next[key] = [];
+    else if (value === null && key !== "output") delete next[key];
     else if (value !== undefined) next[key] = value;
   }
   return next as unknown as NodeRecord;

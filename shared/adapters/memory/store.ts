@@ -103,6 +103,8 @@ export class MemoryStore implements Store {
       if (value === null && key !== "input") delete next[key];
       else if (value !== undefined) next[key] = copy(value);
     }
+    // A finished execution leaves the sweeper's due index, as in DynamoDB.
+    if (next.status !== "PENDING" && next.status !== "RUNNING") delete next.sweepAt;
     stored.record = next as unknown as ExecutionRecord;
     if (event) stored.history.push(copy(event));
     return { ok: true, record: copy(stored.record) };
