@@ -1,11 +1,17 @@
 /**
- * The local runtime: plays API Gateway and the Lambda service on one machine. It builds the ports
- * (embedded in-memory, or DynamoDB/SQS/EventBridge at an endpoint or in real AWS), the engine, the same api
- * and worker handlers the Lambdas run, an HTTP server feeding the api handler API Gateway v2 events, and a
- * poller feeding the worker handler SQS batches. It never exits the process: callers (main.ts, tests) stop it.
+ * The local runtime: plays API Gateway, EventBridge's schedule and the Lambda service on one machine. It
+ * builds the ports (embedded in-memory, or DynamoDB/SQS/EventBridge at an endpoint or in real AWS), the
+ * engine, the same handlers the Lambdas run (api, worker, sweeper, dlq), an HTTP server feeding the api
+ * handler API Gateway v2 events, a poller feeding the worker handler SQS batches from the task queue, a
+ * second poller feeding the dlq handler batches from the dead-letter queue, and a timer invoking the
+ * sweeper handler with scheduled events. It never exits the process: callers (main.ts, tests) stop it.
  */
-import type { Logger } from "@aws-lambda-powertools/logger";
+import { randomUUID } from "node:crypto";
+import { Logger } from "@aws-lambda-powertools/logger";
+import type { ScheduledEvent } from "aws-lambda";
 import { createApiHandler } from "../functions/api/app.js";
+import { createDlqHandler } from "../functions/dlq/app.js";
+import { createSweeperHandler } from "../functions/sweeper/app.js";
 import { createWorkerHandler } from "../functions/worker/app.js";
 import { ensureTable } from "../shared/adapters/dynamo/table.js";
 import { ensureEventBus } from "../shared/adapters/eventbridge/publisher.js";
@@ -15,18 +21,21 @@ import { MemoryStore } from "../shared/adapters/memory/store.js";
 import { SqsQueueConsumer } from "../shared/adapters/sqs/queue.js";
 import { ensureQueues } from "../shared/adapters/sqs/queues.js";
 import { randomIds, systemClock } from "../shared/adapters/system.js";
-import { loadConfig } from "../shared/config/env.js";
+import { loadConfig, loadEngineSettings } from "../shared/config/env.js";
 import {
   type AwsClientOptions,
   type AwsClients,
   createAwsClients,
   createAwsPorts,
+  powertoolsEngineLogger,
 } from "../shared/config/wiring.js";
-import { Engine } from "../shared/engine/engine.js";
+import { Engine, type EngineOptions } from "../shared/engine/engine.js";
+import type { SweepReport } from "../shared/engine/sweeper.js";
 import type { EnginePorts, QueueConsumer } from "../shared/ports.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
 import type { TaskRegistry } from "../shared/tasks/task-type.js";
 import { startHttpServer } from "./http-server.js";
+import { createLambdaContext } from "./lambda-context.js";
 import { DEFAULT_QUEUE_ARN, startPoller } from "./poller.js";
 import { type LocalTimer, startTimers } from "./timers.js";
 
@@ -57,9 +66,24 @@ export interface LocalRuntimeOptions {
   maxReceiveCount?: number;
   /** Lease length given to the engine. Default WEFT_LEASE_SECONDS or 60. */
   leaseSeconds?: number;
+  /**
+   * Engine options, merged over `{leaseSeconds}` and the sweeper timing of WEFT_SWEEP_*_SECONDS
+   * (`sweep` is merged field by field). The default logger is a Powertools "weft-engine" one.
+   */
+  engineOptions?: Partial<EngineOptions>;
+  /**
+   * Decorates the ports before the engine is built (fault injection in tests, call counting in the
+   * benchmark). The engine, the timers and `LocalRuntime.ports` see the result; the pollers still read
+   * the queues through the undecorated consumers.
+   */
+  wrapPorts?: (ports: EnginePorts) => EnginePorts;
+  /** Run the sweeper handler on a timer, as the EventBridge schedule does. Default true. */
+  sweep?: boolean;
+  /** How often the sweeper runs. Default 60 000 ms (the schedule's one minute). */
+  sweepIntervalMs?: number;
   /** Task types; default the built-ins. */
   tasks?: TaskRegistry;
-  /** Periodic jobs (the sweeper plugs in here). */
+  /** Further periodic jobs, beside the sweeper. */
   timers?: readonly LocalTimer[];
   /** aws backend: endpoint for every client; default AWS_ENDPOINT_URL (unset = real AWS). */
   endpoint?: string;
@@ -71,9 +95,11 @@ export interface LocalRuntimeOptions {
   names?: Partial<LocalResourceNames>;
   /** Where defaults are read from. Default process.env. */
   env?: Record<string, string | undefined>;
-  /** Loggers of the api and worker handlers (default: Powertools loggers of their own). */
+  /** Loggers of the handlers (default: Powertools loggers of their own). */
   apiLogger?: Logger;
   workerLogger?: Logger;
+  sweeperLogger?: Logger;
+  dlqLogger?: Logger;
   /** Errors of the runtime's own machinery (HTTP, poller, timers). Default console.error. */
   onError?: (error: unknown, where: string) => void;
 }
@@ -85,9 +111,14 @@ export interface LocalRuntime {
   backend: LocalBackend;
   engine: Engine;
   ports: EnginePorts;
-  /** The task queue and its dead-letter queue as consumers (inspection in tests, redrive later). */
+  /**
+   * The task queue and its dead-letter queue as consumers. The runtime's own pollers read both (the
+   * DLQ one feeds the dlq handler), so a test reading them competes with those pollers.
+   */
   taskConsumer: QueueConsumer;
   deadLetterConsumer: QueueConsumer;
+  /** Runs one sweep now through the sweeper handler (as a scheduled invocation would) and returns its report. */
+  sweep(): Promise<SweepReport>;
   /** aws backend: the resources in use. */
   resources?: {
     tableName: string;
@@ -98,8 +129,26 @@ export interface LocalRuntime {
     endpoint?: string;
     region?: string;
   };
-  /** Stops the HTTP server, the poller (waiting for in-flight invocations) and the timers. Idempotent. */
+  /** Stops the HTTP server, the pollers (waiting for in-flight invocations) and the timers. Idempotent. */
   stop(): Promise<void>;
+}
+
+/** EventBridge's schedule of the sweeper: every minute. */
+export const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+
+/** The event an EventBridge schedule rule hands the sweeper function. */
+function scheduledEvent(region = "local"): ScheduledEvent {
+  return {
+    version: "0",
+    id: randomUUID(),
+    "detail-type": "Scheduled Event",
+    source: "aws.events",
+    account: "000000000000",
+    time: new Date().toISOString(),
+    region,
+    resources: [`arn:aws:events:${region}:000000000000:rule/weft-local-sweeper`],
+    detail: {},
+  };
 }
 
 export const DEFAULT_LOCAL_NAMES: LocalResourceNames = {
@@ -114,6 +163,7 @@ interface Backend {
   taskConsumer: QueueConsumer;
   deadLetterConsumer: QueueConsumer;
   queueArn: string;
+  deadLetterArn: string;
   resources?: LocalRuntime["resources"];
   close(): void;
 }
@@ -132,6 +182,7 @@ function memoryBackend(maxReceiveCount: number): Backend {
     taskConsumer: queue,
     deadLetterConsumer: deadLetter,
     queueArn: DEFAULT_QUEUE_ARN,
+    deadLetterArn: DEFAULT_QUEUE_ARN.replace(/:[^:]+$/, `:${DEFAULT_LOCAL_NAMES.deadLetter}`),
     close() {},
   };
 }
@@ -193,6 +244,7 @@ async function awsBackend(
       deadLetterConsumer: new SqsQueueConsumer(clients.sqs, queues.deadLetterUrl),
       // The task queue's ARN differs from the DLQ's only in its name.
       queueArn: queues.deadLetterArn.replace(/:[^:]+$/, `:${names.queue}`),
+      deadLetterArn: queues.deadLetterArn,
       resources: {
         tableName: names.table,
         queueUrl: queues.queueUrl,
@@ -217,23 +269,31 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     ((error: unknown, where: string) => console.error(`[weft local] ${where} failed:`, error));
   const maxReceiveCount = options.maxReceiveCount ?? 5;
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 30;
-  const envLease = Number(env.WEFT_LEASE_SECONDS);
-  const leaseSeconds = options.leaseSeconds ?? (Number.isInteger(envLease) && envLease > 0 ? envLease : 60);
+  // WEFT_LEASE_SECONDS and WEFT_SWEEP_*_SECONDS, validated as the functions read them.
+  const settings = loadEngineSettings(env);
+  const leaseSeconds = options.leaseSeconds ?? settings.leaseSeconds;
 
   const backend =
     options.backend === "aws"
       ? await awsBackend(options, env, maxReceiveCount, visibilityTimeoutSeconds, leaseSeconds)
       : memoryBackend(maxReceiveCount);
 
-  const engine = new Engine(backend.ports, options.tasks ?? createTaskRegistry(), { leaseSeconds });
-  const apiHandler = createApiHandler(
-    engine,
-    options.apiLogger === undefined ? {} : { logger: options.apiLogger },
-  );
-  const workerHandler = createWorkerHandler(
-    engine,
-    options.workerLogger === undefined ? {} : { logger: options.workerLogger },
-  );
+  const ports = options.wrapPorts ? options.wrapPorts(backend.ports) : backend.ports;
+  const engineOptions: EngineOptions = {
+    leaseSeconds,
+    ...options.engineOptions,
+    sweep: { ...settings.sweep, ...options.engineOptions?.sweep },
+    logger:
+      options.engineOptions?.logger ?? powertoolsEngineLogger(new Logger({ serviceName: "weft-engine" })),
+  };
+  const engine = new Engine(ports, options.tasks ?? createTaskRegistry(), engineOptions);
+  const withLogger = (logger: Logger | undefined) => (logger === undefined ? {} : { logger });
+  const apiHandler = createApiHandler(engine, withLogger(options.apiLogger));
+  const workerHandler = createWorkerHandler(engine, withLogger(options.workerLogger));
+  const dlqHandler = createDlqHandler(engine, withLogger(options.dlqLogger));
+  const sweeperHandler = createSweeperHandler(engine, withLogger(options.sweeperLogger));
+  const sweepOnce = () =>
+    sweeperHandler(scheduledEvent(backend.resources?.region), createLambdaContext("weft-sweeper", 55_000));
 
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
@@ -248,6 +308,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     throw error;
   }
 
+  const waitSeconds = options.waitSeconds ?? (options.backend === "memory" ? 0.25 : 1);
   const poller = startPoller({
     consumer: backend.taskConsumer,
     handler: workerHandler,
@@ -256,11 +317,32 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
     // The in-memory queue wakes a waiting receive at once on send, so a short wait only bounds stop().
-    waitSeconds: options.waitSeconds ?? (options.backend === "memory" ? 0.25 : 1),
+    waitSeconds,
     onError: (error, where) => onError(error, `poller ${where}`),
   });
-  const timers = startTimers(options.timers ?? [], { engine, ports: backend.ports }, (error, timer) =>
-    onError(error, `timer ${timer.name}`),
+  // The DLQ function's event source: one invocation at a time (dead letters are rare, and each fails a node).
+  const deadLetterPoller = startPoller({
+    consumer: backend.deadLetterConsumer,
+    handler: dlqHandler,
+    queueArn: backend.deadLetterArn,
+    functionName: "weft-dlq",
+    concurrency: 1,
+    visibilityTimeoutSeconds,
+    ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+    waitSeconds,
+    onError: (error, where) => onError(error, `dlq poller ${where}`),
+  });
+  const sweeperTimer: LocalTimer = {
+    name: "sweeper",
+    intervalMs: options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
+    tick: async () => {
+      await sweepOnce();
+    },
+  };
+  const timers = startTimers(
+    [...(options.sweep === false ? [] : [sweeperTimer]), ...(options.timers ?? [])],
+    { engine, ports },
+    (error, timer) => onError(error, `timer ${timer.name}`),
   );
 
   let stopping: Promise<void> | undefined;
@@ -269,14 +351,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     port: server.port,
     backend: options.backend,
     engine,
-    ports: backend.ports,
+    ports,
     taskConsumer: backend.taskConsumer,
     deadLetterConsumer: backend.deadLetterConsumer,
+    sweep: sweepOnce,
     ...(backend.resources === undefined ? {} : { resources: backend.resources }),
     stop() {
       stopping ??= (async () => {
         try {
-          await Promise.all([server.close(), poller.stop(), timers.stop()]);
+          await Promise.all([server.close(), poller.stop(), deadLetterPoller.stop(), timers.stop()]);
         } finally {
           backend.close();
         }

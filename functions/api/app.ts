@@ -4,22 +4,24 @@
  *
  * Status codes: POST /workflows 201 (new version) / 200 (same content already registered);
  * POST /executions 202 (new execution) / 200 (an idempotencyKey returned an existing one);
- * POST /executions/{id}/trigger 202 (409 when not PENDING); GET routes 200.
+ * POST /executions/{id}/trigger 202 (409 when not PENDING); POST /executions/{id}/cancel 202 (409 when
+ * already finished); POST /dlq/redrive 202; GET routes 200. Routes live per resource in *-routes.ts.
  * Errors: `{ error: { code, message, details } }` with 400 InvalidJson / InvalidRequest / the engine's codes,
  * 404 NotFound, 405 MethodNotAllowed, 413 PayloadTooLarge, 500 InternalError (bad input is never a 500).
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
-import { ZodError, type z } from "zod";
+import { ZodError } from "zod";
 import type { Engine } from "../../shared/engine/engine.js";
 import { WeftError } from "../../shared/engine/errors.js";
-import { MalformedPathError, type Route, Router } from "./routes.js";
-import {
-  createExecutionBodySchema,
-  getWorkflowQuerySchema,
-  issuesToDetails,
-  triggerBodySchema,
-} from "./schemas.js";
+import { dlqRoutes } from "./dlq-routes.js";
+import { executionRoutes } from "./execution-routes.js";
+import type { RouteHandler } from "./request.js";
+import { MalformedPathError, Router } from "./routes.js";
+import { issuesToDetails } from "./schemas.js";
+import { workflowRoutes } from "./workflow-routes.js";
+
+export type { ApiRequest } from "./request.js";
 
 export type ApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -31,27 +33,16 @@ export interface ApiHandlerOptions {
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-/** What a route handler sees of the request. */
-export interface ApiRequest {
-  params: Record<string, string>;
-  query: Record<string, string | undefined>;
-  /** The raw body text (decoded when API Gateway sent it base64-encoded), or undefined when absent/blank. */
-  body: string | undefined;
-}
-
-interface ApiResponse {
-  status: number;
-  body: unknown;
-}
-
-type RouteHandler = (request: ApiRequest) => Promise<ApiResponse>;
-
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
 export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}): ApiHandler {
   const logger = options.logger ?? new Logger({ serviceName: "weft-api" });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const router = new Router<RouteHandler>(apiRoutes(engine));
+  const router = new Router<RouteHandler>([
+    ...workflowRoutes(engine),
+    ...executionRoutes(engine),
+    ...dlqRoutes(engine),
+  ]);
 
   return async (event) => {
     const method = event.requestContext?.http?.method ?? "GET";
@@ -99,71 +90,6 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   };
 }
 
-function apiRoutes(engine: Engine): Route<RouteHandler>[] {
-  return [
-    {
-      method: "POST",
-      pattern: "/workflows",
-      handler: async ({ body }) => {
-        const definition = parseJson(body, { required: true });
-        const result = await engine.registerWorkflow(definition);
-        return {
-          status: result.created ? 201 : 200,
-          body: { name: result.name, version: result.version, definitionHash: result.definitionHash },
-        };
-      },
-    },
-    {
-      method: "GET",
-      pattern: "/workflows/{name}",
-      handler: async ({ params, query }) => {
-        const { version } = validate(getWorkflowQuerySchema, pickDefined(query), "query");
-        const record = await engine.getWorkflow(param(params, "name"), version);
-        return {
-          status: 200,
-          body: {
-            name: record.name,
-            version: record.version,
-            definitionHash: record.definitionHash,
-            createdAt: new Date(record.createdAt).toISOString(),
-            definition: record.definition,
-          },
-        };
-      },
-    },
-    {
-      method: "POST",
-      pattern: "/executions",
-      handler: async ({ body }) => {
-        const request = validate(createExecutionBodySchema, parseJson(body, { required: true }));
-        const summary = await engine.createExecution(request);
-        return {
-          status: summary.created ? 202 : 200,
-          body: { executionId: summary.executionId, status: summary.status },
-        };
-      },
-    },
-    {
-      method: "POST",
-      pattern: "/executions/{id}/trigger",
-      handler: async ({ params, body }) => {
-        const raw = parseJson(body, { required: false });
-        const request = validate(triggerBodySchema, raw === undefined ? {} : raw);
-        const summary = await engine.triggerExecution(param(params, "id"), request.input);
-        return { status: 202, body: { executionId: summary.executionId, status: summary.status } };
-      },
-    },
-    {
-      method: "GET",
-      pattern: "/executions/{id}",
-      handler: async ({ params }) => ({
-        status: 200,
-        body: await engine.describeExecution(param(params, "id")),
-      }),
-    },
-  ];
-}
-
 /**
  * The path to route on. With a named stage (not `$default`), API Gateway puts the stage in rawPath
  * (`/prod/executions`); strip it so the same routes match.
@@ -193,42 +119,6 @@ function readBody(event: APIGatewayProxyEventV2, maxBytes: number): string | und
   }
   const text = event.isBase64Encoded ? bytes.toString("utf8") : event.body;
   return text.trim() === "" ? undefined : text;
-}
-
-function parseJson(body: string | undefined, options: { required: boolean }): unknown {
-  if (body === undefined) {
-    if (!options.required) return undefined;
-    throw new WeftError(400, "InvalidJson", "the request body is empty; a JSON document is expected");
-  }
-  try {
-    return JSON.parse(body) as unknown;
-  } catch (error) {
-    // JSON.parse's message names the position of the problem, never more than a few characters of the body.
-    const reason = error instanceof Error ? error.message : "unparseable";
-    throw new WeftError(400, "InvalidJson", "the request body is not valid JSON", [
-      { path: "body", code: "invalid_json", message: reason },
-    ]);
-  }
-}
-
-function validate<S extends z.ZodType>(schema: S, value: unknown, prefix?: string): z.output<S> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const where = prefix === undefined ? "request body" : prefix;
-  const details = issuesToDetails(parsed.error.issues, prefix);
-  throw new WeftError(400, "InvalidRequest", `the ${where} has ${details.length} problem(s)`, details);
-}
-
-function param(params: Record<string, string>, name: string): string {
-  const value = params[name];
-  if (value === undefined) throw new Error(`route parameter "${name}" is missing`);
-  return value;
-}
-
-function pickDefined(query: Record<string, string | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) out[key] = value;
-  return out;
 }
 
 function jsonResponse(

@@ -1,6 +1,7 @@
 /** zod schemas of the HTTP API's requests (bodies and query strings) and the mapping of zod issues to details. */
 import { z } from "zod";
 import { workflowNameSchema } from "../../shared/domain/definition.js";
+import { EXECUTION_STATUSES } from "../../shared/domain/records.js";
 import type { ProblemDetail } from "../../shared/engine/errors.js";
 
 const versionNumber = z.number().int("version must be a whole number").min(1, "version must be at least 1");
@@ -63,3 +64,65 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix?: st
   }
   return details;
 }
+
+/** A page size from the query string: a whole number within [1, max], `fallback` when absent. */
+const limitParam = (max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^[0-9]{1,9}$/, `limit must be a whole number from 1 to ${max}`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(1, `limit must be a whole number from 1 to ${max}`)
+        .max(max, `limit must be a whole number from 1 to ${max}`),
+    )
+    .default(fallback);
+
+/** An opaque paging cursor this API returned. */
+const cursorParam = z.string().min(1, "a cursor must not be empty").max(4096, "a cursor is at most 4096 characters");
+
+/** POST /executions/{id}/cancel (the body itself may be absent). */
+export const cancelBodySchema = z
+  .object({
+    reason: z.string().max(1000, "reason must be at most 1000 characters").optional(),
+  })
+  .strict();
+export type CancelBody = z.output<typeof cancelBodySchema>;
+
+/** GET /executions/{id}/events?after=&limit= */
+export const listEventsQuerySchema = z.object({
+  after: cursorParam.optional(),
+  limit: limitParam(1000, 100),
+});
+export type ListEventsQuery = z.output<typeof listEventsQuerySchema>;
+
+/** GET /executions?workflow=&status=&limit=&next= */
+export const listExecutionsQuerySchema = z.object({
+  workflow: workflowNameSchema.optional(),
+  status: z
+    .enum(EXECUTION_STATUSES, { error: `status must be one of ${EXECUTION_STATUSES.join(", ")}` })
+    .optional(),
+  limit: limitParam(200, 50),
+  next: cursorParam.optional(),
+});
+export type ListExecutionsQuery = z.output<typeof listExecutionsQuerySchema>;
+
+/** GET /dlq?limit=&next= */
+export const listDeadLettersQuerySchema = z.object({
+  limit: limitParam(200, 50),
+  next: cursorParam.optional(),
+});
+export type ListDeadLettersQuery = z.output<typeof listDeadLettersQuerySchema>;
+
+/** POST /dlq/redrive (an absent body, or one without messageIds, redrives everything). */
+export const redriveBodySchema = z
+  .object({
+    messageIds: z
+      .array(z.string().min(1, "a message id must not be empty").max(512, "a message id is at most 512 characters"))
+      .min(1, "messageIds must list at least one id (leave it out to redrive everything)")
+      .max(500, "messageIds lists at most 500 ids")
+      .optional(),
+  })
+  .strict();
+export type RedriveBody = z.output<typeof redriveBodySchema>;

@@ -5,9 +5,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import { z } from "zod";
 import type { Engine } from "../../shared/engine/engine.js";
 import type { TaskMessage } from "../../shared/ports.js";
+import { parseTaskMessage, receiveCountOf } from "../common/task-message.js";
+
+// The task message schema lives in functions/common (the DLQ function parses the same bodies).
+export { MalformedTaskMessageError, parseTaskMessage, taskMessageSchema } from "../common/task-message.js";
 
 export type WorkerHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
@@ -15,40 +18,11 @@ export interface WorkerHandlerOptions {
   logger?: Logger;
 }
 
-export const taskMessageSchema = z.object({
-  executionId: z.string().min(1),
-  nodeId: z.string().min(1),
-  attempt: z.number().int().nonnegative(),
-});
-
-/** A record whose body is not a task message. It fails, so SQS's redrive policy moves it to the DLQ. */
-export class MalformedTaskMessageError extends Error {
-  override name = "MalformedTaskMessageError";
-}
-
-export function parseTaskMessage(body: string): TaskMessage {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(body);
-  } catch {
-    throw new MalformedTaskMessageError("the message body is not JSON");
-  }
-  const parsed = taskMessageSchema.safeParse(raw);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map(
-      (issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`,
-    );
-    throw new MalformedTaskMessageError(`the message body is not a task message (${problems.join("; ")})`);
-  }
-  return parsed.data;
-}
-
 export function createWorkerHandler(engine: Engine, options: WorkerHandlerOptions = {}): WorkerHandler {
   const logger = options.logger ?? new Logger({ serviceName: "weft-worker" });
 
   const processRecord = async (record: SQSRecord): Promise<void> => {
-    const receiveCount = Number(record.attributes?.ApproximateReceiveCount);
-    const delivery = { receiveCount: Number.isInteger(receiveCount) && receiveCount > 0 ? receiveCount : 1 };
+    const delivery = { receiveCount: receiveCountOf(record) };
     let message: TaskMessage;
     try {
       message = parseTaskMessage(record.body);

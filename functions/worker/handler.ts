@@ -1,4 +1,5 @@
 /** Lambda entry point of the worker (SQS event source with ReportBatchItemFailures). */
+import { Logger } from "@aws-lambda-powertools/logger";
 import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { createEngineFromEnv } from "../../shared/config/wiring.js";
 import { createWorkerHandler, type WorkerHandler } from "./app.js";
@@ -6,6 +7,9 @@ import { createWorkerHandler, type WorkerHandler } from "./app.js";
 let app: WorkerHandler | undefined;
 
 export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
-  app ??= createWorkerHandler(createEngineFromEnv());
+  if (app === undefined) {
+    const logger = new Logger({ serviceName: "weft-worker" });
+    app = createWorkerHandler(createEngineFromEnv(process.env, { logger }), { logger });
+  }
   return app(event, context);
 };

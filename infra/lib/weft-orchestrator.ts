@@ -159,7 +159,10 @@ export class WeftOrchestrator extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
-      visibilityTimeout: Duration.minutes(5),
+      // The DLQ consumer is its Lambda event source: same 6x rule as the task queue.
+      visibilityTimeout: Duration.seconds(
+        DEFAULT_FUNCTION_SETTINGS.dlq.timeout.toSeconds() * VISIBILITY_TO_TIMEOUT_RATIO,
+      ),
     });
     this.taskQueue = new sqs.Queue(this, "TaskQueue", {
       encryption: sqs.QueueEncryption.SQS_MANAGED,

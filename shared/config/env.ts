@@ -3,12 +3,27 @@
  * Wiring only: no engine logic lives here.
  */
 import { z } from "zod";
+import type { SweepSettings } from "../engine/context.js";
 
 /** An unset variable and an empty one mean the same thing (CDK and shells both produce "" at times). */
 const emptyAsUndefined = (value: unknown) => (value === "" ? undefined : value);
 
 const required = (name: string) =>
   z.preprocess(emptyAsUndefined, z.string({ error: `${name} must be set` }).min(1, `${name} must be set`));
+
+/** An optional whole number of seconds within [1, max]. */
+const optionalSeconds = (name: string, max: number) =>
+  z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int(`${name} must be a whole number of seconds`)
+      .min(1, `${name} must be at least 1`)
+      .max(max, `${name} must be at most ${max}`)
+      .optional(),
+  );
+
+const DAY_SECONDS = 86_400;
 
 export const envSchema = z.object({
   WEFT_TABLE_NAME: required("WEFT_TABLE_NAME"),
@@ -24,6 +39,10 @@ export const envSchema = z.object({
       .max(43_200, "WEFT_LEASE_SECONDS must be at most 43200 (SQS's longest visibility timeout)")
       .default(60),
   ),
+  /** Sweeper timing (EngineOptions.sweep); unset means the engine's defaults. */
+  WEFT_SWEEP_FIRST_CHECK_SECONDS: optionalSeconds("WEFT_SWEEP_FIRST_CHECK_SECONDS", DAY_SECONDS),
+  WEFT_SWEEP_IDLE_SECONDS: optionalSeconds("WEFT_SWEEP_IDLE_SECONDS", DAY_SECONDS),
+  WEFT_SWEEP_GRACE_SECONDS: optionalSeconds("WEFT_SWEEP_GRACE_SECONDS", DAY_SECONDS),
   /** The AWS SDK reads this variable itself too; it is parsed here so the local runtime can print it. */
   AWS_ENDPOINT_URL: z.preprocess(
     emptyAsUndefined,
@@ -37,24 +56,54 @@ export interface WeftConfig {
   deadLetterUrl: string;
   eventBusName: string;
   leaseSeconds: number;
+  /** Sweeper timing in milliseconds: only the settings the environment sets (the engine defaults the rest). */
+  sweep: Partial<SweepSettings>;
   /** Endpoint override for every AWS client (moto, DynamoDB Local, LocalStack); undefined for real AWS. */
   endpoint?: string;
 }
 
-/** Reads and validates the configuration; throws one error naming every problem. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): WeftConfig {
-  const parsed = envSchema.safeParse(env);
+/** The engine's tunables alone (lease and sweeper timing), for callers without the AWS resource names. */
+export type EngineSettings = Pick<WeftConfig, "leaseSeconds" | "sweep">;
+
+const engineEnvSchema = envSchema.pick({
+  WEFT_LEASE_SECONDS: true,
+  WEFT_SWEEP_FIRST_CHECK_SECONDS: true,
+  WEFT_SWEEP_IDLE_SECONDS: true,
+  WEFT_SWEEP_GRACE_SECONDS: true,
+});
+
+function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
+  const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
     throw new Error(`invalid weft configuration: ${problems.join("; ")}`);
   }
-  const value = parsed.data;
+  return parsed.data;
+}
+
+function toEngineSettings(value: z.output<typeof engineEnvSchema>): EngineSettings {
+  const sweep: Partial<SweepSettings> = {};
+  if (value.WEFT_SWEEP_FIRST_CHECK_SECONDS !== undefined)
+    sweep.firstCheckMs = value.WEFT_SWEEP_FIRST_CHECK_SECONDS * 1000;
+  if (value.WEFT_SWEEP_IDLE_SECONDS !== undefined) sweep.idleMs = value.WEFT_SWEEP_IDLE_SECONDS * 1000;
+  if (value.WEFT_SWEEP_GRACE_SECONDS !== undefined) sweep.graceMs = value.WEFT_SWEEP_GRACE_SECONDS * 1000;
+  return { leaseSeconds: value.WEFT_LEASE_SECONDS, sweep };
+}
+
+/** Reads and validates WEFT_LEASE_SECONDS and WEFT_SWEEP_*; throws one error naming every problem. */
+export function loadEngineSettings(env: Record<string, string | undefined> = process.env): EngineSettings {
+  return toEngineSettings(parseEnv(engineEnvSchema, env));
+}
+
+/** Reads and validates the configuration; throws one error naming every problem. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): WeftConfig {
+  const value = parseEnv(envSchema, env);
   return {
+    ...toEngineSettings(value),
     tableName: value.WEFT_TABLE_NAME,
     queueUrl: value.WEFT_QUEUE_URL,
     deadLetterUrl: value.WEFT_DLQ_URL,
     eventBusName: value.WEFT_EVENT_BUS_NAME,
-    leaseSeconds: value.WEFT_LEASE_SECONDS,
     ...(value.AWS_ENDPOINT_URL === undefined ? {} : { endpoint: value.AWS_ENDPOINT_URL }),
   };
 }

@@ -2,6 +2,7 @@
  * Wiring: builds the AWS SDK clients, the AWS-backed ports and the engine from configuration.
  * No engine logic lives here.
  */
+import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { SQSClient } from "@aws-sdk/client-sqs";
@@ -10,7 +11,8 @@ import { DynamoStore } from "../adapters/dynamo/store.js";
 import { EventBridgePublisher } from "../adapters/eventbridge/publisher.js";
 import { SqsTaskQueue } from "../adapters/sqs/queue.js";
 import { randomIds, systemClock } from "../adapters/system.js";
-import { Engine } from "../engine/engine.js";
+import type { EngineLogger } from "../engine/context.js";
+import { Engine, type EngineOptions } from "../engine/engine.js";
 import type { EnginePorts } from "../ports.js";
 import { createTaskRegistry } from "../tasks/builtins.js";
 import { loadConfig, type WeftConfig } from "./env.js";
@@ -71,8 +73,36 @@ export function createAwsPorts(
   };
 }
 
-/** The engine as a deployed function builds it: configuration from the environment, AWS ports, built-in tasks. */
-export function createEngineFromEnv(env: Record<string, string | undefined> = process.env): Engine {
+/** The engine's logger on a Powertools Logger, so the engine's warnings reach CloudWatch as structured logs. */
+export function powertoolsEngineLogger(logger: Logger): EngineLogger {
+  return {
+    info: (message, fields) => (fields === undefined ? logger.info(message) : logger.info(message, fields)),
+    warn: (message, fields) => (fields === undefined ? logger.warn(message) : logger.warn(message, fields)),
+    error: (message, fields) => (fields === undefined ? logger.error(message) : logger.error(message, fields)),
+  };
+}
+
+/** The engine options a configuration asks for (lease, sweeper timing), with the given logger. */
+export function engineOptionsFromConfig(
+  config: Pick<WeftConfig, "leaseSeconds" | "sweep">,
+  logger?: Logger,
+): EngineOptions {
+  return {
+    leaseSeconds: config.leaseSeconds,
+    sweep: config.sweep,
+    ...(logger === undefined ? {} : { logger: powertoolsEngineLogger(logger) }),
+  };
+}
+
+/**
+ * The engine as a deployed function builds it: configuration from the environment, AWS ports, built-in
+ * tasks, and the function's Powertools logger for the engine's own logs (a "weft-engine" one by default).
+ */
+export function createEngineFromEnv(
+  env: Record<string, string | undefined> = process.env,
+  options: { logger?: Logger } = {},
+): Engine {
   const config = loadConfig(env);
-  return new Engine(createAwsPorts(config), createTaskRegistry(), { leaseSeconds: config.leaseSeconds });
+  const logger = options.logger ?? new Logger({ serviceName: "weft-engine" });
+  return new Engine(createAwsPorts(config), createTaskRegistry(), engineOptionsFromConfig(config, logger));
 }

@@ -5,9 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalRuntime } from "../../local/runtime.js";
 import { BACKEND_KINDS } from "../support/backends.js";
-import { type ApiClient, apiClient, startRuntime } from "../support/runtime.js";
+import { type ApiClient, apiClient, type JsonBody, startRuntime } from "../support/runtime.js";
 
-const node = (view: { nodes: Array<{ id: string }> }, id: string) => view.nodes.find((n) => n.id === id) as any;
+const node = (view: { nodes: Array<{ id: string }> }, id: string): JsonBody =>
+  view.nodes.find((n) => n.id === id);
 
 describe.each(BACKEND_KINDS)("workflows end to end over HTTP (%s)", (kind) => {
   let runtime: LocalRuntime;
@@ -24,7 +25,10 @@ describe.each(BACKEND_KINDS)("workflows end to end over HTTP (%s)", (kind) => {
   async function run(definition: unknown, input?: unknown) {
     const registered = await api.call("POST", "/workflows", definition);
     expect([200, 201]).toContain(registered.status);
-    const started = await api.call("POST", "/executions", { workflow: (definition as { name: string }).name, input });
+    const started = await api.call("POST", "/executions", {
+      workflow: (definition as { name: string }).name,
+      input,
+    });
     expect(started.status).toBe(202);
     expect(started.body.status).toBe("RUNNING");
     return api.waitForEnd(started.body.executionId);
@@ -85,8 +89,12 @@ describe.each(BACKEND_KINDS)("workflows end to end over HTTP (%s)", (kind) => {
     expect(view.status).toBe("SUCCEEDED");
     expect(node(view, "first").output).toEqual({ fast: "first" });
     // Causal, not timed: `first` finished before either slow dependency did.
-    expect(Date.parse(node(view, "first").finishedAt)).toBeLessThanOrEqual(Date.parse(node(view, "slow1").finishedAt));
-    expect(Date.parse(node(view, "first").finishedAt)).toBeLessThanOrEqual(Date.parse(node(view, "slow2").finishedAt));
+    expect(Date.parse(node(view, "first").finishedAt)).toBeLessThanOrEqual(
+      Date.parse(node(view, "slow1").finishedAt),
+    );
+    expect(Date.parse(node(view, "first").finishedAt)).toBeLessThanOrEqual(
+      Date.parse(node(view, "slow2").finishedAt),
+    );
   });
 
   it("starts a `count:2` fan-in of three before the slowest finishes", async () => {
@@ -177,7 +185,13 @@ describe.each(BACKEND_KINDS)("workflows end to end over HTTP (%s)", (kind) => {
     expect(invalid.status).toBe(400);
     expect(invalid.body.error.code).toBe("InvalidDefinition");
     const codes = invalid.body.error.details.map((d: { code: string }) => d.code);
-    for (const code of ["cycle", "unknown_task_type", "unknown_dependency", "duplicate_id", "invalid_params"]) {
+    for (const code of [
+      "cycle",
+      "unknown_task_type",
+      "unknown_dependency",
+      "duplicate_id",
+      "invalid_params",
+    ]) {
       expect(codes).toContain(code);
     }
     expect((await api.call("GET", `/workflows/broken-${kind}`)).status).toBe(404);

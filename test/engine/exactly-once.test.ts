@@ -56,7 +56,11 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
     const backend = await createBackend(kind);
     try {
       const { engine, store, consumer } = backend;
-      const parents = Array.from({ length: 50 }, (_, i) => ({ id: `p${i}`, type: "pass", params: { value: i } }));
+      const parents = Array.from({ length: 50 }, (_, i) => ({
+        id: `p${i}`,
+        type: "pass",
+        params: { value: i },
+      }));
       await engine.registerWorkflow({
         name: "wide-join",
         nodes: [...parents, { id: "join", type: "merge", dependsOn: parents.map((p) => p.id) }],
@@ -66,7 +70,9 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
       expect(messages).toHaveLength(50);
 
       // Every parent message handled twice, all 100 deliveries at once.
-      await Promise.all(messages.flatMap((m) => [engine.handleTask(taskOf(m)), engine.handleTask(taskOf(m))]));
+      await Promise.all(
+        messages.flatMap((m) => [engine.handleTask(taskOf(m)), engine.handleTask(taskOf(m))]),
+      );
       await consumer.delete(messages.map((m) => m.receiptHandle));
 
       expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
@@ -106,7 +112,11 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
         executionId,
         "a",
         { status: ["QUEUED"], attempt: 1 },
-        { status: "RUNNING", lease: { token: "t-crashed", expiresAt: Date.now() + 60_000 }, startedAt: Date.now() },
+        {
+          status: "RUNNING",
+          lease: { token: "t-crashed", expiresAt: Date.now() + 60_000 },
+          startedAt: Date.now(),
+        },
       );
       expect(claim.ok).toBe(true);
       const completed = await store.transitionNode(

@@ -1,7 +1,7 @@
 /**
- * Shared synthesis for the infra tests. Each test file synthesizes its stacks once, at module
- * level; esbuild bundles of the four handlers are cached by CDK inside one process, so variant
- * stacks in the same file cost little.
+ * Shared synthesis for the infra tests. template.test.ts runs every suite in one process: the
+ * default stack is synthesized (and its four handlers bundled by esbuild) once, and CDK's asset
+ * cache makes each variant stack cost only its synthesis.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -72,6 +72,13 @@ export function synthWeft(props: WeftStackProps = {}, id = "Weft"): Synth {
     logicalId,
     functionId: (kind) => logicalId(stack.weft.functions[kind].function),
   };
+}
+
+let base: Synth | undefined;
+/** The default stack, synthesized once per process and shared by the suites. */
+export function baseSynth(): Synth {
+  base ??= synthWeft();
+  return base;
 }
 
 export function resourcesOfType(json: CfnTemplate, type: string): Array<[string, CfnResource]> {

@@ -10,7 +10,14 @@ import { MemoryStore } from "../../shared/adapters/memory/store.js";
 import { systemClock } from "../../shared/adapters/system.js";
 import type { SweepSettings } from "../../shared/engine/context.js";
 import { Engine, type EngineOptions } from "../../shared/engine/engine.js";
-import type { EventPublisher, IdGenerator, LifecycleEvent, QueueConsumer, Store, TaskQueue } from "../../shared/ports.js";
+import type {
+  EventPublisher,
+  IdGenerator,
+  LifecycleEvent,
+  QueueConsumer,
+  Store,
+  TaskQueue,
+} from "../../shared/ports.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
 import type { TaskType } from "../../shared/tasks/task-type.js";
 import { createTestBackend } from "./aws.js";
@@ -63,7 +70,11 @@ export async function createBackend(kind: BackendKind, options: BackendOptions =
     const deadLetter = new MemoryQueue({ clock: systemClock });
     const queue = new MemoryQueue({ clock: systemClock, maxReceiveCount, deadLetter });
     const events = new MemoryEventPublisher();
-    const engine = new Engine({ store: wrap(store), queue, events, clock: systemClock, ids }, tasks, engineOptions);
+    const engine = new Engine(
+      { store: wrap(store), queue, events, clock: systemClock, ids },
+      tasks,
+      engineOptions,
+    );
     return {
       engine,
       store,

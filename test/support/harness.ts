@@ -3,11 +3,17 @@ import type { ExecutionStatus, HistoryEvent } from "../../shared/domain/records.
 import type { Engine } from "../../shared/engine/engine.js";
 import type { QueueConsumer, ReceivedMessage, Store, TaskMessage } from "../../shared/ports.js";
 
-export async function receiveAll(consumer: QueueConsumer, expected = 1, timeoutMs = 5000): Promise<ReceivedMessage[]> {
+export async function receiveAll(
+  consumer: QueueConsumer,
+  expected = 1,
+  timeoutMs = 5000,
+): Promise<ReceivedMessage[]> {
   const received: ReceivedMessage[] = [];
   const deadline = Date.now() + timeoutMs;
   while (received.length < expected && Date.now() < deadline) {
-    received.push(...(await consumer.receive({ maxMessages: 10, waitSeconds: 0, visibilityTimeoutSeconds: 60 })));
+    received.push(
+      ...(await consumer.receive({ maxMessages: 10, waitSeconds: 0, visibilityTimeoutSeconds: 60 })),
+    );
     if (received.length < expected) await new Promise((r) => setTimeout(r, 20));
   }
   return received;
@@ -27,8 +33,13 @@ export async function runToEnd(
   for (;;) {
     const execution = await store.getExecution(executionId);
     if (execution && ["SUCCEEDED", "FAILED", "CANCELLED"].includes(execution.status)) return execution.status;
-    if (Date.now() > deadline) throw new Error(`execution ${executionId} still ${execution?.status} after ${timeoutMs} ms`);
-    const messages = await consumer.receive({ maxMessages: 10, waitSeconds: 0, visibilityTimeoutSeconds: 60 });
+    if (Date.now() > deadline)
+      throw new Error(`execution ${executionId} still ${execution?.status} after ${timeoutMs} ms`);
+    const messages = await consumer.receive({
+      maxMessages: 10,
+      waitSeconds: 0,
+      visibilityTimeoutSeconds: 60,
+    });
     if (messages.length === 0) await new Promise((r) => setTimeout(r, 20));
     await Promise.all(
       messages.map(async (message) => {

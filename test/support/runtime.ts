@@ -5,9 +5,13 @@ import type { ExecutionView } from "../../shared/engine/views.js";
 import { uniqueName } from "./aws.js";
 import type { BackendKind } from "./backends.js";
 
-export async function startRuntime(kind: BackendKind, options: Partial<LocalRuntimeOptions> = {}): Promise<LocalRuntime> {
+export async function startRuntime(
+  kind: BackendKind,
+  options: Partial<LocalRuntimeOptions> = {},
+): Promise<LocalRuntime> {
   const quiet = { onError: () => {}, ...options };
-  if (kind === "memory") return startLocalRuntime({ backend: "memory", port: 0, waitSeconds: 0, ...quiet, env: {} });
+  if (kind === "memory")
+    return startLocalRuntime({ backend: "memory", port: 0, waitSeconds: 0, ...quiet, env: {} });
   return startLocalRuntime({
     backend: "aws",
     port: 0,
@@ -26,9 +30,13 @@ export async function startRuntime(kind: BackendKind, options: Partial<LocalRunt
   });
 }
 
+/** A parsed JSON response, read loosely: tests assert on its fields directly. */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are untyped JSON the assertions check
+export type JsonBody = any;
+
 export interface ApiClient {
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
-  raw(method: string, path: string, body: string): Promise<{ status: number; body: any }>;
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: JsonBody }>;
+  raw(method: string, path: string, body: string): Promise<{ status: number; body: JsonBody }>;
   waitForEnd(executionId: string, timeoutMs?: number): Promise<ExecutionView>;
 }
 
@@ -50,7 +58,8 @@ export function apiClient(baseUrl: string): ApiClient {
       for (;;) {
         const { body } = await client.call("GET", `/executions/${executionId}`);
         if (["SUCCEEDED", "FAILED", "CANCELLED"].includes(body.status)) return body as ExecutionView;
-        if (Date.now() > deadline) throw new Error(`execution still ${body.status}: ${JSON.stringify(body.nodes)}`);
+        if (Date.now() > deadline)
+          throw new Error(`execution still ${body.status}: ${JSON.stringify(body.nodes)}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -123,7 +123,7 @@ export class MemoryStore implements Store {
   }
 
   async listExecutions(query: ExecutionQuery): Promise<Page<ExecutionRecord>> {
-    const start = query.next === undefined ? this.executionOrder.length - 1 : Number(query.next) - 1;
+    const start = query.next === undefined ? this.executionOrder.length - 1 : this.decodeCursor(query.next);
     const items: ExecutionRecord[] = [];
     let index = start;
     for (; index >= 0 && items.length < query.limit; index--) {
@@ -217,6 +217,13 @@ export class MemoryStore implements Store {
     if (held && held.owner !== owner && held.expiresAt > now) return false;
     this.leases.set(name, { owner, expiresAt });
     return true;
+  }
+
+  /** The position a listing cursor names; a RangeError for one this store never returned (as DynamoStore). */
+  private decodeCursor(next: string): number {
+    const position = /^[1-9][0-9]{0,15}$/.test(next) ? Number(next) : Number.NaN;
+    if (!(position <= this.executionOrder.length)) throw new RangeError("invalid listing cursor");
+    return position - 1;
   }
 
   async putDeadLetter(record: DeadLetterRecord): Promise<void> {

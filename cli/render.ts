@@ -1,0 +1,250 @@
+/** Human-readable rendering: colors (only on a TTY, never with NO_COLOR), durations, tables, lines. */
+import type {
+  DeadLetter,
+  ExecutionListItem,
+  ExecutionView,
+  HistoryEventView,
+  NodeView,
+  WorkflowResponse,
+} from "./client.js";
+
+export interface Style {
+  color: boolean;
+}
+
+/** Colors only when the stream is a terminal and NO_COLOR is unset or empty (https://no-color.org). */
+export function styleFor(stream: { isTTY?: boolean }, env: Record<string, string | undefined>): Style {
+  return { color: stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "") };
+}
+
+const CODES = {
+  red: 31,
+  green: 32,
+  yellow: 33,
+  blue: 34,
+  magenta: 35,
+  cyan: 36,
+  gray: 90,
+  bold: 1,
+  dim: 2,
+} as const;
+
+export type ColorName = keyof typeof CODES;
+
+export function paint(style: Style, color: ColorName, text: string): string {
+  return style.color ? `\x1b[${CODES[color]}m${text}\x1b[0m` : text;
+}
+
+const STATUS_COLORS: Record<string, ColorName> = {
+  PENDING: "gray",
+  QUEUED: "yellow",
+  RUNNING: "cyan",
+  COMPLETED: "green",
+  SUCCEEDED: "green",
+  FAILED: "red",
+  CANCELLED: "magenta",
+};
+
+const STATUS_SYMBOLS: Record<string, string> = {
+  PENDING: "·",
+  QUEUED: "○",
+  RUNNING: "●",
+  COMPLETED: "✔",
+  SUCCEEDED: "✔",
+  FAILED: "✖",
+  CANCELLED: "⊘",
+};
+
+export function statusText(style: Style, status: string, width = 0): string {
+  return paint(style, STATUS_COLORS[status] ?? "bold", status.padEnd(width));
+}
+
+export function statusSymbol(style: Style, status: string): string {
+  return paint(style, STATUS_COLORS[status] ?? "bold", STATUS_SYMBOLS[status] ?? "?");
+}
+
+export const TERMINAL_EXECUTION = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
+export const TERMINAL_NODE = new Set(["COMPLETED", "FAILED", "CANCELLED"]);
+
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "";
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const totalSeconds = Math.floor(ms / 1000);
+  if (ms < 3_600_000) return `${Math.floor(totalSeconds / 60)}m${String(totalSeconds % 60).padStart(2, "0")}s`;
+  const minutes = Math.floor(totalSeconds / 60);
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
+}
+
+/** Time between two ISO instants; `end` absent means "until now" (for running work). */
+export function elapsed(start: string | undefined, end: string | undefined, now: number): number | undefined {
+  if (start === undefined) return undefined;
+  const from = Date.parse(start);
+  const to = end === undefined ? now : Date.parse(end);
+  return Number.isNaN(from) || Number.isNaN(to) ? undefined : Math.max(0, to - from);
+}
+
+/** Local wall-clock time, HH:MM:SS. */
+export function clockTime(at: number | string): string {
+  const date = new Date(at);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
+}
+
+export function oneLine(text: string, max = 200): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+export function errorText(error: { name?: string; message?: string } | undefined): string {
+  if (!error) return "";
+  return oneLine(error.name ? `${error.name}: ${error.message ?? ""}` : (error.message ?? ""));
+}
+
+/** Dependencies of each node, from the workflow definition (when it could be fetched). */
+export type DependencyMap = Map<string, { dependsOn: string[]; fanIn?: string }>;
+
+export function dependencyMap(workflow: WorkflowResponse | undefined): DependencyMap | undefined {
+  if (!workflow) return undefined;
+  const map: DependencyMap = new Map();
+  for (const node of workflow.definition.nodes) {
+    map.set(node.id, {
+      dependsOn: node.dependsOn ?? [],
+      ...(node.fanIn === undefined ? {} : { fanIn: node.fanIn }),
+    });
+  }
+  return map;
+}
+
+/** One table row per node: symbol, id, status, attempt, duration, dependencies or error. */
+export function nodeRows(
+  style: Style,
+  view: ExecutionView,
+  now: number,
+  deps: DependencyMap | undefined,
+): string[] {
+  const idWidth = Math.min(40, Math.max(4, ...view.nodes.map((n) => n.id.length)));
+  return view.nodes.map((node) => nodeRow(style, node, idWidth, now, deps));
+}
+
+function nodeRow(style: Style, node: NodeView, idWidth: number, now: number, deps: DependencyMap | undefined) {
+  const duration = elapsed(node.startedAt, node.finishedAt, now);
+  const parts = [
+    statusSymbol(style, node.status),
+    node.id.padEnd(idWidth),
+    statusText(style, node.status, 9),
+    node.attempt > 0 ? `attempt ${node.attempt}`.padEnd(10) : "".padEnd(10),
+    (duration === undefined ? "" : formatDuration(duration)).padEnd(7),
+  ];
+  let tail = "";
+  if (node.error) tail = paint(style, "red", errorText(node.error));
+  else {
+    const dep = deps?.get(node.id);
+    if (dep && dep.dependsOn.length > 0) {
+      const fanIn = dep.fanIn && dep.fanIn !== "all" ? ` (${dep.fanIn})` : "";
+      tail = paint(style, "gray", `⇐ ${dep.dependsOn.join(", ")}${fanIn}`);
+    }
+  }
+  return `${parts.join(" ")} ${tail}`.trimEnd();
+}
+
+export function executionHeader(style: Style, view: ExecutionView, now: number): string {
+  const duration = elapsed(view.startedAt, view.finishedAt, now);
+  const counts = new Map<string, number>();
+  for (const node of view.nodes) counts.set(node.status, (counts.get(node.status) ?? 0) + 1);
+  const summary = [...counts].map(([status, n]) => `${n} ${status.toLowerCase()}`).join(", ");
+  return [
+    paint(style, "bold", `execution ${view.executionId}`),
+    `${view.workflow} v${view.version}`,
+    statusText(style, view.status),
+    duration === undefined ? "" : formatDuration(duration),
+    paint(style, "gray", summary),
+  ]
+    .filter((part) => part !== "")
+    .join("  ");
+}
+
+export function prettyJson(value: unknown): string {
+  return JSON.stringify(value, null, 2);
+}
+
+/** The end of an execution: its output when it succeeded, its error otherwise. */
+export function resultText(style: Style, view: ExecutionView): string {
+  if (view.status === "SUCCEEDED") return `${paint(style, "bold", "output:")}\n${prettyJson(view.output ?? null)}`;
+  if (view.error) return `${paint(style, "bold", "error:")} ${paint(style, "red", errorText(view.error))}`;
+  return "";
+}
+
+/** `weft status`: header, node table, output or error. */
+export function renderExecution(
+  style: Style,
+  view: ExecutionView,
+  now: number,
+  deps: DependencyMap | undefined,
+): string {
+  const lines = [
+    executionHeader(style, view, now),
+    `  created ${view.createdAt}${view.startedAt ? `  started ${view.startedAt}` : ""}${
+      view.finishedAt ? `  finished ${view.finishedAt}` : ""
+    }`,
+    ...nodeRows(style, view, now, deps).map((row) => `  ${row}`),
+  ];
+  const result = resultText(style, view);
+  if (result) lines.push(result);
+  return lines.join("\n");
+}
+
+export function renderEvent(style: Style, event: HistoryEventView): string {
+  const parts = [
+    paint(style, "gray", event.at),
+    event.type.padEnd(22),
+    event.nodeId ?? "",
+    event.attempt === undefined ? "" : `attempt ${event.attempt}`,
+    event.detail === undefined || Object.keys(event.detail).length === 0
+      ? ""
+      : paint(style, "gray", oneLine(JSON.stringify(event.detail), 160)),
+  ];
+  return parts
+    .filter((part) => part !== "")
+    .join("  ")
+    .trimEnd();
+}
+
+export function renderExecutionList(style: Style, items: ExecutionListItem[], now: number): string {
+  if (items.length === 0) return "no executions";
+  const workflowWidth = Math.max(8, ...items.map((item) => `${item.workflow} v${item.version}`.length));
+  const header = paint(
+    style,
+    "bold",
+    `${"EXECUTION".padEnd(36)}  ${"WORKFLOW".padEnd(workflowWidth)}  ${"STATUS".padEnd(9)}  ${"CREATED".padEnd(24)}  DURATION`,
+  );
+  const rows = items.map((item) => {
+    const duration = elapsed(item.startedAt, item.finishedAt, now);
+    return [
+      item.executionId.padEnd(36),
+      `${item.workflow} v${item.version}`.padEnd(workflowWidth),
+      statusText(style, item.status, 9),
+      item.createdAt.padEnd(24),
+      duration === undefined ? "" : formatDuration(duration),
+    ]
+      .join("  ")
+      .trimEnd();
+  });
+  return [header, ...rows].join("\n");
+}
+
+export function renderDeadLetters(style: Style, items: DeadLetter[]): string {
+  if (items.length === 0) return "the dead-letter queue is empty";
+  return items
+    .map((item) =>
+      [
+        paint(style, "bold", item.id),
+        `  execution ${item.executionId}  node ${item.nodeId}  attempt ${item.attempt}${
+          item.receiveCount === undefined ? "" : `  received ${item.receiveCount}×`
+        }`,
+        `  ${item.at}  ${item.reason}`,
+        `  ${paint(style, "red", errorText(item.error))}`,
+      ].join("\n"),
+    )
+    .join("\n");
+}

@@ -1,0 +1,63 @@
+/** The `emit` task type: puts one event on the lifecycle bus or a named bus, through a small port. */
+import { z } from "zod";
+import { TerminalError } from "./errors.js";
+import { defineTask, type TaskType } from "./task-type.js";
+
+export const DEFAULT_EMIT_SOURCE = "weft.workflow";
+/** EventBridge's limit for a whole PutEvents entry; the detail alone must stay under it. */
+const MAX_DETAIL_BYTES = 256 * 1024;
+
+export interface EmitEntry {
+  busName: string;
+  source: string;
+  detailType: string;
+  detail: Record<string, unknown>;
+}
+
+/** The port `emit` sends through. An implementation may return the id the bus gave the event. */
+export interface EventSender {
+  send(entry: EmitEntry, signal?: AbortSignal): Promise<{ eventId?: string } | void>;
+}
+
+export const emitParamsSchema = z
+  .object({
+    detailType: z.string().min(1).max(128),
+    detail: z.record(z.string(), z.json()).optional(),
+    source: z
+      .string()
+      .min(1)
+      .max(256)
+      .refine((s) => !s.startsWith("aws."), 'source must not start with "aws." (reserved for AWS services)')
+      .optional(),
+    /** A bus name or ARN; default the lifecycle bus. */
+    eventBusName: z.string().min(1).max(1600).optional(),
+  })
+  .strict();
+
+export type EmitParams = z.output<typeof emitParamsSchema>;
+
+export type EmitOutput = { eventId: string } | { sent: true };
+
+export function emitTask(sender: EventSender, defaultBusName: string): TaskType<EmitParams> {
+  return defineTask({
+    type: "emit",
+    params: emitParamsSchema,
+    async run({ params: raw, context }): Promise<EmitOutput> {
+      const params = emitParamsSchema.parse(raw);
+      const detail = params.detail ?? {};
+      const size = Buffer.byteLength(JSON.stringify(detail));
+      if (size > MAX_DETAIL_BYTES)
+        throw new TerminalError(`event detail is ${size} bytes; EventBridge takes at most ${MAX_DETAIL_BYTES}`);
+      const result = await sender.send(
+        {
+          busName: params.eventBusName ?? defaultBusName,
+          source: params.source ?? DEFAULT_EMIT_SOURCE,
+          detailType: params.detailType,
+          detail,
+        },
+        context.signal,
+      );
+      return result?.eventId ? { eventId: result.eventId } : { sent: true };
+    },
+  });
+}

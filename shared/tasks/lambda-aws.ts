@@ -1,0 +1,55 @@
+/** The LambdaInvoker port on AWS Lambda (Invoke, RequestResponse). */
+import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from "@aws-sdk/client-lambda";
+import { TerminalError } from "./errors.js";
+import type { LambdaInvocationResult, LambdaInvoker } from "./lambda.js";
+
+/** Invoke errors that the same request will meet again: retrying cannot help. */
+const TERMINAL_INVOKE_ERRORS = new Set([
+  "ResourceNotFoundException",
+  "InvalidParameterValueException",
+  "InvalidRequestContentException",
+  "RequestTooLargeException",
+]);
+
+export class AwsLambdaInvoker implements LambdaInvoker {
+  constructor(private readonly client: LambdaClient) {}
+
+  async invoke(
+    functionName: string,
+    qualifier: string | undefined,
+    payload: unknown,
+    signal: AbortSignal,
+  ): Promise<LambdaInvocationResult> {
+    let response: InvokeCommandOutput;
+    try {
+      response = await this.client.send(
+        new InvokeCommand({
+          FunctionName: functionName,
+          ...(qualifier === undefined ? {} : { Qualifier: qualifier }),
+          InvocationType: "RequestResponse",
+          Payload: new TextEncoder().encode(JSON.stringify(payload)),
+        }),
+        { abortSignal: signal },
+      );
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      if (error instanceof Error && TERMINAL_INVOKE_ERRORS.has(error.name))
+        throw new TerminalError(`invoking ${functionName} failed: ${error.name}: ${error.message}`);
+      throw error;
+    }
+    const text = response.Payload ? new TextDecoder().decode(response.Payload) : "";
+    const result = parsePayload(text);
+    return response.FunctionError === undefined
+      ? { payload: result }
+      : { functionError: response.FunctionError, payload: result };
+  }
+}
+
+function parsePayload(text: string): unknown {
+  if (text.trim() === "") return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The LambdaInvoker port on local ES modules, for the local runtime: no emulator runs Lambda
+ * functions without Docker, so each function name maps to a module's exported handler, which is
+ * called as Lambda would call it (a JSON round trip of event and result, a Lambda-like context, and
+ * an error turned into Lambda's `{errorType, errorMessage}` payload).
+ */
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Context } from "aws-lambda";
+import { TerminalError } from "./errors.js";
+import type { LambdaInvocationResult, LambdaInvoker } from "./lambda.js";
+
+/** Lambda's longest invocation. */
+const MAX_LAMBDA_MS = 15 * 60 * 1000;
+
+type Handler = (event: unknown, context: Context) => unknown;
+
+export class LocalModuleInvoker implements LambdaInvoker {
+  private readonly handlers = new Map<string, Promise<Handler>>();
+
+  /**
+   * @param modules function name (or `name:qualifier`) → `"./path/to/module.ts#exportName"`; the
+   *   export defaults to `handler`. ARNs are matched by their function name.
+   * @param baseDir what relative module paths are resolved against.
+   */
+  constructor(
+    private readonly modules: Readonly<Record<string, string>>,
+    private readonly baseDir: string,
+  ) {}
+
+  async invoke(
+    functionName: string,
+    qualifier: string | undefined,
+    payload: unknown,
+    signal: AbortSignal,
+  ): Promise<LambdaInvocationResult> {
+    const key = this.resolveKey(functionName, qualifier);
+    const handler = await this.load(key);
+    const event = roundTrip(payload);
+    const context = lambdaContext(functionName);
+    const aborted = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
+    try {
+      // Like Lambda, a handler cannot be stopped; the invocation just stops waiting for it.
+      const result = await Promise.race([Promise.resolve().then(() => handler(event, context)), aborted]);
+      return { payload: roundTrip(result) };
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      return { functionError: "Unhandled", payload: errorPayload(error) };
+    }
+  }
+
+  private resolveKey(functionName: string, qualifier: string | undefined): string {
+    const name = functionName.match(/(?:^|:function:)([a-zA-Z0-9-_.]+)(?::[a-zA-Z0-9$_-]+)?$/)?.[1];
+    const candidates = [
+      ...(qualifier === undefined ? [] : [`${functionName}:${qualifier}`, `${name}:${qualifier}`]),
+      functionName,
+      ...(name === undefined ? [] : [name]),
+    ];
+    const key = candidates.find((candidate) => Object.hasOwn(this.modules, candidate));
+    if (key === undefined) {
+      const known = Object.keys(this.modules);
+      throw new TerminalError(
+        `no local module is mapped for Lambda function "${functionName}" (lambdaModules in weft.config.json${
+          known.length > 0 ? ` maps: ${known.join(", ")}` : " maps none"
+        })`,
+      );
+    }
+    return key;
+  }
+
+  private load(key: string): Promise<Handler> {
+    let handler = this.handlers.get(key);
+    if (!handler) {
+      handler = this.importHandler(key);
+      // A failed import is not cached: the file may be fixed before the retry.
+      handler.catch(() => this.handlers.delete(key));
+      this.handlers.set(key, handler);
+    }
+    return handler;
+  }
+
+  private async importHandler(key: string): Promise<Handler> {
+    const spec = this.modules[key] ?? "";
+    const hash = spec.lastIndexOf("#");
+    const file = hash === -1 ? spec : spec.slice(0, hash);
+    const exportName = hash === -1 ? "handler" : spec.slice(hash + 1);
+    const absolute = path.resolve(this.baseDir, file);
+    let module: Record<string, unknown>;
+    try {
+      module = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new TerminalError(`cannot load the local module of Lambda function "${key}" (${absolute}): ${reason}`);
+    }
+    const handler = module[exportName];
+    if (typeof handler !== "function")
+      throw new TerminalError(
+        `the local module of Lambda function "${key}" (${absolute}) has no exported function "${exportName}"`,
+      );
+    return handler as Handler;
+  }
+}
+
+/** What crossing Lambda's JSON boundary does to a value (undefined becomes null). */
+function roundTrip(value: unknown): unknown {
+  const text = JSON.stringify(value);
+  return text === undefined ? null : (JSON.parse(text) as unknown);
+}
+
+function errorPayload(error: unknown): Record<string, unknown> {
+  if (error instanceof Error) {
+    const terminal = (error as { terminal?: unknown }).terminal;
+    return {
+      errorType: error.name,
+      errorMessage: error.message,
+      ...(terminal === true ? { terminal: true } : {}),
+      trace: (error.stack ?? "").split("\n"),
+    };
+  }
+  return { errorType: "Error", errorMessage: typeof error === "string" ? error : (JSON.stringify(error) ?? String(error)) };
+}
+
+function lambdaContext(functionName: string): Context {
+  const deadline = Date.now() + MAX_LAMBDA_MS;
+  const requestId = randomUUID();
+  const legacy = () => {
+    throw new Error("the legacy Lambda callback methods are not supported");
+  };
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: "$LATEST",
+    invokedFunctionArn: functionName.startsWith("arn:")
+      ? functionName
+      : `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: "1024",
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: `local/${requestId}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: legacy,
+    fail: legacy,
+    succeed: legacy,
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Custom task types: every module in one folder is imported and each export that is a task type
+ * (as `defineTask` makes them) is registered, so adding a task type is adding one file. Also builds
+ * the registry a worker or the local runtime runs with: built-ins, http, lambda, emit and custom.
+ */
+import { readdir, stat } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { createTaskRegistry } from "./builtins.js";
+import { emitTask, type EventSender } from "./emit.js";
+import { httpTask } from "./http.js";
+import { type LambdaInvoker, lambdaTask } from "./lambda.js";
+import type { TaskRegistry, TaskType } from "./task-type.js";
+
+const MODULE_FILE = /\.(ts|js|mjs)$/;
+const DECLARATION_FILE = /\.d\.ts$/;
+/** The definition schema's limit for a node's `type`. */
+const MAX_TYPE_LENGTH = 64;
+
+/** True for what `defineTask` returns: a string `type`, a zod schema as `params` and a `run` function. */
+export function isTaskType(value: unknown): value is TaskType<unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return (
+    typeof candidate.type === "string" &&
+    candidate.type !== "" &&
+    isZodSchema(candidate.params) &&
+    typeof candidate.run === "function" &&
+    (candidate.inline === undefined || typeof candidate.inline === "boolean") &&
+    (candidate.defer === undefined || typeof candidate.defer === "function")
+  );
+}
+
+/** Duck-typed, so a task built against another copy of zod (e.g. in a user's package) still counts. */
+function isZodSchema(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const schema = value as Record<string, unknown>;
+  return typeof schema.safeParse === "function" && typeof schema.parse === "function";
+}
+
+/**
+ * Imports every `*.ts`, `*.js` and `*.mjs` file directly in `dir` (sorted by name, sub-folders left
+ * alone) and returns the task types they export. The same task object exported twice (say, by name
+ * and as default, or re-exported by an index file) counts once; two different tasks with one type
+ * are an error naming both files.
+ */
+export async function loadTaskModules(dir: string): Promise<TaskType[]> {
+  const folder = path.resolve(dir);
+  let names: string[];
+  try {
+    if (!(await stat(folder)).isDirectory()) throw new Error("not a directory");
+    names = await readdir(folder);
+  } catch (error) {
+    throw new Error(`custom tasks folder ${folder} cannot be read: ${reason(error)}`);
+  }
+  const files = names.filter((name) => MODULE_FILE.test(name) && !DECLARATION_FILE.test(name)).sort();
+
+  const found = new Map<string, { task: TaskType; file: string }>();
+  for (const name of files) {
+    const file = path.join(folder, name);
+    let module: Record<string, unknown>;
+    try {
+      module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (error) {
+      throw new Error(`custom task module ${file} failed to load: ${reason(error)}`);
+    }
+    for (const [exportName, value] of Object.entries(module)) {
+      if (!isTaskType(value)) continue;
+      if (value.type.length > MAX_TYPE_LENGTH)
+        throw new Error(
+          `custom task module ${file}: export "${exportName}" has a type longer than ${MAX_TYPE_LENGTH} characters`,
+        );
+      const seen = found.get(value.type);
+      if (seen?.task === value) continue;
+      if (seen)
+        throw new Error(
+          `task type "${value.type}" is defined twice: in ${seen.file} and in ${file} (export "${exportName}")`,
+        );
+      found.set(value.type, { task: value, file });
+    }
+  }
+  return [...found.values()].map(({ task }) => task);
+}
+
+export interface TaskRegistryOptions {
+  /** A folder of custom task modules (see loadTaskModules). */
+  customTasksDir?: string;
+  /** Custom task types given directly (e.g. imported by a bundled function). */
+  customTasks?: readonly TaskType<unknown>[];
+  /** Enables the `lambda` task type. */
+  lambda?: LambdaInvoker;
+  /** Enables the `emit` task type; needs `lifecycleBusName`, its default bus. */
+  events?: EventSender;
+  lifecycleBusName?: string;
+  http?: { maxResponseBytes?: number };
+}
+
+/** Built-ins + http + lambda (with an invoker) + emit (with a sender) + the custom task types. */
+export async function buildTaskRegistry(options: TaskRegistryOptions = {}): Promise<TaskRegistry> {
+  const standard: TaskType<unknown>[] = [
+    httpTask(options.http?.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.http.maxResponseBytes }),
+  ];
+  if (options.lambda) standard.push(lambdaTask(options.lambda));
+  if (options.events) {
+    if (!options.lifecycleBusName)
+      throw new Error("the emit task type needs lifecycleBusName, the bus it emits to by default");
+    standard.push(emitTask(options.events, options.lifecycleBusName));
+  }
+  const registry = createTaskRegistry(standard);
+
+  const custom: Array<{ task: TaskType<unknown>; from: string }> = [
+    ...(options.customTasksDir === undefined ? [] : await loadTaskModules(options.customTasksDir)).map(
+      (task) => ({ task, from: `the folder ${path.resolve(options.customTasksDir ?? ".")}` }),
+    ),
+    ...(options.customTasks ?? []).map((task) => ({ task, from: "customTasks" })),
+  ];
+  for (const { task, from } of custom) {
+    if (registry.get(task.type) === task) continue;
+    if (registry.has(task.type))
+      throw new Error(
+        `custom task type "${task.type}" (from ${from}) clashes with a task type of the same name that is already registered`,
+      );
+    registry.register(task);
+  }
+  return registry;
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

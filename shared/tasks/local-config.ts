@@ -1,0 +1,85 @@
+/**
+ * `weft.config.json`, the local runtime's configuration of task types: where custom tasks live and
+ * which local module plays each Lambda function. Relative paths are resolved against the file's folder.
+ *
+ *   { "tasksDir": "./tasks", "lambdaModules": { "load": "./lambdas/load.ts#handler" } }
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { LocalModuleInvoker } from "./lambda-local.js";
+import type { TaskRegistryOptions } from "./loader.js";
+
+export const DEFAULT_LOCAL_CONFIG_FILE = "weft.config.json";
+
+export const localConfigSchema = z
+  .object({
+    /** Folder of custom task modules. */
+    tasksDir: z.string().min(1, "tasksDir must not be empty").optional(),
+    /** Lambda function name → `path/to/module.ts#exportName` (export defaults to `handler`). */
+    lambdaModules: z
+      .record(
+        z.string().min(1, "a function name must not be empty"),
+        z
+          .string()
+          .regex(/^[^#]+(#[A-Za-z_$][\w$]*)?$/, 'must be "path/to/module.ts" or "path/to/module.ts#exportName"'),
+      )
+      .optional(),
+  })
+  .strict();
+
+export type LocalConfigFile = z.output<typeof localConfigSchema>;
+
+export interface LocalConfig extends LocalConfigFile {
+  /** The folder holding the config file; relative paths in it are resolved against this. */
+  baseDir: string;
+  /** `tasksDir` made absolute. */
+  tasksDir?: string;
+}
+
+/** Reads and validates a config file; every error names the file and lists every problem. */
+export async function loadLocalConfig(file: string): Promise<LocalConfig> {
+  const absolute = path.resolve(file);
+  let text: string;
+  try {
+    text = await readFile(absolute, "utf8");
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new Error(
+      code === "ENOENT"
+        ? `weft config file ${absolute} does not exist`
+        : `weft config file ${absolute} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new Error(
+      `weft config file ${absolute} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  const parsed = localConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const where = issue.path.length > 0 ? issue.path.map(String).join(".") : "(top level)";
+      const message =
+        issue.code === "unrecognized_keys" ? `unknown field(s) ${issue.keys.join(", ")}` : issue.message;
+      return `${where}: ${message}`;
+    });
+    throw new Error(`weft config file ${absolute} is invalid: ${problems.join("; ")}`);
+  }
+  const baseDir = path.dirname(absolute);
+  const { tasksDir, ...rest } = parsed.data;
+  return { ...rest, baseDir, ...(tasksDir === undefined ? {} : { tasksDir: path.resolve(baseDir, tasksDir) }) };
+}
+
+/** The task registry options the local runtime builds from its config: custom tasks and local Lambdas. */
+export function localTaskOptions(config: LocalConfig): Pick<TaskRegistryOptions, "customTasksDir" | "lambda"> {
+  return {
+    ...(config.tasksDir === undefined ? {} : { customTasksDir: config.tasksDir }),
+    ...(config.lambdaModules === undefined
+      ? {}
+      : { lambda: new LocalModuleInvoker(config.lambdaModules, config.baseDir) }),
+  };
+}

@@ -1,0 +1,284 @@
+/**
+ * Leases, fencing, the sweeper, cancellation and durable waits, through the real engine on each
+ * backend. "Killing" a worker means claiming a node as a worker would and never finishing it.
+ */
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Engine } from "../../shared/engine/engine.js";
+import { HISTORY } from "../../shared/engine/lifecycle.js";
+import { defineTask } from "../../shared/tasks/task-type.js";
+import { BACKEND_KINDS, createBackend } from "../support/backends.js";
+import { interceptTransitions, isHeartbeat, latch, sleep } from "../support/faults.js";
+import { countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+
+const fastSweep = { firstCheckMs: 0, graceMs: 200, idleMs: 1000 };
+
+/** Claims a queued node the way a worker does, then "dies": the lease is never renewed. */
+async function claimAndDie(
+  store: Awaited<ReturnType<typeof createBackend>>["store"],
+  executionId: string,
+  nodeId: string,
+  leaseMs: number,
+) {
+  const now = Date.now();
+  const claim = await store.transitionNode(
+    executionId,
+    nodeId,
+    { status: ["QUEUED"], attempt: 1 },
+    { status: "RUNNING", lease: { token: `dead-${nodeId}`, expiresAt: now + leaseMs }, startedAt: now },
+  );
+  expect(claim.ok).toBe(true);
+}
+
+describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", (kind) => {
+  it("recovers a killed worker's node through the sweeper once its lease expires", async () => {
+    const backend = await createBackend(kind, { sweep: fastSweep });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "killed",
+        nodes: [
+          { id: "work", type: "pass", params: { value: "done" }, retry: { backoff: { initialSeconds: 0 } } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "killed" });
+      const [message] = await receiveAll(consumer, 1);
+      await claimAndDie(store, executionId, "work", 300);
+      await consumer.delete([message!.receiptHandle]); // the message is gone too: only the sweeper can help
+
+      await sleep(400);
+      const report = await engine.sweep();
+      expect(report).toMatchObject({ skipped: false, recoveredLeases: 1 });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const view = await engine.describeExecution(executionId);
+      expect(view.nodes[0]).toMatchObject({ status: "COMPLETED", attempt: 2, output: "done" });
+      const history = await store.listHistory(executionId);
+      const retry = history.find((e) => e.type === HISTORY.nodeRetryScheduled);
+      expect(retry?.detail?.error).toMatchObject({ name: "LeaseExpired" });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("recovers a killed worker's node through SQS redelivery once its lease expires", async () => {
+    const backend = await createBackend(kind);
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "redelivered",
+        nodes: [
+          { id: "work", type: "pass", params: { value: 7 }, retry: { backoff: { initialSeconds: 0 } } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "redelivered" });
+      const [message] = await receiveAll(consumer, 1);
+      await claimAndDie(store, executionId, "work", 300);
+      await sleep(400);
+      // The message was never deleted: its visibility timeout ends and it comes back.
+      await consumer.changeVisibility(message!.receiptHandle, 0);
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const view = await engine.describeExecution(executionId);
+      expect(view.nodes[0]).toMatchObject({ status: "COMPLETED", attempt: 2, output: 7 });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("refuses every write of a zombie attempt whose lease was taken over", async () => {
+    const release = latch();
+    const heartbeatsPaused = { on: true };
+    const tokens: string[] = [];
+    const hold = defineTask({
+      type: "hold",
+      params: z.object({}).strict().optional(),
+      run: async ({ context }) => {
+        if (context.attempt === 1) {
+          await release.promise; // a long GC pause, or a network partition
+          throw new Error("zombie gives up"); // tries to fail the node too
+        }
+        return { attempt: context.attempt };
+      },
+    });
+    const backend = await createBackend(kind, {
+      leaseSeconds: 1,
+      sweep: fastSweep,
+      tasks: [hold],
+      wrapStore: (store) =>
+        interceptTransitions(store, async (call, proceed) => {
+          if (call.patch.status === "RUNNING" && call.patch.lease) tokens.push(call.patch.lease.token);
+          // Attempt 1's heartbeats stall (the worker is frozen) until the pause ends.
+          if (isHeartbeat(call.patch) && call.condition.leaseToken === tokens[0]) {
+            while (heartbeatsPaused.on) await sleep(20);
+          }
+          return proceed();
+        }),
+    });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "zombie",
+        nodes: [{ id: "z", type: "hold", retry: { maxAttempts: 3, backoff: { initialSeconds: 0 } } }],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "zombie" });
+      const [first] = await receiveAll(consumer, 1);
+      const zombie = engine.handleTask(taskOf(first!)); // attempt 1 runs, and freezes
+      await consumer.delete([first!.receiptHandle]);
+      await sleep(1300); // its lease expires
+
+      expect((await engine.sweep()).recoveredLeases).toBe(1);
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED"); // attempt 2
+
+      heartbeatsPaused.on = false;
+      release.open();
+      await zombie; // the zombie wakes: its heartbeat and its failure are refused
+
+      const node = await store.getNode(executionId, "z");
+      expect(node).toMatchObject({ status: "COMPLETED", attempt: 2, output: { attempt: 2 } });
+      const zombieToken = tokens[0]!;
+      const completion = await store.transitionNode(
+        executionId,
+        "z",
+        { status: ["RUNNING"], leaseToken: zombieToken },
+        { status: "COMPLETED", output: "zombie", lease: null },
+      );
+      expect(completion.ok).toBe(false);
+      const heartbeat = await store.transitionNode(
+        executionId,
+        "z",
+        { status: ["RUNNING"], leaseToken: zombieToken },
+        { lease: { token: zombieToken, expiresAt: Date.now() + 60_000 } },
+      );
+      expect(heartbeat.ok).toBe(false);
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeCompleted, "z")).toBe(1);
+      expect(countEvents(history, HISTORY.nodeFailed, "z")).toBe(0);
+      expect((await engine.describeExecution(executionId)).status).toBe("SUCCEEDED");
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("lets two sweepers at once over the same expired leases re-dispatch each node once", async () => {
+    const backend = await createBackend(kind, { sweep: fastSweep });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "three",
+        nodes: ["a", "b", "c"].map((id) => ({ id, type: "noop", retry: { backoff: { initialSeconds: 0 } } })),
+      });
+      const { executionId } = await engine.createExecution({ workflow: "three" });
+      const messages = await receiveAll(consumer, 3);
+      for (const id of ["a", "b", "c"]) await claimAndDie(store, executionId, id, 200);
+      await consumer.delete(messages.map((m) => m.receiptHandle));
+      await sleep(300);
+
+      // Same store and queue, two engines (two sweeper instances); once with the sweeper lease, once forced.
+      const other = new Engine(engine.ports, engine.tasks, engine.options);
+      const [one, two] = await Promise.all([engine.sweep(), other.sweep()]);
+      expect([one.skipped, two.skipped].sort()).toEqual([false, true]);
+      const [three, four] = await Promise.all([engine.sweep({ force: true }), other.sweep({ force: true })]);
+      expect(
+        one.recoveredLeases + two.recoveredLeases + three.recoveredLeases + four.recoveredLeases,
+      ).toBeGreaterThanOrEqual(3);
+
+      const redispatched = await receiveAll(consumer, 4, 1500);
+      expect(redispatched.map((m) => taskOf(m).nodeId).sort()).toEqual(["a", "b", "c"]);
+      for (const m of redispatched) expect(taskOf(m).attempt).toBe(2);
+      const history = await store.listHistory(executionId);
+      for (const id of ["a", "b", "c"]) expect(countEvents(history, HISTORY.nodeRetryScheduled, id)).toBe(1);
+      await Promise.all(redispatched.map((m) => engine.handleTask(taskOf(m))));
+      expect((await engine.describeExecution(executionId)).status).toBe("SUCCEEDED");
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("cancels an execution with a running sleep of minutes: it stops within a few heartbeats", async () => {
+    const backend = await createBackend(kind, { leaseSeconds: 0.6 });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "long",
+        nodes: [
+          { id: "nap", type: "sleep", params: { ms: 5 * 60_000 } },
+          { id: "after-nap", type: "noop", dependsOn: ["nap"] },
+          { id: "later", type: "wait", params: { seconds: 600 } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "long" });
+      const messages = await receiveAll(consumer, 1);
+      const napMessage = messages.find((m) => taskOf(m).nodeId === "nap")!;
+      const running = engine.handleTask(taskOf(napMessage));
+      await sleep(100);
+      expect((await store.getNode(executionId, "nap"))?.status).toBe("RUNNING");
+
+      const cancelled = await engine.cancelExecution(executionId, "customer changed their mind");
+      expect(cancelled.status).toBe("CANCELLED");
+      await running; // the heartbeat carried the cancellation to the sleeping handler
+
+      const view = await engine.describeExecution(executionId);
+      expect(view.status).toBe("CANCELLED");
+      expect(view.error).toEqual({ name: "Cancelled", message: "customer changed their mind" });
+      const byId = Object.fromEntries(view.nodes.map((n) => [n.id, n.status]));
+      expect(byId).toEqual({ nap: "CANCELLED", "after-nap": "CANCELLED", later: "CANCELLED" });
+      expect(backend.events.map((e) => e.detailType)).toContain("Execution Cancelled");
+      await expect(engine.cancelExecution(executionId)).rejects.toMatchObject({ status: 409 });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("completes a `wait` of a few seconds without holding a worker", async () => {
+    const backend = await createBackend(kind);
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "timer",
+        nodes: [
+          { id: "pause", type: "wait", params: { seconds: 2 } },
+          { id: "then", type: "pass", dependsOn: ["pause"], params: { value: "after the wait" } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "timer" });
+      const during = await store.getNode(executionId, "pause");
+      expect(during?.status).toBe("QUEUED"); // waiting in the queue: no lease, no worker
+      expect(during?.lease).toBeUndefined();
+      expect(during!.notBefore! - during!.queuedAt!).toBe(2000);
+      // Nothing is deliverable while it waits: SQS holds the message back.
+      expect(
+        await consumer.receive({ maxMessages: 10, waitSeconds: 0, visibilityTimeoutSeconds: 30 }),
+      ).toEqual([]);
+
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const history = await store.listHistory(executionId);
+      const queued = history.find((e) => e.type === HISTORY.nodeQueued && e.nodeId === "pause")!;
+      const started = history.find((e) => e.type === HISTORY.nodeStarted && e.nodeId === "pause")!;
+      expect(started.at - queued.at).toBeGreaterThanOrEqual(2000);
+      expect((await engine.describeExecution(executionId)).output).toEqual({ then: "after the wait" });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("fails an execution that passes its timeout", async () => {
+    const backend = await createBackend(kind, { sweep: fastSweep });
+    try {
+      const { engine, store } = backend;
+      await engine.registerWorkflow({
+        name: "deadline",
+        timeoutSeconds: 1,
+        nodes: [{ id: "forever", type: "wait", params: { seconds: 3600 } }],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "deadline" });
+      await sleep(1100);
+      expect((await engine.sweep()).timedOut).toBe(1);
+      const view = await engine.describeExecution(executionId);
+      expect(view.status).toBe("FAILED");
+      expect(view.error?.name).toBe("ExecutionTimeout");
+      expect(view.nodes[0]?.status).toBe("CANCELLED");
+      expect((await store.listDueExecutions(Date.now(), 10)).length).toBe(0);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+});

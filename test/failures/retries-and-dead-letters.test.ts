@@ -1,0 +1,205 @@
+/**
+ * Failure semantics, through the real engine on each backend: retries with backoff, terminal
+ * errors, poison messages dead-lettered by the queue and redriven, node timeouts.
+ */
+import { describe, expect, it } from "vitest";
+import { HISTORY } from "../../shared/engine/lifecycle.js";
+import { BACKEND_KINDS, createBackend } from "../support/backends.js";
+import { interceptTransitions, sleep } from "../support/faults.js";
+import { countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+
+describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
+  it("retries `fail` with times: 2 and succeeds on attempt 3, with delays that follow the policy", async () => {
+    const backend = await createBackend(kind);
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "flaky",
+        nodes: [
+          {
+            id: "pay",
+            type: "fail",
+            params: { times: 2, message: "card network busy" },
+            retry: {
+              maxAttempts: 5,
+              backoff: { initialSeconds: 0.2, multiplier: 3, maxSeconds: 10, jitter: "none" },
+            },
+          },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "flaky" });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+
+      const view = await engine.describeExecution(executionId);
+      expect(view.nodes[0]).toMatchObject({ status: "COMPLETED", attempt: 3, output: { attempt: 3 } });
+      const history = await store.listHistory(executionId);
+      const retries = history.filter((e) => e.type === HISTORY.nodeRetryScheduled);
+      expect(retries.map((e) => [e.attempt, e.detail?.delayMs])).toEqual([
+        [2, 200],
+        [3, 600],
+      ]);
+      expect(retries[0]?.detail?.error).toMatchObject({
+        name: "RetryableError",
+        message: "card network busy",
+      });
+      // The retried attempt did not start before its delay had passed.
+      const started = history.filter((e) => e.type === HISTORY.nodeStarted);
+      expect(started.map((e) => e.attempt)).toEqual([1, 2, 3]);
+      expect(started[1]!.at - retries[0]!.at).toBeGreaterThanOrEqual(200);
+      expect(started[2]!.at - retries[1]!.at).toBeGreaterThanOrEqual(600);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("fails a terminal error at once, with no retry, records a dead letter, and stops running work", async () => {
+    const backend = await createBackend(kind, { leaseSeconds: 1 });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "terminal",
+        nodes: [
+          { id: "validate", type: "fail", params: { retryable: false, message: "order has no lines" } },
+          { id: "ship", type: "noop", dependsOn: ["validate"] },
+          { id: "other", type: "sleep", params: { ms: 60_000 } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "terminal" });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("FAILED");
+
+      const view = await engine.describeExecution(executionId);
+      const byId = Object.fromEntries(view.nodes.map((n) => [n.id, n]));
+      expect(byId.validate).toMatchObject({ status: "FAILED", attempt: 1, error: { name: "TerminalError" } });
+      expect(byId.ship?.status).toBe("CANCELLED");
+      expect(byId.other?.status).toBe("CANCELLED"); // was running: told to stop through its heartbeat
+      expect(view.error?.message).toContain('node "validate" failed: order has no lines');
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeRetryScheduled)).toBe(0);
+
+      const { items } = await engine.listDeadLetters({ limit: 10 });
+      expect(items).toHaveLength(1);
+      expect(items[0]).toMatchObject({
+        executionId,
+        nodeId: "validate",
+        attempt: 1,
+        reason: "terminal",
+        error: { name: "TerminalError", message: "order has no lines" },
+      });
+      expect(backend.events.map((e) => e.detailType)).toEqual(["Execution Started", "Execution Failed"]);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("dead-letters a poison message after maxReceiveCount, fails the execution, and redrive finishes it keeping earlier outputs", async () => {
+    let poisoned = true;
+    const backend = await createBackend(kind, {
+      maxReceiveCount: 3,
+      // The claim of node "load" crashes the worker every time while the fault is on.
+      wrapStore: (store) =>
+        interceptTransitions(store, (call, proceed) =>
+          poisoned && call.nodeId === "load" && call.patch.status === "RUNNING"
+            ? Promise.reject(new Error("worker crashed"))
+            : proceed(),
+        ),
+    });
+    try {
+      const { engine, store, consumer, deadLetterConsumer } = backend;
+      await engine.registerWorkflow({
+        name: "etl",
+        nodes: [
+          { id: "extract", type: "pass", params: { value: { rows: 42 } } },
+          { id: "load", type: "pass", dependsOn: ["extract"] },
+          { id: "report", type: "pass", dependsOn: ["extract"], params: { value: "reported" } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "etl", input: "in" });
+
+      // Deliver until the queue gives up on the poison message (as the Lambda event source would).
+      for (let round = 0; round < 40; round++) {
+        const messages = await consumer.receive({
+          maxMessages: 10,
+          waitSeconds: 0,
+          visibilityTimeoutSeconds: 1,
+        });
+        for (const message of messages) {
+          try {
+            await engine.handleTask(taskOf(message), { receiveCount: message.receiveCount });
+            await consumer.delete([message.receiptHandle]);
+          } catch {
+            await consumer.changeVisibility(message.receiptHandle, 0);
+          }
+        }
+        const [dead] = await receiveAll(deadLetterConsumer, 1, 200);
+        if (dead) {
+          await engine.recordDeadLetter(taskOf(dead), {
+            messageId: dead.messageId,
+            receiveCount: dead.receiveCount,
+          });
+          await deadLetterConsumer.delete([dead.receiptHandle]);
+          break;
+        }
+        await sleep(50);
+      }
+      const failed = await engine.describeExecution(executionId);
+      expect(failed.status).toBe("FAILED");
+      const load = failed.nodes.find((n) => n.id === "load")!;
+      expect(load.status).toBe("FAILED");
+      expect(load.error?.name).toBe("DeadLettered");
+      expect(failed.error?.message).toContain("dead-letter queue");
+      const extractBefore = failed.nodes.find((n) => n.id === "extract")!;
+      expect(extractBefore.status).toBe("COMPLETED");
+
+      const { items } = await engine.listDeadLetters({ limit: 10 });
+      expect(items).toEqual([expect.objectContaining({ executionId, nodeId: "load", reason: "poison" })]);
+
+      // The cause is fixed; redrive sends the work back and revives the execution.
+      poisoned = false;
+      const result = await engine.redrive();
+      expect(result).toEqual({ redriven: [items[0]!.id], skipped: [] });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+
+      const done = await engine.describeExecution(executionId);
+      expect(done.output).toEqual({ load: "in", report: "reported" });
+      const extractAfter = done.nodes.find((n) => n.id === "extract")!;
+      expect(extractAfter).toEqual(extractBefore); // kept: not run again
+      expect(done.nodes.find((n) => n.id === "load")?.attempt).toBe(2);
+      expect((await engine.listDeadLetters({ limit: 10 })).items).toEqual([]);
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.executionRedriven)).toBe(1);
+      expect(countEvents(history, HISTORY.nodeCompleted, "extract")).toBe(1);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("aborts a sleep longer than its node timeout and retries it by policy", async () => {
+    const backend = await createBackend(kind);
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "slow",
+        nodes: [
+          {
+            id: "nap",
+            type: "sleep",
+            params: { ms: 60_000 },
+            timeoutSeconds: 1,
+            retry: { maxAttempts: 2, backoff: { initialSeconds: 0.1, jitter: "none" } },
+          },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "slow" });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("FAILED");
+      const history = await store.listHistory(executionId);
+      const retry = history.find((e) => e.type === HISTORY.nodeRetryScheduled);
+      expect(retry?.detail?.error).toMatchObject({ name: "TimeoutError" });
+      const failed = history.find((e) => e.type === HISTORY.nodeFailed);
+      expect(failed).toMatchObject({ attempt: 2, detail: { error: { name: "TimeoutError" } } });
+      // Exhausted retries on a retryable error fail the node without a dead letter.
+      expect((await engine.listDeadLetters({ limit: 10 })).items).toEqual([]);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+});

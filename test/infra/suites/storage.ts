@@ -1,0 +1,197 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Match } from "aws-cdk-lib/assertions";
+import { describe, expect, it } from "vitest";
+import { baseSynth, resource, resourcesOfType, synthWeft } from "../fixture.js";
+
+export function storageSuite(): void {
+  const base = baseSynth();
+  const custom = synthWeft(
+    {
+      weft: {
+        workerTimeout: Duration.minutes(2),
+        tableDeletionProtection: false,
+        removalPolicy: RemovalPolicy.DESTROY,
+      },
+    },
+    "WeftCustom",
+  );
+
+  describe("DynamoDB table", () => {
+    const tables = resourcesOfType(base.json, "AWS::DynamoDB::Table");
+
+    it("is a single on-demand table keyed by pk/sk", () => {
+      expect(tables).toHaveLength(1);
+      base.template.hasResourceProperties("AWS::DynamoDB::Table", {
+        BillingMode: "PAY_PER_REQUEST",
+        KeySchema: [
+          { AttributeName: "pk", KeyType: "HASH" },
+          { AttributeName: "sk", KeyType: "RANGE" },
+        ],
+        AttributeDefinitions: Match.arrayWith([
+          { AttributeName: "pk", AttributeType: "S" },
+          { AttributeName: "sk", AttributeType: "S" },
+        ]),
+      });
+    });
+
+    it("has point-in-time recovery, encryption at rest and deletion protection by default", () => {
+      base.template.hasResourceProperties("AWS::DynamoDB::Table", {
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: true,
+      });
+      base.template.hasResource("AWS::DynamoDB::Table", {
+        DeletionPolicy: "Retain",
+        UpdateReplacePolicy: "Retain",
+      });
+    });
+
+    it("lets deletion protection and the removal policy be configured", () => {
+      custom.template.hasResourceProperties("AWS::DynamoDB::Table", { DeletionProtectionEnabled: false });
+      custom.template.hasResource("AWS::DynamoDB::Table", { DeletionPolicy: "Delete" });
+    });
+
+    it("expires items through the expiresAt TTL attribute", () => {
+      base.template.hasResourceProperties("AWS::DynamoDB::Table", {
+        TimeToLiveSpecification: { AttributeName: "expiresAt", Enabled: true },
+      });
+    });
+
+    it("has gsi1 (listing) and gsi2 (sparse due index) with string keys", () => {
+      base.template.hasResourceProperties("AWS::DynamoDB::Table", {
+        GlobalSecondaryIndexes: Match.arrayEquals([
+          {
+            IndexName: "gsi1",
+            KeySchema: [
+              { AttributeName: "gsi1pk", KeyType: "HASH" },
+              { AttributeName: "gsi1sk", KeyType: "RANGE" },
+            ],
+            Projection: { ProjectionType: "ALL" },
+          },
+          {
+            IndexName: "gsi2",
+            KeySchema: [
+              { AttributeName: "gsi2pk", KeyType: "HASH" },
+              { AttributeName: "gsi2sk", KeyType: "RANGE" },
+            ],
+            Projection: { ProjectionType: "ALL" },
+          },
+        ]),
+        AttributeDefinitions: Match.arrayWith([
+          { AttributeName: "gsi1pk", AttributeType: "S" },
+          { AttributeName: "gsi1sk", AttributeType: "S" },
+          { AttributeName: "gsi2pk", AttributeType: "S" },
+          { AttributeName: "gsi2sk", AttributeType: "S" },
+        ]),
+      });
+    });
+  });
+
+  describe("task queue and DLQ", () => {
+    const taskId = base.logicalId(base.stack.weft.taskQueue);
+    const dlqId = base.logicalId(base.stack.weft.deadLetterQueue);
+    const task = resource(base.json, taskId);
+    const dlq = resource(base.json, dlqId);
+
+    it("redrives a task to the DLQ after 5 receives", () => {
+      expect(task.Properties?.RedrivePolicy).toEqual({
+        deadLetterTargetArn: { "Fn::GetAtt": [dlqId, "Arn"] },
+        maxReceiveCount: 5,
+      });
+    });
+
+    it("sets the visibility timeout to at least 6x the worker timeout", () => {
+      const workerTimeout = resource(base.json, base.functionId("worker")).Properties?.Timeout as number;
+      expect(workerTimeout).toBe(300);
+      expect(task.Properties?.VisibilityTimeout).toBeGreaterThanOrEqual(6 * workerTimeout);
+      expect(task.Properties?.VisibilityTimeout).toBeLessThanOrEqual(43_200);
+
+      const customQueue = resource(custom.json, custom.logicalId(custom.stack.weft.taskQueue));
+      const customTimeout = resource(custom.json, custom.functionId("worker")).Properties?.Timeout;
+      expect(customTimeout).toBe(120);
+      expect(customQueue.Properties?.VisibilityTimeout).toBe(720);
+    });
+
+    it("gives the DLQ a visibility timeout of at least 6x its consumer's timeout", () => {
+      const consumerTimeout = resource(base.json, base.functionId("dlq")).Properties?.Timeout as number;
+      expect(dlq.Properties?.VisibilityTimeout).toBeGreaterThanOrEqual(6 * consumerTimeout);
+    });
+
+    it("encrypts both queues with SQS-managed keys", () => {
+      expect(task.Properties?.SqsManagedSseEnabled).toBe(true);
+      expect(dlq.Properties?.SqsManagedSseEnabled).toBe(true);
+    });
+
+    it("keeps dead-lettered work for 14 days", () => {
+      expect(dlq.Properties?.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+      expect(task.Properties?.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+    });
+
+    it("denies non-TLS access to both queues", () => {
+      for (const id of [taskId, dlqId]) {
+        base.template.hasResourceProperties("AWS::SQS::QueuePolicy", {
+          Queues: [{ Ref: id }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({
+                Effect: "Deny",
+                Action: "sqs:*",
+                Principal: { AWS: "*" },
+                Condition: { Bool: { "aws:SecureTransport": "false" } },
+              }),
+            ]),
+          },
+        });
+      }
+    });
+
+    it("rejects settings SQS and Lambda cannot honour", () => {
+      expect(() => synthWeft({ weft: { workerTimeout: Duration.minutes(16) } }, "TooLong")).toThrow(
+        /workerTimeout/,
+      );
+      expect(() => synthWeft({ weft: { workerMaxConcurrency: 1 } }, "TooFew")).toThrow(
+        /workerMaxConcurrency/,
+      );
+      expect(() => synthWeft({ weft: { defaultMaxAttempts: 0 } }, "NoAttempts")).toThrow(
+        /defaultMaxAttempts/,
+      );
+    });
+  });
+
+  describe("lifecycle event bus", () => {
+    it("is a custom bus whose name every function receives", () => {
+      const buses = resourcesOfType(base.json, "AWS::Events::EventBus");
+      expect(buses).toHaveLength(1);
+      const busId = buses[0]![0];
+      for (const kind of ["api", "worker", "sweeper", "dlq"] as const) {
+        const env = (
+          resource(base.json, base.functionId(kind)).Properties!.Environment as { Variables: object }
+        ).Variables;
+        expect(env).toMatchObject({ WEFT_EVENT_BUS_NAME: { Ref: busId } });
+      }
+    });
+  });
+
+  describe("stack outputs", () => {
+    it("exports the API URL, table, queues and bus", () => {
+      expect(Object.keys(base.json.Outputs ?? {}).sort()).toEqual([
+        "ApiUrl",
+        "DeadLetterQueueUrl",
+        "EventBusName",
+        "TableName",
+        "TaskQueueUrl",
+      ]);
+      base.template.hasOutput("TableName", { Value: { Ref: base.logicalId(base.stack.weft.table) } });
+      base.template.hasOutput("TaskQueueUrl", { Value: { Ref: base.logicalId(base.stack.weft.taskQueue) } });
+      base.template.hasOutput("DeadLetterQueueUrl", {
+        Value: { Ref: base.logicalId(base.stack.weft.deadLetterQueue) },
+      });
+      base.template.hasOutput("EventBusName", { Value: { Ref: base.logicalId(base.stack.weft.eventBus) } });
+      base.template.hasOutput("ApiUrl", {
+        Value: {
+          "Fn::Join": ["", [{ "Fn::GetAtt": [base.logicalId(base.stack.weft.api), "ApiEndpoint"] }, "/"]],
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,39 @@
+/** Store decorators that inject faults into the real engine in tests. */
+import type { NodeCondition, NodePatch, Store } from "../../shared/ports.js";
+
+type TransitionNode = Store["transitionNode"];
+
+/** Proxies a store, intercepting transitionNode; every other call goes straight through. */
+export function interceptTransitions(
+  store: Store,
+  intercept: (
+    call: { executionId: string; nodeId: string; condition: NodeCondition; patch: NodePatch },
+    proceed: () => ReturnType<TransitionNode>,
+  ) => ReturnType<TransitionNode>,
+): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === "transitionNode") {
+        return (...args: Parameters<TransitionNode>) => {
+          const [executionId, nodeId, condition, patch] = args;
+          return intercept({ executionId, nodeId, condition, patch }, () => target.transitionNode(...args));
+        };
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** A heartbeat is a RUNNING write that only extends the lease. */
+export const isHeartbeat = (patch: NodePatch) => Object.keys(patch).length === 1 && patch.lease !== undefined;
+
+export function latch(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
