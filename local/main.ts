@@ -2,16 +2,17 @@
  * `npm start`: the local runtime. Embedded in-memory backend by default; DynamoDB/SQS/EventBridge at
  * AWS_ENDPOINT_URL when it is set (moto, DynamoDB Local, LocalStack); real AWS only with `--backend aws`.
  *
- *   npm start -- [--port 3000] [--concurrency 4] [--backend memory|aws]
+ *   npm start -- [--port 3000] [--concurrency 4] [--backend memory|aws] [--sweep-interval 60]
  */
 import { parseArgs } from "node:util";
 import { type LocalBackend, startLocalRuntime } from "./runtime.js";
 
-const USAGE = `usage: npm start -- [--port N] [--concurrency N] [--backend memory|aws]
-  --port         HTTP port (default: PORT or 3000; 0 picks a free one)
-  --concurrency  worker invocations running at once (default 4)
-  --backend      memory (default) or aws (default when AWS_ENDPOINT_URL is set;
-                 real AWS needs --backend aws explicitly)`;
+const USAGE = `usage: npm start -- [--port N] [--concurrency N] [--backend memory|aws] [--sweep-interval SECONDS]
+  --port            HTTP port (default: PORT or 3000; 0 picks a free one)
+  --concurrency     worker invocations running at once (default 4)
+  --backend         memory (default) or aws (default when AWS_ENDPOINT_URL is set;
+                    real AWS needs --backend aws explicitly)
+  --sweep-interval  seconds between sweeper runs (default 60, as the EventBridge schedule; 0 turns it off)`;
 
 function fail(message: string): never {
   console.error(`weft: ${message}\n${USAGE}`);
@@ -30,6 +31,7 @@ const optionSpec = {
   port: { type: "string" },
   concurrency: { type: "string" },
   backend: { type: "string" },
+  "sweep-interval": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 try {
@@ -50,11 +52,13 @@ if (backendArg !== undefined && backendArg !== "memory" && backendArg !== "aws")
 const backend: LocalBackend = backendArg ?? (endpoint === undefined ? "memory" : "aws");
 const port = integer("--port", args.values.port ?? process.env.PORT, 0) ?? 3000;
 const concurrency = integer("--concurrency", args.values.concurrency, 1);
+const sweepSeconds = integer("--sweep-interval", args.values["sweep-interval"], 0) ?? 60;
 
 const runtime = await startLocalRuntime({
   backend,
   port,
   ...(concurrency === undefined ? {} : { concurrency }),
+  ...(sweepSeconds === 0 ? { sweep: false } : { sweepIntervalMs: sweepSeconds * 1000 }),
 }).catch((error: unknown) => {
   console.error("weft: the local runtime failed to start:", error instanceof Error ? error.message : error);
   process.exit(1);
@@ -71,6 +75,13 @@ if (runtime.backend === "memory") {
   );
 }
 console.log(`weft: API listening on ${runtime.url} (worker concurrency ${concurrency ?? 4})`);
+console.log(
+  sweepSeconds === 0
+    ? "weft: sweeper off (--sweep-interval 0)"
+    : `weft: sweeper every ${sweepSeconds} s (as the EventBridge schedule runs it)`,
+);
+const deadLetterQueue = runtime.resources?.deadLetterUrl ?? "the in-memory dead-letter queue";
+console.log(`weft: dead-letter consumer polling ${deadLetterQueue} (GET /dlq lists, POST /dlq/redrive retries)`);
 
 let signals = 0;
 const shutdown = (signal: NodeJS.Signals) => {

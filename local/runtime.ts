@@ -267,6 +267,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   const onError =
     options.onError ??
     ((error: unknown, where: string) => console.error(`[weft local] ${where} failed:`, error));
+  const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+  if (!Number.isFinite(sweepIntervalMs) || sweepIntervalMs <= 0) {
+    throw new RangeError(`sweepIntervalMs must be a positive number of milliseconds, got ${sweepIntervalMs}`);
+  }
   const maxReceiveCount = options.maxReceiveCount ?? 5;
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 30;
   // WEFT_LEASE_SECONDS and WEFT_SWEEP_*_SECONDS, validated as the functions read them.
@@ -334,7 +338,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   });
   const sweeperTimer: LocalTimer = {
     name: "sweeper",
-    intervalMs: options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS,
+    intervalMs: sweepIntervalMs,
     tick: async () => {
       await sweepOnce();
     },

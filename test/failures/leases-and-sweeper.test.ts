@@ -236,7 +236,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", (kind)
         name: "timer",
         nodes: [
           { id: "pause", type: "wait", params: { seconds: 2 } },
-          { id: "then", type: "pass", dependsOn: ["pause"], params: { value: "after the wait" } },
+          { id: "resume", type: "pass", dependsOn: ["pause"], params: { value: "after the wait" } },
         ],
       });
       const { executionId } = await engine.createExecution({ workflow: "timer" });
@@ -254,7 +254,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", (kind)
       const queued = history.find((e) => e.type === HISTORY.nodeQueued && e.nodeId === "pause")!;
       const started = history.find((e) => e.type === HISTORY.nodeStarted && e.nodeId === "pause")!;
       expect(started.at - queued.at).toBeGreaterThanOrEqual(2000);
-      expect((await engine.describeExecution(executionId)).output).toEqual({ then: "after the wait" });
+      expect((await engine.describeExecution(executionId)).output).toEqual({ resume: "after the wait" });
     } finally {
       await backend.cleanup();
     }

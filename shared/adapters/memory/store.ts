@@ -112,7 +112,7 @@ export class MemoryStore implements Store {
 
   async recordSinkDone(executionId: string, sinkIndex: number): Promise<Outcome<ExecutionRecord>> {
     const stored = this.executions.get(executionId);
-    if (!stored || stored.record.status !== "RUNNING" || stored.record.sinksDone.includes(sinkIndex)) {
+    if (stored?.record.status !== "RUNNING" || stored.record.sinksDone.includes(sinkIndex)) {
       return { ok: false, current: stored && copy(stored.record) };
     }
     stored.record = {
