@@ -81,7 +81,9 @@ console.log(
     : `weft: sweeper every ${sweepSeconds} s (as the EventBridge schedule runs it)`,
 );
 const deadLetterQueue = runtime.resources?.deadLetterUrl ?? "the in-memory dead-letter queue";
-console.log(`weft: dead-letter consumer polling ${deadLetterQueue} (GET /dlq lists, POST /dlq/redrive retries)`);
+console.log(
+  `weft: dead-letter consumer polling ${deadLetterQueue} (GET /dlq lists, POST /dlq/redrive retries)`,
+);
 
 let signals = 0;
 const shutdown = (signal: NodeJS.Signals) => {

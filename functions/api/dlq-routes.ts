@@ -21,7 +21,10 @@ export function dlqRoutes(engine: Engine): ApiRoute[] {
           reason: record.reason,
           ...(record.receiveCount === undefined ? {} : { receiveCount: record.receiveCount }),
         }));
-        return { status: 200, body: page.next === undefined ? { deadLetters } : { deadLetters, next: page.next } };
+        return {
+          status: 200,
+          body: page.next === undefined ? { deadLetters } : { deadLetters, next: page.next },
+        };
       },
     },
     {

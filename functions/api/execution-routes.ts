@@ -4,7 +4,15 @@
  */
 import type { Engine } from "../../shared/engine/engine.js";
 import { WeftError } from "../../shared/engine/errors.js";
-import { type ApiRoute, inQuery, optionalBody, param, parseJson, validate, validateQuery } from "./request.js";
+import {
+  type ApiRoute,
+  inQuery,
+  optionalBody,
+  param,
+  parseJson,
+  validate,
+  validateQuery,
+} from "./request.js";
 import {
   cancelBodySchema,
   createExecutionBodySchema,

@@ -56,7 +56,8 @@ export function validateQuery<S extends z.ZodType>(
   query: Record<string, string | undefined>,
 ): z.output<S> {
   const present: Record<string, string> = {};
-  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== "") present[key] = value;
+  for (const [key, value] of Object.entries(query))
+    if (value !== undefined && value !== "") present[key] = value;
   return validate(schema, present, "query");
 }
 

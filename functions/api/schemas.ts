@@ -80,7 +80,10 @@ const limitParam = (max: number, fallback: number) =>
     .default(fallback);
 
 /** An opaque paging cursor this API returned. */
-const cursorParam = z.string().min(1, "a cursor must not be empty").max(4096, "a cursor is at most 4096 characters");
+const cursorParam = z
+  .string()
+  .min(1, "a cursor must not be empty")
+  .max(4096, "a cursor is at most 4096 characters");
 
 /** POST /executions/{id}/cancel (the body itself may be absent). */
 export const cancelBodySchema = z
@@ -119,7 +122,12 @@ export type ListDeadLettersQuery = z.output<typeof listDeadLettersQuerySchema>;
 export const redriveBodySchema = z
   .object({
     messageIds: z
-      .array(z.string().min(1, "a message id must not be empty").max(512, "a message id is at most 512 characters"))
+      .array(
+        z
+          .string()
+          .min(1, "a message id must not be empty")
+          .max(512, "a message id is at most 512 characters"),
+      )
       .min(1, "messageIds must list at least one id (leave it out to redrive everything)")
       .max(500, "messageIds lists at most 500 ids")
       .optional(),

@@ -78,7 +78,8 @@ export function powertoolsEngineLogger(logger: Logger): EngineLogger {
   return {
     info: (message, fields) => (fields === undefined ? logger.info(message) : logger.info(message, fields)),
     warn: (message, fields) => (fields === undefined ? logger.warn(message) : logger.warn(message, fields)),
-    error: (message, fields) => (fields === undefined ? logger.error(message) : logger.error(message, fields)),
+    error: (message, fields) =>
+      fields === undefined ? logger.error(message) : logger.error(message, fields),
   };
 }
 

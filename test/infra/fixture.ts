@@ -9,6 +9,7 @@ import path from "node:path";
 import { App, type Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
+import { afterAll } from "vitest";
 import { REPO_ROOT, type WeftFunctionKind } from "../../infra/lib/functions.js";
 import { WeftStack, type WeftStackProps } from "../../infra/lib/weft-stack.js";
 
@@ -47,12 +48,15 @@ export interface CfnTemplate {
  * One cloud assembly directory for every app this process synthesizes: CDK caches staged (bundled)
  * assets per output directory, so the handlers are bundled once per test file, not once per stack.
  */
-const OUTDIR = mkdtempSync(path.join(tmpdir(), "weft-infra-test-"));
-process.on("exit", () => rmSync(OUTDIR, { recursive: true, force: true }));
+let outdir: string | undefined;
+afterAll(() => {
+  if (outdir) rmSync(outdir, { recursive: true, force: true });
+});
 
 /** A new app with cdk.json's context, sharing this process's assembly directory and asset cache. */
 export function newApp(): App {
-  return new App({ context: CDK_CONTEXT, outdir: OUTDIR });
+  outdir ??= mkdtempSync(path.join(tmpdir(), "weft-infra-test-"));
+  return new App({ context: CDK_CONTEXT, outdir });
 }
 
 export function synthWeft(props: WeftStackProps = {}, id = "Weft"): Synth {
