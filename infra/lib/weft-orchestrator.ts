@@ -224,10 +224,9 @@ export class WeftOrchestrator extends Construct {
       this.taskQueue.grantSendMessages(fn.function);
       this.eventBus.grantPutEventsTo(fn.function);
     }
-    // GET /dlq and POST /dlq/redrive: receive from the DLQ, re-send to the task queue, delete.
-    this.deadLetterQueue.grantConsumeMessages(api.function);
-    // Terminal errors leave the task in the DLQ for inspection and redrive.
-    this.deadLetterQueue.grantSendMessages(worker.function);
+    // Only the dlq function touches the DLQ: it records each dead letter in the table, where
+    // GET /dlq lists them and POST /dlq/redrive takes them back; terminal errors are recorded there
+    // directly by the worker.
 
     const invokable = props.invokableFunctionArns ?? [];
     if (invokable.length > 0) {

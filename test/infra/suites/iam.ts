@@ -99,18 +99,17 @@ export function iamSuite(): void {
       },
     );
 
-    it("api: sends tasks, reads and deletes dead-lettered messages for GET /dlq and redrive", () => {
+    it("api: sends tasks (redrive), and never touches the DLQ: dead letters are read from the table", () => {
       const a = access(base, "api");
       expect(a.taskQueue).toEqual(SEND);
-      expect(a.dlq).toEqual(CONSUME);
+      expect(a.dlq).toEqual([]);
+      expect(a.all).not.toContain("sqs:ReceiveMessage");
     });
 
-    it("worker: consumes and sends tasks, may only send to the DLQ (never receive or delete there)", () => {
+    it("worker: consumes and sends tasks, and cannot touch the DLQ (terminal errors are recorded in the table)", () => {
       const a = access(base, "worker");
       expect(a.taskQueue).toEqual(union(SEND, CONSUME));
-      expect(a.dlq).toEqual(SEND);
-      expect(a.dlq).not.toContain("sqs:DeleteMessage");
-      expect(a.dlq).not.toContain("sqs:ReceiveMessage");
+      expect(a.dlq).toEqual([]);
     });
 
     it("sweeper: sends tasks and cannot touch the DLQ at all", () => {
@@ -129,7 +128,7 @@ export function iamSuite(): void {
 
     it.each(KINDS)("%s has the exact action set it needs and nothing else", (kind) => {
       const expected: Record<(typeof KINDS)[number], string[]> = {
-        api: union(TABLE_DATA_ACTIONS, SEND, CONSUME, ["events:PutEvents"]),
+        api: union(TABLE_DATA_ACTIONS, SEND, ["events:PutEvents"]),
         worker: union(TABLE_DATA_ACTIONS, SEND, CONSUME, ["events:PutEvents"]),
         sweeper: union(TABLE_DATA_ACTIONS, SEND, ["events:PutEvents"]),
         dlq: union(TABLE_DATA_ACTIONS, SEND, CONSUME, ["events:PutEvents"]),
