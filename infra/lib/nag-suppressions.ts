@@ -25,7 +25,7 @@ export function acknowledgeWeftNagFindings(table: dynamodb.Table, functions: rea
         id: `AwsSolutions-IAM5[Resource::<${tableLogicalId}.Arn>/index/*]`,
         reason:
           "grantReadWriteData on weft's own table adds '<table ARN>/index/*' so the functions can Query its GSIs " +
-          "(gsi1: executions by workflow/status, gsi2: the sweeper's due index). The wildcard covers only the indexes " +
+          "(gsi1 and gsi3: execution listings, gsi2: the sweeper's due index). The wildcard covers only the indexes " +
           "of this one table; no other table is reachable.",
       },
       {

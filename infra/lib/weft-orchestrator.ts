@@ -11,6 +11,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import type * as sns from "aws-cdk-lib/aws-sns";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { ATTR, INDEX, SUMMARY_ATTRIBUTES } from "../../shared/adapters/dynamo/keys.js";
 import { WeftAlarms } from "./alarms.js";
 import { type WeftApiAuthorization, WeftHttpApi } from "./api.js";
 import { DEFAULT_FUNCTION_SETTINGS, WeftFunction, type WeftFunctionKind } from "./functions.js";
@@ -136,22 +137,36 @@ export class WeftOrchestrator extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: props.tableDeletionProtection ?? true,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      timeToLiveAttribute: "expiresAt",
+      timeToLiveAttribute: ATTR.ttl,
       removalPolicy,
     });
-    // Executions by workflow / status, newest first.
+    // The indexes come from the adapter's own key design, so the deployed table and the code agree.
+    const stringKey = (name: string) => ({ name, type: dynamodb.AttributeType.STRING });
+    const listing = {
+      projectionType: dynamodb.ProjectionType.INCLUDE,
+      nonKeyAttributes: [...SUMMARY_ATTRIBUTES],
+    };
+    // A workflow's executions, newest first (summary attributes only: status changes are the only
+    // execution updates that cost an index write).
     this.table.addGlobalSecondaryIndex({
-      indexName: "gsi1",
-      partitionKey: { name: "gsi1pk", type: dynamodb.AttributeType.STRING },
-      sortKey: { name: "gsi1sk", type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
+      indexName: INDEX.byWorkflow,
+      partitionKey: stringKey(ATTR.gsi1pk),
+      sortKey: stringKey(ATTR.gsi1sk),
+      ...listing,
     });
-    // Sparse "due" index the sweeper queries: expired leases, due retries and waits.
+    // The sweeper's sparse due index: RUNNING executions by the time they should next be looked at.
     this.table.addGlobalSecondaryIndex({
-      indexName: "gsi2",
-      partitionKey: { name: "gsi2pk", type: dynamodb.AttributeType.STRING },
-      sortKey: { name: "gsi2sk", type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
+      indexName: INDEX.due,
+      partitionKey: stringKey(ATTR.gsi2pk),
+      sortKey: stringKey(ATTR.gsi2sk),
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
+    // All executions, newest first, over eight shards.
+    this.table.addGlobalSecondaryIndex({
+      indexName: INDEX.all,
+      partitionKey: stringKey(ATTR.gsi3pk),
+      sortKey: stringKey(ATTR.gsi3sk),
+      ...listing,
     });
 
     // ---- queues --------------------------------------------------------------------------------

@@ -57,7 +57,19 @@ export function storageSuite(): void {
       });
     });
 
-    it("has gsi1 (listing) and gsi2 (sparse due index) with string keys", () => {
+    it("has the adapter's indexes: gsi1 and gsi3 (listing, summary projection) and gsi2 (sparse due index, keys only)", () => {
+      const listingProjection = {
+        ProjectionType: "INCLUDE",
+        NonKeyAttributes: Match.arrayEquals([
+          "status",
+          "workflow",
+          "version",
+          "createdAt",
+          "startedAt",
+          "finishedAt",
+          "executionId",
+        ]),
+      };
       base.template.hasResourceProperties("AWS::DynamoDB::Table", {
         GlobalSecondaryIndexes: Match.arrayEquals([
           {
@@ -66,7 +78,7 @@ export function storageSuite(): void {
               { AttributeName: "gsi1pk", KeyType: "HASH" },
               { AttributeName: "gsi1sk", KeyType: "RANGE" },
             ],
-            Projection: { ProjectionType: "ALL" },
+            Projection: listingProjection,
           },
           {
             IndexName: "gsi2",
@@ -74,7 +86,15 @@ export function storageSuite(): void {
               { AttributeName: "gsi2pk", KeyType: "HASH" },
               { AttributeName: "gsi2sk", KeyType: "RANGE" },
             ],
-            Projection: { ProjectionType: "ALL" },
+            Projection: { ProjectionType: "KEYS_ONLY" },
+          },
+          {
+            IndexName: "gsi3",
+            KeySchema: [
+              { AttributeName: "gsi3pk", KeyType: "HASH" },
+              { AttributeName: "gsi3sk", KeyType: "RANGE" },
+            ],
+            Projection: listingProjection,
           },
         ]),
         AttributeDefinitions: Match.arrayWith([
@@ -82,6 +102,8 @@ export function storageSuite(): void {
           { AttributeName: "gsi1sk", AttributeType: "S" },
           { AttributeName: "gsi2pk", AttributeType: "S" },
           { AttributeName: "gsi2sk", AttributeType: "S" },
+          { AttributeName: "gsi3pk", AttributeType: "S" },
+          { AttributeName: "gsi3sk", AttributeType: "S" },
         ]),
       });
     });
