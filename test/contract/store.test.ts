@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { dueKeys, executionKey, leaseKey } from "../../shared/adapters/dynamo/keys.js";
+import { dueKeys, executionKey, leaseKey, nodeKey } from "../../shared/adapters/dynamo/keys.js";
 import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
@@ -93,5 +93,64 @@ describe("DynamoStore due-index keys (emulator)", () => {
   it("stores a lease as owner and expiry", async () => {
     expect(await store.acquireLease("sweeper", "me", 10, 20)).toBe(true);
     expect(await raw(leaseKey("sweeper"))).toMatchObject({ owner: "me", expiresAt: 20 });
+  });
+});
+
+/** Retention: finished items get a TTL from their finish time; a redrive removes it again. */
+describe("DynamoStore retention TTL (emulator)", () => {
+  let clients: AwsClients;
+  let table: string;
+  let store: DynamoStore;
+
+  beforeAll(async () => {
+    clients = awsClients(inject("awsEndpoint"));
+    table = uniqueName("weft-ttl");
+    await ensureTable(clients.dynamo, table);
+    store = new DynamoStore(clients.doc, table, { retentionDays: 7 });
+  });
+  afterAll(async () => {
+    await clients.dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+    clients.destroy();
+  });
+
+  const rawTtl = async (key: Record<string, string>) =>
+    (await clients.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item
+      ?.expiresAt;
+
+  it("sets expiresAt (epoch seconds) when an execution and a node finish, and removes it on revival", async () => {
+    const executionId = randomUUID();
+    const finishedAt = 1_800_000_000_123;
+    await store.createExecution(
+      {
+        executionId,
+        workflow: "w",
+        version: 1,
+        status: "RUNNING",
+        input: null,
+        createdAt: 1,
+        startedAt: 1,
+        sinksDone: [],
+      },
+      { at: 1, type: "ExecutionStarted" },
+    );
+    expect(await rawTtl(executionKey(executionId))).toBeUndefined();
+    await store.transitionExecution(executionId, ["RUNNING"], { status: "FAILED", finishedAt });
+    expect(await rawTtl(executionKey(executionId))).toBe(Math.ceil(finishedAt / 1000) + 7 * 86_400);
+
+    await store.transitionNode(executionId, "n", { status: ["PENDING"] }, { status: "FAILED", finishedAt });
+    const node = nodeKey(executionId, "n");
+    expect(await rawTtl(node)).toBe(Math.ceil(finishedAt / 1000) + 7 * 86_400);
+
+    // A redrive revives both: no TTL, and finishedAt is removed (not stored as null).
+    await store.transitionExecution(executionId, ["FAILED"], { status: "RUNNING", finishedAt: null });
+    const revived = await store.transitionNode(
+      executionId,
+      "n",
+      { status: ["FAILED"] },
+      { status: "QUEUED", attempt: 2, finishedAt: null },
+    );
+    expect(revived.ok && revived.record.finishedAt).toBeUndefined();
+    expect(await rawTtl(executionKey(executionId))).toBeUndefined();
+    expect(await rawTtl(node)).toBeUndefined();
   });
 });

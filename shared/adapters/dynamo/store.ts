@@ -33,6 +33,7 @@ import {
   type ExecutionStatus,
   type HistoryEvent,
   type NodeRecord,
+  type NodeStatus,
   pendingNode,
   type WorkflowVersionRecord,
 } from "../../domain/records.js";
@@ -198,11 +199,37 @@ interface ListingCursor {
   p: Array<string | null>;
 }
 
+export interface DynamoStoreOptions {
+  /**
+   * Finished executions and their nodes are deleted by DynamoDB's TTL this long after they finish
+   * (never used as a timer: TTL deletes "within about two days"). Unset: kept forever.
+   */
+  retentionDays?: number;
+}
+
+const FINAL_NODE_STATUSES: readonly NodeStatus[] = ["COMPLETED", "FAILED", "CANCELLED"];
+
 export class DynamoStore implements Store {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly options: DynamoStoreOptions = {},
   ) {}
+
+  /** The TTL update for a write that moves an item to `status`, finishing at `finishedAt`. */
+  private retention(
+    e: Expression,
+    final: boolean | undefined,
+    finishedAt: number | null | undefined,
+    sets: string[],
+    removes: string[],
+  ): void {
+    const days = this.options.retentionDays;
+    if (days === undefined || final === undefined) return;
+    if (final && typeof finishedAt === "number") {
+      sets.push(`${e.name(ATTR.ttl)} = ${e.value(Math.ceil(finishedAt / 1000) + days * 86_400)}`);
+    } else if (!final) removes.push(e.name(ATTR.ttl)); // revived by a redrive: keep it again
+  }
 
   // ── workflows ─────────────────────────────────────────────────────────────────────────────────
 
@@ -363,6 +390,7 @@ export class DynamoStore implements Store {
       sets.push(`${e.name("sweepAt")} = ${e.value(patch.sweepAt)}`);
       for (const [name, value] of Object.entries(keys)) sets.push(`${e.name(name)} = ${e.value(value)}`);
     }
+    this.retention(e, patch.status === undefined ? undefined : finishing, patch.finishedAt, sets, removes);
     if (event) sets.push(e.appendHistory(event));
     if (sets.length === 0 && removes.length === 0) sets.push(`${status} = ${status}`);
     const key = executionKey(executionId);
@@ -513,7 +541,7 @@ export class DynamoStore implements Store {
         : `${attempt} = if_not_exists(${attempt}, ${e.value(0)})`,
     );
     // Fields whose type allows null: null removes them.
-    for (const field of ["lease", "notBefore", "error", "startedAt"] as const) {
+    for (const field of ["lease", "notBefore", "error", "startedAt", "finishedAt"] as const) {
       const value = patch[field];
       if (value === null) removes.push(e.name(field));
       else if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
@@ -522,10 +550,12 @@ export class DynamoStore implements Store {
     if (patch.badDeps === null) removes.push(e.name("badDeps"));
     // `output` is arbitrary JSON: null is a value like any other; undefined leaves it alone.
     if (patch.output !== undefined) sets.push(`${e.name("output")} = ${e.value(patch.output)}`);
-    for (const field of ["queuedAt", "finishedAt", "cancelRequested"] as const) {
+    for (const field of ["queuedAt", "cancelRequested"] as const) {
       const value = patch[field];
       if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
     }
+    const final = patch.status === undefined ? undefined : FINAL_NODE_STATUSES.includes(patch.status);
+    this.retention(e, final, patch.finishedAt, sets, removes);
     if (event) sets.push(e.appendHistory(event));
 
     const key = nodeKey(executionId, nodeId);
