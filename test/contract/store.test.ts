@@ -113,7 +113,7 @@ describe("DynamoStore retention TTL (emulator)", () => {
     clients.destroy();
   });
 
-  const rawTtl = async (key: Record<string, string>) =>
+  const rawTtl = async (key: { pk: string; sk: string }) =>
     (await clients.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item
       ?.expiresAt;
 
