@@ -282,7 +282,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       ? await awsBackend(options, env, maxReceiveCount, visibilityTimeoutSeconds, leaseSeconds)
       : memoryBackend(maxReceiveCount);
 
-  const ports = options.wrapPorts ? options.wrapPorts(backend.ports) : backend.ports;
+  let ports = backend.ports;
+  try {
+    if (options.wrapPorts) ports = options.wrapPorts(backend.ports);
+  } catch (error) {
+    backend.close();
+    throw error;
+  }
   const engineOptions: EngineOptions = {
     leaseSeconds,
     ...options.engineOptions,

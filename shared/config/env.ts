@@ -43,6 +43,16 @@ export const envSchema = z.object({
   WEFT_SWEEP_FIRST_CHECK_SECONDS: optionalSeconds("WEFT_SWEEP_FIRST_CHECK_SECONDS", DAY_SECONDS),
   WEFT_SWEEP_IDLE_SECONDS: optionalSeconds("WEFT_SWEEP_IDLE_SECONDS", DAY_SECONDS),
   WEFT_SWEEP_GRACE_SECONDS: optionalSeconds("WEFT_SWEEP_GRACE_SECONDS", DAY_SECONDS),
+  /** Days finished executions are kept before DynamoDB's TTL deletes them; unset keeps them forever. */
+  WEFT_RETENTION_DAYS: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int("WEFT_RETENTION_DAYS must be a whole number of days")
+      .min(1, "WEFT_RETENTION_DAYS must be at least 1")
+      .max(3650, "WEFT_RETENTION_DAYS must be at most 3650")
+      .optional(),
+  ),
   /** The AWS SDK reads this variable itself too; it is parsed here so the local runtime can print it. */
   AWS_ENDPOINT_URL: z.preprocess(
     emptyAsUndefined,
@@ -58,6 +68,8 @@ export interface WeftConfig {
   leaseSeconds: number;
   /** Sweeper timing in milliseconds: only the settings the environment sets (the engine defaults the rest). */
   sweep: Partial<SweepSettings>;
+  /** Days a finished execution is kept (DynamoDB TTL); undefined keeps it forever. */
+  retentionDays?: number;
   /** Endpoint override for every AWS client (moto, DynamoDB Local, LocalStack); undefined for real AWS. */
   endpoint?: string;
 }
@@ -104,6 +116,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queueUrl: value.WEFT_QUEUE_URL,
     deadLetterUrl: value.WEFT_DLQ_URL,
     eventBusName: value.WEFT_EVENT_BUS_NAME,
+    ...(value.WEFT_RETENTION_DAYS === undefined ? {} : { retentionDays: value.WEFT_RETENTION_DAYS }),
     ...(value.AWS_ENDPOINT_URL === undefined ? {} : { endpoint: value.AWS_ENDPOINT_URL }),
   };
 }

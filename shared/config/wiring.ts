@@ -65,7 +65,11 @@ export function createAwsPorts(
   clients: AwsClients = createAwsClients(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
 ): EnginePorts {
   return {
-    store: new DynamoStore(clients.doc, config.tableName),
+    store: new DynamoStore(
+      clients.doc,
+      config.tableName,
+      config.retentionDays === undefined ? {} : { retentionDays: config.retentionDays },
+    ),
     queue: new SqsTaskQueue(clients.sqs, config.queueUrl),
     events: new EventBridgePublisher(clients.eventBridge, config.eventBusName),
     clock: systemClock,

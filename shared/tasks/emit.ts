@@ -16,7 +16,7 @@ export interface EmitEntry {
 
 /** The port `emit` sends through. An implementation may return the id the bus gave the event. */
 export interface EventSender {
-  send(entry: EmitEntry, signal?: AbortSignal): Promise<{ eventId?: string } | void>;
+  send(entry: EmitEntry, signal?: AbortSignal): Promise<{ eventId?: string } | undefined>;
 }
 
 export const emitParamsSchema = z
@@ -47,7 +47,9 @@ export function emitTask(sender: EventSender, defaultBusName: string): TaskType<
       const detail = params.detail ?? {};
       const size = Buffer.byteLength(JSON.stringify(detail));
       if (size > MAX_DETAIL_BYTES)
-        throw new TerminalError(`event detail is ${size} bytes; EventBridge takes at most ${MAX_DETAIL_BYTES}`);
+        throw new TerminalError(
+          `event detail is ${size} bytes; EventBridge takes at most ${MAX_DETAIL_BYTES}`,
+        );
       const result = await sender.send(
         {
           busName: params.eventBusName ?? defaultBusName,

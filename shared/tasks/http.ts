@@ -76,13 +76,19 @@ export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
 
       const status = response.status;
       if (isExpected(status, params.expectStatus)) {
+        const headers = headerRecord(response.headers);
+        // A HEAD answer has no body, whatever its content-length says.
+        if (params.method === "HEAD") {
+          await response.body?.cancel().catch(() => {});
+          return { status, headers, body: null };
+        }
         let bytes: Uint8Array;
         try {
           bytes = await readBody(response, maxBytes, "refuse");
         } catch (error) {
           throw requestFailure(error, target, context, timeout, timeoutMs);
         }
-        return { status, headers: headerRecord(response.headers), body: decodeBody(response, bytes) };
+        return { status, headers, body: decodeBody(response, bytes) };
       }
 
       const excerpt = await errorExcerpt(response);

@@ -94,7 +94,9 @@ export class LocalModuleInvoker implements LambdaInvoker {
       module = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new TerminalError(`cannot load the local module of Lambda function "${key}" (${absolute}): ${reason}`);
+      throw new TerminalError(
+        `cannot load the local module of Lambda function "${key}" (${absolute}): ${reason}`,
+      );
     }
     const handler = module[exportName];
     if (typeof handler !== "function")
@@ -121,7 +123,10 @@ function errorPayload(error: unknown): Record<string, unknown> {
       trace: (error.stack ?? "").split("\n"),
     };
   }
-  return { errorType: "Error", errorMessage: typeof error === "string" ? error : (JSON.stringify(error) ?? String(error)) };
+  return {
+    errorType: "Error",
+    errorMessage: typeof error === "string" ? error : (JSON.stringify(error) ?? String(error)),
+  };
 }
 
 function lambdaContext(functionName: string): Context {

@@ -88,7 +88,8 @@ export function lambdaTask(invoker: LambdaInvoker): TaskType<LambdaParams> {
 /** Maps a function error payload (`{errorType, errorMessage, terminal?}`) to the error the engine classifies. */
 export function functionFailure(functionName: string, functionError: string, payload: unknown): Error {
   const fields = typeof payload === "object" && payload !== null ? (payload as Record<string, unknown>) : {};
-  const errorType = typeof fields.errorType === "string" && fields.errorType !== "" ? fields.errorType : undefined;
+  const errorType =
+    typeof fields.errorType === "string" && fields.errorType !== "" ? fields.errorType : undefined;
   const errorMessage =
     typeof fields.errorMessage === "string"
       ? fields.errorMessage

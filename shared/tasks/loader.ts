@@ -7,7 +7,7 @@ import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createTaskRegistry } from "./builtins.js";
-import { emitTask, type EventSender } from "./emit.js";
+import { type EventSender, emitTask } from "./emit.js";
 import { httpTask } from "./http.js";
 import { type LambdaInvoker, lambdaTask } from "./lambda.js";
 import type { TaskRegistry, TaskType } from "./task-type.js";
@@ -55,28 +55,45 @@ export async function loadTaskModules(dir: string): Promise<TaskType[]> {
   }
   const files = names.filter((name) => MODULE_FILE.test(name) && !DECLARATION_FILE.test(name)).sort();
 
-  const found = new Map<string, { task: TaskType; file: string }>();
+  const modules: TaskModule[] = [];
   for (const name of files) {
     const file = path.join(folder, name);
-    let module: Record<string, unknown>;
     try {
-      module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      modules.push({ source: file, exports: (await import(pathToFileURL(file).href)) as Record<string, unknown> });
     } catch (error) {
       throw new Error(`custom task module ${file} failed to load: ${reason(error)}`);
     }
-    for (const [exportName, value] of Object.entries(module)) {
+  }
+  return collectTaskTypes(modules);
+}
+
+/** A module's exports and where they came from (for error messages). */
+export interface TaskModule {
+  source: string;
+  exports: Record<string, unknown>;
+}
+
+/**
+ * The task types among the modules' exports, in module order. The same task object exported twice
+ * counts once; two different tasks with one type are an error naming both sources. Used on folders
+ * (loadTaskModules) and on a bundled, generated index of them (see task-index.ts).
+ */
+export function collectTaskTypes(modules: readonly TaskModule[]): TaskType[] {
+  const found = new Map<string, { task: TaskType; source: string }>();
+  for (const { source, exports } of modules) {
+    for (const [exportName, value] of Object.entries(exports)) {
       if (!isTaskType(value)) continue;
       if (value.type.length > MAX_TYPE_LENGTH)
         throw new Error(
-          `custom task module ${file}: export "${exportName}" has a type longer than ${MAX_TYPE_LENGTH} characters`,
+          `custom task module ${source}: export "${exportName}" has a type longer than ${MAX_TYPE_LENGTH} characters`,
         );
       const seen = found.get(value.type);
       if (seen?.task === value) continue;
       if (seen)
         throw new Error(
-          `task type "${value.type}" is defined twice: in ${seen.file} and in ${file} (export "${exportName}")`,
+          `task type "${value.type}" is defined twice: in ${seen.source} and in ${source} (export "${exportName}")`,
         );
-      found.set(value.type, { task: value, file });
+      found.set(value.type, { task: value, source });
     }
   }
   return [...found.values()].map(({ task }) => task);
@@ -97,9 +114,23 @@ export interface TaskRegistryOptions {
 
 /** Built-ins + http + lambda (with an invoker) + emit (with a sender) + the custom task types. */
 export async function buildTaskRegistry(options: TaskRegistryOptions = {}): Promise<TaskRegistry> {
-  const standard: TaskType<unknown>[] = [
-    httpTask(options.http?.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.http.maxResponseBytes }),
-  ];
+  const { customTasksDir, ...rest } = options;
+  const fromDir = customTasksDir === undefined ? [] : await loadTaskModules(customTasksDir);
+  return assembleTaskRegistry(rest, fromDir, `the folder ${path.resolve(customTasksDir ?? ".")}`);
+}
+
+/** buildTaskRegistry without a folder to read: synchronous, for a Lambda bundle's static imports. */
+export function createFullTaskRegistry(options: Omit<TaskRegistryOptions, "customTasksDir"> = {}): TaskRegistry {
+  return assembleTaskRegistry(options, [], "");
+}
+
+function assembleTaskRegistry(
+  options: Omit<TaskRegistryOptions, "customTasksDir">,
+  fromDir: readonly TaskType[],
+  dirLabel: string,
+): TaskRegistry {
+  const maxResponseBytes = options.http?.maxResponseBytes;
+  const standard: TaskType<unknown>[] = [httpTask(maxResponseBytes === undefined ? {} : { maxResponseBytes })];
   if (options.lambda) standard.push(lambdaTask(options.lambda));
   if (options.events) {
     if (!options.lifecycleBusName)
@@ -108,10 +139,8 @@ export async function buildTaskRegistry(options: TaskRegistryOptions = {}): Prom
   }
   const registry = createTaskRegistry(standard);
 
-  const custom: Array<{ task: TaskType<unknown>; from: string }> = [
-    ...(options.customTasksDir === undefined ? [] : await loadTaskModules(options.customTasksDir)).map(
-      (task) => ({ task, from: `the folder ${path.resolve(options.customTasksDir ?? ".")}` }),
-    ),
+  const custom = [
+    ...fromDir.map((task) => ({ task, from: dirLabel })),
     ...(options.customTasks ?? []).map((task) => ({ task, from: "customTasks" })),
   ];
   for (const { task, from } of custom) {

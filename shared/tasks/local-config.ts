@@ -22,7 +22,10 @@ export const localConfigSchema = z
         z.string().min(1, "a function name must not be empty"),
         z
           .string()
-          .regex(/^[^#]+(#[A-Za-z_$][\w$]*)?$/, 'must be "path/to/module.ts" or "path/to/module.ts#exportName"'),
+          .regex(
+            /^[^#]+(#[A-Za-z_$][\w$]*)?$/,
+            'must be "path/to/module.ts" or "path/to/module.ts#exportName"',
+          ),
       )
       .optional(),
   })
@@ -71,11 +74,17 @@ export async function loadLocalConfig(file: string): Promise<LocalConfig> {
   }
   const baseDir = path.dirname(absolute);
   const { tasksDir, ...rest } = parsed.data;
-  return { ...rest, baseDir, ...(tasksDir === undefined ? {} : { tasksDir: path.resolve(baseDir, tasksDir) }) };
+  return {
+    ...rest,
+    baseDir,
+    ...(tasksDir === undefined ? {} : { tasksDir: path.resolve(baseDir, tasksDir) }),
+  };
 }
 
 /** The task registry options the local runtime builds from its config: custom tasks and local Lambdas. */
-export function localTaskOptions(config: LocalConfig): Pick<TaskRegistryOptions, "customTasksDir" | "lambda"> {
+export function localTaskOptions(
+  config: LocalConfig,
+): Pick<TaskRegistryOptions, "customTasksDir" | "lambda"> {
   return {
     ...(config.tasksDir === undefined ? {} : { customTasksDir: config.tasksDir }),
     ...(config.lambdaModules === undefined

@@ -32,7 +32,10 @@ describe("api routing", () => {
     const answer = await api.call({ method: "DELETE", path: "/executions/ex-1" });
     expectError(answer, 405, "MethodNotAllowed");
     expect(answer.headers.allow).toBe("GET");
-    expectError(await api.call({ method: "GET", path: "/executions" }), 405, "MethodNotAllowed");
+    const listing = await api.call({ method: "DELETE", path: "/executions" });
+    expectError(listing, 405, "MethodNotAllowed");
+    expect(listing.headers.allow).toBe("GET, POST");
+    expectError(await api.call({ method: "GET", path: "/dlq/redrive" }), 405, "MethodNotAllowed");
     expectError(await api.call({ method: "GET", path: "/executions/ex-1/trigger" }), 405, "MethodNotAllowed");
   });
 

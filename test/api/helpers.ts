@@ -97,3 +97,26 @@ export const chainDefinition = (name = "chain") => ({
     { id: "c", type: "noop", dependsOn: ["b"] },
   ],
 });
+
+/** Asserts the error contract (`{error: {code, message, details}}`) and answers the error. */
+export function expectErrorAnswer(
+  answer: { status: number; body: unknown },
+  status: number,
+  code: string,
+): ErrorBody["error"] {
+  if (answer.status !== status) {
+    throw new Error(`expected ${status} ${code}, got ${answer.status}: ${JSON.stringify(answer.body)}`);
+  }
+  const body = answer.body as ErrorBody;
+  if (
+    Object.keys(body).join() !== "error" ||
+    body.error.code !== code ||
+    !Array.isArray(body.error.details)
+  ) {
+    throw new Error(`expected the error shape with code ${code}, got ${JSON.stringify(body)}`);
+  }
+  return body.error;
+}
+
+/** The details' paths of an error answer, sorted. */
+export const detailPaths = (error: ErrorBody["error"]) => error.details.map((detail) => detail.path).sort();

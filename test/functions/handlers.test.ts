@@ -1,0 +1,171 @@
+/** The sweeper and dlq handlers (thin layers over the engine) and the engine's configuration from the environment. */
+import { Logger } from "@aws-lambda-powertools/logger";
+import type { SQSEvent, SQSRecord } from "aws-lambda";
+import { describe, expect, it, vi } from "vitest";
+import { createDlqHandler } from "../../functions/dlq/app.js";
+import { createSweeperHandler } from "../../functions/sweeper/app.js";
+import { loadConfig, loadEngineSettings } from "../../shared/config/env.js";
+import { createEngineFromEnv, powertoolsEngineLogger } from "../../shared/config/wiring.js";
+import type { Engine } from "../../shared/engine/engine.js";
+import type { SweepReport } from "../../shared/engine/sweeper.js";
+import type { TaskMessage } from "../../shared/ports.js";
+
+const silent = () => new Logger({ serviceName: "test", logLevel: "SILENT" });
+
+const report: SweepReport = {
+  skipped: false,
+  executions: 3,
+  recoveredLeases: 1,
+  resent: 2,
+  reDriven: 0,
+  timedOut: 0,
+};
+
+function record(messageId: string, body: string, receiveCount = "6"): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: `${messageId}-handle`,
+    body,
+    attributes: {
+      ApproximateReceiveCount: receiveCount,
+      SentTimestamp: "0",
+      SenderId: "000000000000",
+      ApproximateFirstReceiveTimestamp: "0",
+    },
+    messageAttributes: {},
+    md5OfBody: "",
+    eventSource: "aws:sqs",
+    eventSourceARN: "arn:aws:sqs:local:000000000000:dlq",
+    awsRegion: "local",
+  };
+}
+
+describe("sweeper handler", () => {
+  it("sweeps once and logs the report's counts", async () => {
+    const sweep = vi.fn(async () => report);
+    const logger = silent();
+    const info = vi.spyOn(logger, "info");
+    const handler = createSweeperHandler({ sweep } as unknown as Engine, { logger });
+    expect(await handler()).toEqual(report);
+    expect(sweep).toHaveBeenCalledTimes(1);
+    expect(info).toHaveBeenCalledWith("sweep finished", { ...report, durationMs: expect.any(Number) });
+  });
+
+  it("logs a skipped sweep, and logs and rethrows a failed one", async () => {
+    const logger = silent();
+    const info = vi.spyOn(logger, "info");
+    const error = vi.spyOn(logger, "error");
+    const skipped = createSweeperHandler(
+      { sweep: async () => ({ ...report, skipped: true }) } as unknown as Engine,
+      {
+        logger,
+      },
+    );
+    expect((await skipped()).skipped).toBe(true);
+    expect(info.mock.calls[0]?.[0]).toMatch(/skipped/);
+
+    const failing = createSweeperHandler(
+      {
+        sweep: async () => {
+          throw new Error("store down");
+        },
+      } as unknown as Engine,
+      { logger },
+    );
+    await expect(failing()).rejects.toThrow("store down");
+    expect(error).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("dlq handler", () => {
+  it("records each task message with its SQS message id and receive count", async () => {
+    const recorded: Array<[TaskMessage, { messageId: string; receiveCount: number }]> = [];
+    const engine = {
+      recordDeadLetter: async (
+        message: TaskMessage,
+        delivery: { messageId: string; receiveCount: number },
+      ) => {
+        recorded.push([message, delivery]);
+      },
+    } as unknown as Engine;
+    const handler = createDlqHandler(engine, { logger: silent() });
+    const message = { executionId: "ex-1", nodeId: "b", attempt: 2 };
+    const response = await handler({ Records: [record("m-1", JSON.stringify(message))] });
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(recorded).toEqual([[message, { messageId: "m-1", receiveCount: 6 }]]);
+  });
+
+  it("acknowledges an unparseable body (logged without it) and fails only the records the engine refused", async () => {
+    const engine = {
+      recordDeadLetter: async (message: TaskMessage) => {
+        if (message.nodeId === "boom") throw new Error("store down");
+      },
+    } as unknown as Engine;
+    const logger = silent();
+    const error = vi.spyOn(logger, "error");
+    const handler = createDlqHandler(engine, { logger });
+    const event: SQSEvent = {
+      Records: [
+        record("bad-json", "{not json with password=hunter2"),
+        record("not-a-task", JSON.stringify({ executionId: "ex", secret: "hunter2" })),
+        record("ok", JSON.stringify({ executionId: "ex", nodeId: "fine", attempt: 1 })),
+        record("refused", JSON.stringify({ executionId: "ex", nodeId: "boom", attempt: 1 })),
+      ],
+    };
+    const response = await handler(event);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "refused" }] });
+    expect(error).toHaveBeenCalledTimes(2);
+    expect(JSON.stringify(error.mock.calls)).not.toContain("hunter2");
+  });
+});
+
+describe("engine configuration from the environment", () => {
+  const base = {
+    WEFT_TABLE_NAME: "t",
+    WEFT_QUEUE_URL: "http://127.0.0.1:1/q",
+    WEFT_DLQ_URL: "http://127.0.0.1:1/dlq",
+    WEFT_EVENT_BUS_NAME: "bus",
+  };
+
+  it("maps WEFT_SWEEP_*_SECONDS to the engine's sweep settings in ms, leaving unset ones to the engine", () => {
+    expect(loadConfig(base)).toMatchObject({ leaseSeconds: 60, sweep: {} });
+    const config = loadConfig({
+      ...base,
+      WEFT_LEASE_SECONDS: "90",
+      WEFT_SWEEP_FIRST_CHECK_SECONDS: "30",
+      WEFT_SWEEP_IDLE_SECONDS: "",
+      WEFT_SWEEP_GRACE_SECONDS: "45",
+    });
+    expect(config.leaseSeconds).toBe(90);
+    expect(config.sweep).toEqual({ firstCheckMs: 30_000, graceMs: 45_000 });
+    expect(loadEngineSettings({ WEFT_SWEEP_IDLE_SECONDS: "600" })).toEqual({
+      leaseSeconds: 60,
+      sweep: { idleMs: 600_000 },
+    });
+  });
+
+  it("reads WEFT_RETENTION_DAYS (the TTL of finished executions), optional", () => {
+    expect(loadConfig(base).retentionDays).toBeUndefined();
+    expect(loadConfig({ ...base, WEFT_RETENTION_DAYS: "30" }).retentionDays).toBe(30);
+    expect(() => loadConfig({ ...base, WEFT_RETENTION_DAYS: "0" })).toThrow(/WEFT_RETENTION_DAYS/);
+  });
+
+  it("names every bad value", () => {
+    expect(() =>
+      loadConfig({ ...base, WEFT_SWEEP_FIRST_CHECK_SECONDS: "0", WEFT_SWEEP_IDLE_SECONDS: "1.5" }),
+    ).toThrow(/WEFT_SWEEP_FIRST_CHECK_SECONDS.*WEFT_SWEEP_IDLE_SECONDS/);
+  });
+
+  it("builds the engine with those options and a Powertools-backed logger", () => {
+    const logger = silent();
+    const warn = vi.spyOn(logger, "warn");
+    const engine = createEngineFromEnv({ ...base, WEFT_SWEEP_GRACE_SECONDS: "5" }, { logger });
+    expect(engine.options).toMatchObject({ leaseSeconds: 60, sweep: { graceMs: 5000 } });
+    engine.options.logger?.warn("stale", { executionId: "ex-1" });
+    expect(warn).toHaveBeenCalledWith("stale", { executionId: "ex-1" });
+
+    const adapter = powertoolsEngineLogger(logger);
+    adapter.warn("bare");
+    expect(warn).toHaveBeenLastCalledWith("bare");
+  });
+});
