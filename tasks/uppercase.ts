@@ -19,7 +19,8 @@ export const uppercase = defineTask({
     .strict(),
   run: ({ params, input }) => {
     const text = params.text ?? (input as { text?: unknown } | null)?.text;
-    if (typeof text !== "string") throw new TerminalError("uppercase needs params.text or a string input.text");
+    if (typeof text !== "string")
+      throw new TerminalError("uppercase needs params.text or a string input.text");
     return { text: `${text.toUpperCase()}${params.suffix ?? ""}` };
   },
 });

@@ -66,7 +66,8 @@ export async function runAttempt(
       Promise.resolve().then(() =>
         task.run({
           input: execution.input,
-          params: node.params,
+          // Parsed, so a schema's defaults and transforms reach the handler (validated at submit already).
+          params: task.params.parse(node.params),
           deps,
           context: {
             executionId: execution.executionId,

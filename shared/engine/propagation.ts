@@ -250,7 +250,7 @@ export class Propagation {
     try {
       output = await task.run({
         input: execution.input,
-        params: node.params,
+        params: task.params.parse(node.params),
         deps,
         context: {
           executionId: execution.executionId,

@@ -63,3 +63,15 @@ export function emitTask(sender: EventSender, defaultBusName: string): TaskType<
     },
   });
 }
+
+/** An EventSender that keeps the entries, for the embedded local mode and tests (no bus there). */
+export class MemoryEventSender implements EventSender {
+  readonly sent: EmitEntry[] = [];
+  private count = 0;
+
+  async send(entry: EmitEntry): Promise<{ eventId: string }> {
+    this.sent.push(structuredClone(entry));
+    this.count += 1;
+    return { eventId: `local-${this.count}` };
+  }
+}

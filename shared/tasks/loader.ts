@@ -59,7 +59,10 @@ export async function loadTaskModules(dir: string): Promise<TaskType[]> {
   for (const name of files) {
     const file = path.join(folder, name);
     try {
-      modules.push({ source: file, exports: (await import(pathToFileURL(file).href)) as Record<string, unknown> });
+      modules.push({
+        source: file,
+        exports: (await import(pathToFileURL(file).href)) as Record<string, unknown>,
+      });
     } catch (error) {
       throw new Error(`custom task module ${file} failed to load: ${reason(error)}`);
     }
@@ -120,7 +123,9 @@ export async function buildTaskRegistry(options: TaskRegistryOptions = {}): Prom
 }
 
 /** buildTaskRegistry without a folder to read: synchronous, for a Lambda bundle's static imports. */
-export function createFullTaskRegistry(options: Omit<TaskRegistryOptions, "customTasksDir"> = {}): TaskRegistry {
+export function createFullTaskRegistry(
+  options: Omit<TaskRegistryOptions, "customTasksDir"> = {},
+): TaskRegistry {
   return assembleTaskRegistry(options, [], "");
 }
 
@@ -130,7 +135,9 @@ function assembleTaskRegistry(
   dirLabel: string,
 ): TaskRegistry {
   const maxResponseBytes = options.http?.maxResponseBytes;
-  const standard: TaskType<unknown>[] = [httpTask(maxResponseBytes === undefined ? {} : { maxResponseBytes })];
+  const standard: TaskType<unknown>[] = [
+    httpTask(maxResponseBytes === undefined ? {} : { maxResponseBytes }),
+  ];
   if (options.lambda) standard.push(lambdaTask(options.lambda));
   if (options.events) {
     if (!options.lifecycleBusName)

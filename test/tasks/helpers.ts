@@ -11,7 +11,11 @@ export interface Finished {
   node(id: string): ExecutionView["nodes"][number];
 }
 
-export async function runWorkflow(backend: Backend, definition: { name: string }, input?: unknown): Promise<Finished> {
+export async function runWorkflow(
+  backend: Backend,
+  definition: { name: string } & Record<string, unknown>,
+  input?: unknown,
+): Promise<Finished> {
   const { engine, consumer, store } = backend;
   await engine.registerWorkflow(definition);
   const { executionId } = await engine.createExecution({ workflow: definition.name, input });

@@ -110,7 +110,12 @@ describe("http task", () => {
         {
           id: "ping",
           type: "http",
-          params: { method: "PUT", url: `${baseUrl}/ping`, body: "ping", headers: { "content-type": "text/plain" } },
+          params: {
+            method: "PUT",
+            url: `${baseUrl}/ping`,
+            body: "ping",
+            headers: { "content-type": "text/plain" },
+          },
         },
       ],
     });
@@ -120,18 +125,41 @@ describe("http task", () => {
     expect(received[0]?.headers["content-type"]).toBe("text/plain");
   });
 
+  it("answers a HEAD with headers and no body, whatever its content-length", async () => {
+    respond = (_, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(10 * 1024 * 1024) });
+      res.end();
+    };
+    const run = await runWorkflow(await engineWith({ maxResponseBytes: 1024 }), {
+      name: "http-head",
+      nodes: [{ id: "probe", type: "http", params: { method: "HEAD", url: `${baseUrl}/file` } }],
+    });
+    expect(run.node("probe")).toMatchObject({
+      status: "COMPLETED",
+      output: { status: 200, headers: { "content-length": String(10 * 1024 * 1024) }, body: null },
+    });
+    expect(received[0]?.method).toBe("HEAD");
+  });
+
   it("retries a 503 and succeeds, with a new Idempotency-Key for the new attempt", async () => {
-    respond = (_, res, index) => (index === 0 ? json(res, 503, { error: "busy" }) : json(res, 200, { done: true }));
+    respond = (_, res, index) =>
+      index === 0 ? json(res, 503, { error: "busy" }) : json(res, 200, { done: true });
     const run = await runWorkflow(await engineWith(), {
       name: "http-503",
-      nodes: [{ id: "call", type: "http", params: { method: "GET", url: `${baseUrl}/flaky` }, retry: fastRetry }],
+      nodes: [
+        { id: "call", type: "http", params: { method: "GET", url: `${baseUrl}/flaky` }, retry: fastRetry },
+      ],
     });
     expect(run.view.status).toBe("SUCCEEDED");
-    expect(run.node("call")).toMatchObject({ status: "COMPLETED", attempt: 2, output: { body: { done: true } } });
+    expect(run.node("call")).toMatchObject({
+      status: "COMPLETED",
+      attempt: 2,
+      output: { body: { done: true } },
+    });
     expect(countEvents(run.history, HISTORY.nodeRetryScheduled, "call")).toBe(1);
     const retry = run.history.find((e) => e.type === HISTORY.nodeRetryScheduled);
     expect(retry?.detail).toMatchObject({ error: { name: "RetryableError", retryable: true } });
-    expect(String((retry?.detail?.error as { message: string }).message)).toContain("503");
+    expect(retry?.detail?.error).toMatchObject({ message: expect.stringContaining("503") });
 
     // One key per attempt: `${executionId}:${nodeId}:${attempt}`, stable within the attempt, new for the next.
     const keys = received.map((r) => r.headers["idempotency-key"]);
@@ -141,10 +169,14 @@ describe("http task", () => {
 
   it("honours Retry-After (seconds) on a 429", async () => {
     respond = (_, res, index) =>
-      index === 0 ? json(res, 429, { error: "slow down" }, { "Retry-After": "1" }) : json(res, 200, { ok: 1 });
+      index === 0
+        ? json(res, 429, { error: "slow down" }, { "Retry-After": "1" })
+        : json(res, 200, { ok: 1 });
     const run = await runWorkflow(await engineWith(), {
       name: "http-429",
-      nodes: [{ id: "call", type: "http", params: { method: "GET", url: `${baseUrl}/limited` }, retry: fastRetry }],
+      nodes: [
+        { id: "call", type: "http", params: { method: "GET", url: `${baseUrl}/limited` }, retry: fastRetry },
+      ],
     });
     expect(run.view.status).toBe("SUCCEEDED");
     expect(run.node("call").attempt).toBe(2);
@@ -170,7 +202,12 @@ describe("http task", () => {
     const run = await runWorkflow(backend!, {
       name: "http-400",
       nodes: [
-        { id: "call", type: "http", params: { method: "POST", url: `${baseUrl}/orders?key=hidden`, body: {} }, retry: fastRetry },
+        {
+          id: "call",
+          type: "http",
+          params: { method: "POST", url: `${baseUrl}/orders?key=hidden`, body: {} },
+          retry: fastRetry,
+        },
         { id: "after", type: "noop", dependsOn: ["call"] },
       ],
     });
@@ -202,11 +239,18 @@ describe("http task", () => {
     const run = await runWorkflow(await engineWith(), {
       name: "http-expect",
       nodes: [
-        { id: "gone", type: "http", params: { method: "DELETE", url: `${baseUrl}/gone`, expectStatus: [200, 404] } },
+        {
+          id: "gone",
+          type: "http",
+          params: { method: "DELETE", url: `${baseUrl}/gone`, expectStatus: [200, 404] },
+        },
         { id: "strict", type: "http", params: { method: "GET", url: `${baseUrl}/ok`, expectStatus: 204 } },
       ],
     });
-    expect(run.node("gone")).toMatchObject({ status: "COMPLETED", output: { status: 404, body: { missing: true } } });
+    expect(run.node("gone")).toMatchObject({
+      status: "COMPLETED",
+      output: { status: 404, body: { missing: true } },
+    });
     expect(run.node("strict")).toMatchObject({ status: "FAILED", attempt: 1 });
     expect(run.node("strict").error?.message).toContain("expected 204");
   });
@@ -225,7 +269,9 @@ describe("http task", () => {
     };
     const run = await runWorkflow(await engineWith({ maxResponseBytes: 4096 }), {
       name: "http-big",
-      nodes: [{ id: "download", type: "http", params: { method: "GET", url: `${baseUrl}/big` }, retry: fastRetry }],
+      nodes: [
+        { id: "download", type: "http", params: { method: "GET", url: `${baseUrl}/big` }, retry: fastRetry },
+      ],
     });
     expect(run.view.status).toBe("FAILED");
     const node = run.node("download");
@@ -269,10 +315,41 @@ describe("http task", () => {
     await new Promise((resolve) => closedServer.close(resolve));
     const run = await runWorkflow(await engineWith(), {
       name: "http-refused",
-      nodes: [{ id: "x", type: "http", params: { method: "GET", url: `http://127.0.0.1:${port}/` }, retry: fastRetry }],
+      nodes: [
+        {
+          id: "x",
+          type: "http",
+          params: { method: "GET", url: `http://127.0.0.1:${port}/` },
+          retry: fastRetry,
+        },
+      ],
     });
     expect(run.node("x")).toMatchObject({ status: "FAILED", attempt: 3, error: { name: "RetryableError" } });
     expect(run.node("x").error?.message).toContain("ECONNREFUSED");
+  });
+
+  it("stops the request when the attempt's signal fires (cancellation, lost lease)", async () => {
+    respond = () => {}; // never answers
+    const controller = new AbortController();
+    const reason = new Error("attempt aborted: cancelled");
+    const running = httpTask().run({
+      input: null,
+      params: { method: "GET", url: `${baseUrl}/hang` },
+      deps: {},
+      context: {
+        executionId: "e",
+        nodeId: "n",
+        attempt: 1,
+        idempotencyKey: "e:n:1",
+        signal: controller.signal,
+        deadline: Date.now() + 60_000,
+        sleep: async () => {},
+        now: () => Date.now(),
+      },
+    });
+    await expect.poll(() => received.length).toBe(1);
+    controller.abort(reason);
+    await expect(running).rejects.toBe(reason);
   });
 
   it("refuses bad params at submit, listing every problem", async () => {

@@ -1,0 +1,169 @@
+/**
+ * Custom task types: one file in the `tasks/` folder, loaded by loadTaskModules, run by the real
+ * engine, and its params schema checked at submit.
+ */
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { WeftError } from "../../shared/engine/errors.js";
+import {
+  buildTaskRegistry,
+  collectTaskTypes,
+  createFullTaskRegistry,
+  isTaskType,
+  loadTaskModules,
+} from "../../shared/tasks/loader.js";
+import { renderTaskIndex } from "../../shared/tasks/task-index.js";
+import { defineTask } from "../../shared/tasks/task-type.js";
+import { taskModules } from "../../tasks/index.js";
+import { type Backend, createBackend } from "../support/backends.js";
+import { runWorkflow } from "./helpers.js";
+
+const tasksDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../tasks");
+
+let backend: Backend | undefined;
+let scratch: string | undefined;
+afterEach(async () => {
+  await backend?.cleanup();
+  backend = undefined;
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+  scratch = undefined;
+});
+
+/** A folder of plain ES modules (a stand-in zod schema keeps them free of imports). */
+async function folder(files: Record<string, string>): Promise<string> {
+  scratch = await mkdtemp(path.join(tmpdir(), "weft-tasks-"));
+  for (const [name, text] of Object.entries(files)) await writeFile(path.join(scratch, name), text);
+  return scratch;
+}
+const taskSource = (type: string, name = "task") =>
+  `export const ${name} = { type: ${JSON.stringify(type)}, params: { parse: (v) => v, safeParse: (v) => ({ success: true, data: v }) }, run: () => ${JSON.stringify(type)} };\n`;
+
+describe("custom task types from the tasks/ folder", () => {
+  it("loads the example task from its one file and runs it in a workflow", async () => {
+    const tasks = await loadTaskModules(tasksDir);
+    // index.ts (the generated index) re-exports nothing that is a task: each task counts once.
+    expect(tasks.map((t) => t.type)).toEqual(["uppercase"]);
+
+    backend = await createBackend("memory", { tasks });
+    const run = await runWorkflow(
+      backend,
+      {
+        name: "custom-run",
+        nodes: [
+          { id: "given", type: "uppercase", params: { text: "weft", suffix: "!" } },
+          { id: "from-input", type: "uppercase", params: {} },
+        ],
+      },
+      { text: "from input" },
+    );
+    expect(run.view.status).toBe("SUCCEEDED");
+    expect(run.view.output).toEqual({ given: { text: "WEFT!" }, "from-input": { text: "FROM INPUT" } });
+  });
+
+  it("checks its params against its schema at submit", async () => {
+    backend = await createBackend("memory", { tasks: await loadTaskModules(tasksDir) });
+    const error = await backend.engine
+      .registerWorkflow({
+        name: "custom-bad",
+        nodes: [
+          { id: "a", type: "uppercase", params: { text: 42 } },
+          { id: "b", type: "uppercase", params: { text: "ok", loud: true } },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WeftError);
+    expect(error).toMatchObject({ status: 400 });
+    const details = (error as WeftError).details;
+    expect(details).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ code: "invalid_params", path: "nodes[0].params.text" }),
+        expect.objectContaining({ code: "invalid_params", path: "nodes[1].params.loud" }),
+      ]),
+    );
+    // Nothing was stored.
+    await expect(backend.engine.getWorkflow("custom-bad")).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("builds the registry: built-ins, http, and the custom folder (lambda and emit only when configured)", async () => {
+    const registry = await buildTaskRegistry({ customTasksDir: tasksDir });
+    expect(registry.names()).toEqual(
+      expect.arrayContaining(["noop", "pass", "sleep", "fail", "merge", "wait", "http", "uppercase"]),
+    );
+    expect(registry.has("lambda")).toBe(false);
+    expect(registry.has("emit")).toBe(false);
+
+    const extra = defineTask({ type: "extra", params: z.object({}).strict(), run: () => 1 });
+    expect((await buildTaskRegistry({ customTasks: [extra] })).get("extra")).toBe(extra);
+    await expect(
+      buildTaskRegistry({ customTasks: [defineTask({ type: "http", params: z.unknown(), run: () => 1 })] }),
+    ).rejects.toThrow(/custom task type "http" \(from customTasks\) clashes/);
+    await expect(buildTaskRegistry({ events: { send: async () => undefined } })).rejects.toThrow(
+      /lifecycleBusName/,
+    );
+  });
+});
+
+describe("the generated tasks/index.ts (what the Lambda bundle imports)", () => {
+  it("is up to date with the folder (regenerate: npx tsx shared/tasks/task-index.ts tasks)", async () => {
+    const committed = await readFile(path.join(tasksDir, "index.ts"), "utf8");
+    expect(committed).toBe(await renderTaskIndex(tasksDir));
+  });
+
+  it("yields the same task types as reading the folder, without reading it", async () => {
+    const bundled = collectTaskTypes(taskModules);
+    expect(bundled.map((t) => t.type)).toEqual((await loadTaskModules(tasksDir)).map((t) => t.type));
+    const registry = createFullTaskRegistry({ customTasks: bundled });
+    expect(registry.has("uppercase")).toBe(true);
+    expect(registry.has("http")).toBe(true);
+  });
+});
+
+describe("loadTaskModules", () => {
+  it("reads *.ts, *.js and *.mjs files in name order, ignoring others and counting a re-exported task once", async () => {
+    const dir = await folder({
+      "b.mjs": taskSource("bee"),
+      "a.js": `${taskSource("ay")}export default task;\nexport const notATask = { type: "x" };\n`,
+      "index.mjs": `export { task as bee } from "./b.mjs";\n`,
+      "readme.md": "not code",
+      "types.d.ts": "export {};",
+    });
+    const tasks = await loadTaskModules(dir);
+    expect(tasks.map((t) => t.type)).toEqual(["ay", "bee"]);
+  });
+
+  it("names the file when a module fails to import", async () => {
+    const dir = await folder({
+      "ok.mjs": taskSource("ok"),
+      "broken.mjs": "throw new Error('boom at load');\n",
+    });
+    await expect(loadTaskModules(dir)).rejects.toThrow(
+      `custom task module ${path.join(dir, "broken.mjs")} failed to load: boom at load`,
+    );
+  });
+
+  it("names both files when two tasks share a type", async () => {
+    const dir = await folder({ "one.mjs": taskSource("same"), "two.mjs": taskSource("same", "other") });
+    await expect(loadTaskModules(dir)).rejects.toThrow(
+      `task type "same" is defined twice: in ${path.join(dir, "one.mjs")} and in ${path.join(dir, "two.mjs")} (export "other")`,
+    );
+  });
+
+  it("names a folder that cannot be read", async () => {
+    await expect(loadTaskModules("/nonexistent/tasks")).rejects.toThrow(
+      /custom tasks folder \/nonexistent\/tasks cannot be read/,
+    );
+  });
+
+  it("recognises task types by shape", () => {
+    const task = defineTask({ type: "t", params: z.object({}), run: () => null });
+    expect(isTaskType(task)).toBe(true);
+    expect(isTaskType({ type: "t", params: {}, run: () => null })).toBe(false);
+    expect(isTaskType({ type: "", params: z.object({}), run: () => null })).toBe(false);
+    expect(isTaskType({ type: "t", params: z.object({}), run: "no" })).toBe(false);
+    expect(isTaskType(null)).toBe(false);
+  });
+});
