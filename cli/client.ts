@@ -4,7 +4,7 @@
  */
 import type { ErrorInfo, ExecutionStatus } from "../shared/domain/records.js";
 import type { ExecutionView } from "../shared/engine/views.js";
-import { ApiError, UnreachableError } from "./errors.js";
+import { ApiError, CliError, UnreachableError } from "./errors.js";
 import { isLoopback, type RequestSigner } from "./signing.js";
 
 export type { ExecutionView, NodeView } from "../shared/engine/views.js";
@@ -128,7 +128,8 @@ export class WeftClient {
 
   async cancel(executionId: string, reason?: string): Promise<ExecutionRef> {
     const body = reason === undefined ? {} : { reason };
-    return (await this.request<ExecutionRef>("POST", `/executions/${enc(executionId)}/cancel`, { body })).body;
+    return (await this.request<ExecutionRef>("POST", `/executions/${enc(executionId)}/cancel`, { body }))
+      .body;
   }
 
   async getExecution(executionId: string): Promise<ExecutionView> {
@@ -174,7 +175,15 @@ export class WeftClient {
     let headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.signer) {
-      headers = await this.signer({ method, url, headers, ...(body === undefined ? {} : { body }) });
+      try {
+        headers = await this.signer({ method, url, headers, ...(body === undefined ? {} : { body }) });
+      } catch (error) {
+        throw new CliError(
+          `cannot sign the request to ${url.host} with AWS SigV4: ${error instanceof Error ? error.message : String(error)} — configure AWS credentials (AWS_PROFILE, \`aws sso login\`, AWS_ACCESS_KEY_ID…) or pass --no-sigv4 for an API without IAM auth`,
+          1,
+          "SigningFailed",
+        );
+      }
     }
 
     let response: Response;
@@ -197,7 +206,11 @@ export class WeftClient {
     }
     if (!response.ok) throw toApiError(response.status, parsed, text, method, url);
     if (parsed === undefined) {
-      throw new ApiError(response.status, "InvalidResponse", `${method} ${url.pathname} answered without JSON`);
+      throw new ApiError(
+        response.status,
+        "InvalidResponse",
+        `${method} ${url.pathname} answered without JSON`,
+      );
     }
     return { status: response.status, body: parsed as T };
   }

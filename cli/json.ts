@@ -59,10 +59,8 @@ export function locateJsonError(text: string): { offset: number; reason: string 
     while (i < text.length && " \t\n\r".includes(text[i] as string)) i++;
   };
   const literal = (word: string) => {
-    for (const ch of word) {
-      if (text[i] !== ch) fail(`unexpected ${describe()} (expected ${word})`);
-      i++;
-    }
+    if (text.startsWith(word, i)) i += word.length;
+    else fail(`unexpected ${JSON.stringify(/^[\w.+-]*/.exec(text.slice(i))?.[0] ?? "")} (expected ${word})`);
   };
   const string = () => {
     i++; // opening quote
@@ -93,15 +91,15 @@ export function locateJsonError(text: string): { offset: number; reason: string 
   const value = (): void => {
     ws();
     const ch = text[i];
-    if (ch === "{") return object();
-    if (ch === "[") return array();
-    if (ch === '"') return string();
-    if (ch === "t") return literal("true");
-    if (ch === "f") return literal("false");
-    if (ch === "n") return literal("null");
-    if (ch === "-" || (ch !== undefined && ch >= "0" && ch <= "9")) return number();
-    if (ch === "'") fail("strings must use double quotes");
-    fail(`unexpected ${describe()} (expected a value)`);
+    if (ch === "{") object();
+    else if (ch === "[") array();
+    else if (ch === '"') string();
+    else if (ch === "t") literal("true");
+    else if (ch === "f") literal("false");
+    else if (ch === "n") literal("null");
+    else if (ch === "-" || (ch !== undefined && ch >= "0" && ch <= "9")) number();
+    else if (ch === "'") fail("strings must use double quotes");
+    else fail(`unexpected ${describe()} (expected a value)`);
   };
   const object = () => {
     i++;

@@ -71,7 +71,8 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
   const totalSeconds = Math.floor(ms / 1000);
-  if (ms < 3_600_000) return `${Math.floor(totalSeconds / 60)}m${String(totalSeconds % 60).padStart(2, "0")}s`;
+  if (ms < 3_600_000)
+    return `${Math.floor(totalSeconds / 60)}m${String(totalSeconds % 60).padStart(2, "0")}s`;
   const minutes = Math.floor(totalSeconds / 60);
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
 }
@@ -127,7 +128,13 @@ export function nodeRows(
   return view.nodes.map((node) => nodeRow(style, node, idWidth, now, deps));
 }
 
-function nodeRow(style: Style, node: NodeView, idWidth: number, now: number, deps: DependencyMap | undefined) {
+function nodeRow(
+  style: Style,
+  node: NodeView,
+  idWidth: number,
+  now: number,
+  deps: DependencyMap | undefined,
+) {
   const duration = elapsed(node.startedAt, node.finishedAt, now);
   const parts = [
     statusSymbol(style, node.status),
@@ -170,7 +177,8 @@ export function prettyJson(value: unknown): string {
 
 /** The end of an execution: its output when it succeeded, its error otherwise. */
 export function resultText(style: Style, view: ExecutionView): string {
-  if (view.status === "SUCCEEDED") return `${paint(style, "bold", "output:")}\n${prettyJson(view.output ?? null)}`;
+  if (view.status === "SUCCEEDED")
+    return `${paint(style, "bold", "output:")}\n${prettyJson(view.output ?? null)}`;
   if (view.error) return `${paint(style, "bold", "error:")} ${paint(style, "red", errorText(view.error))}`;
   return "";
 }

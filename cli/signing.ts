@@ -41,7 +41,8 @@ export function createSigner(options: SignerOptions): RequestSigner {
     const query: Record<string, string | string[]> = {};
     for (const [key, value] of url.searchParams) {
       const existing = query[key];
-      query[key] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+      query[key] =
+        existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
     }
     const signed = await signer.sign(
       {

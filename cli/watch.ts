@@ -54,7 +54,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function watchExecution(options: WatchOptions): Promise<ExecutionView> {
   const { client, executionId, mode, out, style } = options;
   const now = options.now ?? Date.now;
-  const renderer = mode === "tty" ? new TtyRenderer(out, style) : mode === "plain" ? new PlainRenderer(out, style) : undefined;
+  const renderer =
+    mode === "tty"
+      ? new TtyRenderer(out, style)
+      : mode === "plain"
+        ? new PlainRenderer(out, style)
+        : undefined;
 
   let deps: DependencyMap | undefined;
   let unreachable = 0;
@@ -137,7 +142,9 @@ export class TtyRenderer implements Renderer {
     );
     const subset = { ...view, nodes: view.nodes.filter((node) => shown.has(node.id)) };
     const rows = nodeRows(this.style, subset, now, deps).map((row) => `  ${row}`);
-    rows.push(paint(this.style, "gray", `  … ${view.nodes.length - subset.nodes.length} more nodes not shown`));
+    rows.push(
+      paint(this.style, "gray", `  … ${view.nodes.length - subset.nodes.length} more nodes not shown`),
+    );
     return rows;
   }
 
@@ -182,7 +189,9 @@ export class PlainRenderer implements Renderer {
     if (view.status !== this.executionStatus) {
       this.executionStatus = view.status;
       const at = Date.parse(view.finishedAt ?? view.startedAt ?? "") || now;
-      const duration = TERMINAL_EXECUTION.has(view.status) ? elapsed(view.startedAt, view.finishedAt, now) : undefined;
+      const duration = TERMINAL_EXECUTION.has(view.status)
+        ? elapsed(view.startedAt, view.finishedAt, now)
+        : undefined;
       lines.push({
         // Execution changes come after the node changes that caused them.
         at: at + 0.5,
@@ -223,7 +232,10 @@ function nodeTime(node: NodeView, now: number): number {
   return Number.isNaN(parsed) ? now : parsed;
 }
 
-const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
+const ESC = String.fromCharCode(27);
+/** An ANSI CSI sequence (colors, cursor movement). */
+const ANSI = new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]`, "g");
+const ANSI_AT_START = new RegExp(`^${ESC}\\[[0-9;?]*[A-Za-z]`);
 
 /** Cuts a string with ANSI color codes to `width` visible characters, ending it with "…". */
 export function truncateAnsi(text: string, width: number): string {
@@ -231,15 +243,15 @@ export function truncateAnsi(text: string, width: number): string {
   let visible = 0;
   let out = "";
   for (let i = 0; i < text.length && visible < width - 1; ) {
-    const escape = text[i] === "\x1b" ? /^\x1b\[[0-9;?]*[A-Za-z]/.exec(text.slice(i)) : null;
-    if (escape) {
-      out += escape[0];
-      i += escape[0].length;
+    const sequence = text[i] === ESC ? ANSI_AT_START.exec(text.slice(i)) : null;
+    if (sequence) {
+      out += sequence[0];
+      i += sequence[0].length;
       continue;
     }
     out += text[i];
     visible += 1;
     i += 1;
   }
-  return text.includes("\x1b") ? `${out}…\x1b[0m` : `${out}…`;
+  return text.includes(ESC) ? `${out}…\x1b[0m` : `${out}…`;
 }

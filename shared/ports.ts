@@ -30,6 +30,8 @@ export interface NodeCondition {
   dueBy?: number;
   /** Only when the lease expired before this instant (recovery of a dead worker). */
   leaseExpiredBy?: number;
+  /** Refuse when cancellation was requested (a stopping node must not complete or retry). */
+  notCancelRequested?: boolean;
 }
 
 /** Fields a node write sets; `null` removes the field, except `output`, where null is a JSON value. */

@@ -25,6 +25,12 @@ const optionalSeconds = (name: string, max: number) =>
 
 const DAY_SECONDS = 86_400;
 
+const endpointUrl = (name: string) =>
+  z.preprocess(
+    emptyAsUndefined,
+    z.url({ message: `${name} must be a URL such as http://127.0.0.1:5000` }).optional(),
+  );
+
 export const envSchema = z.object({
   WEFT_TABLE_NAME: required("WEFT_TABLE_NAME"),
   WEFT_QUEUE_URL: required("WEFT_QUEUE_URL"),
@@ -54,11 +60,41 @@ export const envSchema = z.object({
       .optional(),
   ),
   /** The AWS SDK reads this variable itself too; it is parsed here so the local runtime can print it. */
-  AWS_ENDPOINT_URL: z.preprocess(
-    emptyAsUndefined,
-    z.url({ message: "AWS_ENDPOINT_URL must be a URL such as http://127.0.0.1:5000" }).optional(),
-  ),
+  AWS_ENDPOINT_URL: endpointUrl("AWS_ENDPOINT_URL"),
+  /** The SDK's per-service endpoints; each wins over AWS_ENDPOINT_URL for its service, as in the SDK. */
+  AWS_ENDPOINT_URL_DYNAMODB: endpointUrl("AWS_ENDPOINT_URL_DYNAMODB"),
+  AWS_ENDPOINT_URL_SQS: endpointUrl("AWS_ENDPOINT_URL_SQS"),
+  AWS_ENDPOINT_URL_EVENTBRIDGE: endpointUrl("AWS_ENDPOINT_URL_EVENTBRIDGE"),
 });
+
+/** Per-service endpoint overrides; a service left out uses the SDK's own resolution (or real AWS). */
+export interface AwsEndpoints {
+  dynamodb?: string;
+  sqs?: string;
+  eventbridge?: string;
+}
+
+/**
+ * The endpoint of each service from AWS_ENDPOINT_URL_<SERVICE>, else AWS_ENDPOINT_URL (the SDK's own
+ * precedence): one URL when all three agree, per service when they differ, undefined when none is set.
+ */
+export function endpointsFromEnv(env: Record<string, string | undefined>): string | AwsEndpoints | undefined {
+  const value = (name: string) => {
+    const v = env[name];
+    return v === undefined || v === "" ? undefined : v;
+  };
+  const general = value("AWS_ENDPOINT_URL");
+  const endpoints: AwsEndpoints = {};
+  const dynamodb = value("AWS_ENDPOINT_URL_DYNAMODB") ?? general;
+  const sqs = value("AWS_ENDPOINT_URL_SQS") ?? general;
+  const eventbridge = value("AWS_ENDPOINT_URL_EVENTBRIDGE") ?? general;
+  if (dynamodb !== undefined) endpoints.dynamodb = dynamodb;
+  if (sqs !== undefined) endpoints.sqs = sqs;
+  if (eventbridge !== undefined) endpoints.eventbridge = eventbridge;
+  if (dynamodb === undefined && sqs === undefined && eventbridge === undefined) return undefined;
+  if (dynamodb === sqs && sqs === eventbridge) return dynamodb;
+  return endpoints;
+}
 
 export interface WeftConfig {
   tableName: string;
@@ -70,8 +106,11 @@ export interface WeftConfig {
   sweep: Partial<SweepSettings>;
   /** Days a finished execution is kept (DynamoDB TTL); undefined keeps it forever. */
   retentionDays?: number;
-  /** Endpoint override for every AWS client (moto, DynamoDB Local, LocalStack); undefined for real AWS. */
-  endpoint?: string;
+  /**
+   * Endpoint override (moto, DynamoDB Local, LocalStack): one URL for every client, or one per service
+   * (from AWS_ENDPOINT_URL_<SERVICE>); undefined for real AWS.
+   */
+  endpoint?: string | AwsEndpoints;
 }
 
 /** The engine's tunables alone (lease and sweeper timing), for callers without the AWS resource names. */
@@ -117,6 +156,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     deadLetterUrl: value.WEFT_DLQ_URL,
     eventBusName: value.WEFT_EVENT_BUS_NAME,
     ...(value.WEFT_RETENTION_DAYS === undefined ? {} : { retentionDays: value.WEFT_RETENTION_DAYS }),
-    ...(value.AWS_ENDPOINT_URL === undefined ? {} : { endpoint: value.AWS_ENDPOINT_URL }),
+    ...withEndpoint(
+      endpointsFromEnv({
+        AWS_ENDPOINT_URL: value.AWS_ENDPOINT_URL,
+        AWS_ENDPOINT_URL_DYNAMODB: value.AWS_ENDPOINT_URL_DYNAMODB,
+        AWS_ENDPOINT_URL_SQS: value.AWS_ENDPOINT_URL_SQS,
+        AWS_ENDPOINT_URL_EVENTBRIDGE: value.AWS_ENDPOINT_URL_EVENTBRIDGE,
+      }),
+    ),
   };
+}
+
+function withEndpoint(endpoint: string | AwsEndpoints | undefined): { endpoint?: string | AwsEndpoints } {
+  return endpoint === undefined ? {} : { endpoint };
 }

@@ -15,11 +15,17 @@ import type { EngineLogger } from "../engine/context.js";
 import { Engine, type EngineOptions } from "../engine/engine.js";
 import type { EnginePorts } from "../ports.js";
 import { createTaskRegistry } from "../tasks/builtins.js";
-import { loadConfig, type WeftConfig } from "./env.js";
+import { type AwsEndpoints, loadConfig, type WeftConfig } from "./env.js";
+
+export type { AwsEndpoints } from "./env.js";
 
 export interface AwsClientOptions {
-  /** Endpoint for every client (moto, DynamoDB Local, LocalStack). The SDK also reads AWS_ENDPOINT_URL itself. */
-  endpoint?: string;
+  /**
+   * Endpoint for every client (moto, LocalStack), or one per service (DynamoDB Local beside an SQS
+   * emulator). A client given none resolves its own as the SDK does: AWS_ENDPOINT_URL_<SERVICE>
+   * (AWS_ENDPOINT_URL_DYNAMODB, _SQS, _EVENTBRIDGE), else AWS_ENDPOINT_URL, else real AWS.
+   */
+  endpoint?: string | AwsEndpoints;
   region?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
@@ -35,16 +41,19 @@ export interface AwsClients {
 
 export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
   const config = {
-    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     ...(options.region === undefined ? {} : { region: options.region }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
   };
-  const dynamo = new DynamoDBClient(config);
+  const endpointOf = (service: keyof AwsEndpoints) => {
+    const endpoint = typeof options.endpoint === "string" ? options.endpoint : options.endpoint?.[service];
+    return endpoint === undefined ? {} : { endpoint };
+  };
+  const dynamo = new DynamoDBClient({ ...config, ...endpointOf("dynamodb") });
   const doc = DynamoDBDocumentClient.from(dynamo, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });
-  const sqs = new SQSClient(config);
-  const eventBridge = new EventBridgeClient(config);
+  const sqs = new SQSClient({ ...config, ...endpointOf("sqs") });
+  const eventBridge = new EventBridgeClient({ ...config, ...endpointOf("eventbridge") });
   return {
     dynamo,
     doc,

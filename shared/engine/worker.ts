@@ -89,25 +89,28 @@ export class TaskRunner {
     const deps = await loadDeps(this.ctx, execution.executionId, graph, record.okDeps);
     const result = await runAttempt(this.ctx, execution, node, task, record, lease, deps);
     const now = this.ctx.clock.now();
-    const fenced = { status: ["RUNNING"] as const, leaseToken: lease.token };
 
     switch (result.kind) {
       case "completed": {
         const done = await this.ctx.store.transitionNode(
           execution.executionId,
           node.id,
-          fenced,
+          // A node told to stop must not complete, even when it finished before its next heartbeat.
+          { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
           { status: "COMPLETED", output: result.output ?? null, finishedAt: now, lease: null, error: null },
           nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt),
         );
         if (done.ok) {
           await this.publishNode(execution, graph, "Node Completed", node.id, record.attempt);
           await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
-        } else
+        } else if (isCancelRequested(done.current, lease)) {
+          await this.stopCancelled(execution, node, record, lease);
+        } else {
           this.ctx.logger.warn(
             "completion refused: the lease passed to another attempt",
             this.where(node, record),
           );
+        }
         return;
       }
       case "leaseLost":
@@ -116,21 +119,9 @@ export class TaskRunner {
           this.where(node, record),
         );
         return;
-      case "cancelled": {
-        await this.ctx.store.transitionNode(
-          execution.executionId,
-          node.id,
-          fenced,
-          {
-            status: "CANCELLED",
-            finishedAt: now,
-            lease: null,
-            error: { name: "Cancelled", message: "cancelled" },
-          },
-          nodeEvent(HISTORY.nodeCancelled, now, node.id, record.attempt),
-        );
+      case "cancelled":
+        await this.stopCancelled(execution, node, record, lease);
         return;
-      }
       case "timedOut":
         return this.retryOrFail(execution, graph, node, record, lease, {
           name: "TimeoutError",
@@ -172,7 +163,7 @@ export class TaskRunner {
       const retried = await store.transitionNode(
         execution.executionId,
         node.id,
-        fenced,
+        { ...fenced, notCancelRequested: true },
         {
           status: "QUEUED",
           attempt,
@@ -184,6 +175,10 @@ export class TaskRunner {
         },
         nodeEvent(HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
       );
+      if (!retried.ok && isCancelRequested(retried.current, lease)) {
+        await this.stopCancelled(execution, node, record, lease);
+        return;
+      }
       if (retried.ok) {
         await this.publishNode(execution, graph, "Node Retry Scheduled", node.id, attempt, error);
         const message = { executionId: execution.executionId, nodeId: node.id, attempt };
@@ -298,7 +293,36 @@ export class TaskRunner {
     await this.propagation.afterFailure(execution, graph, node, error);
   }
 
+  /** The attempt was told to stop: it ends CANCELLED (fenced, so only while it still holds the lease). */
+  private async stopCancelled(
+    execution: ExecutionRecord,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["RUNNING"], leaseToken: lease.token },
+      {
+        status: "CANCELLED",
+        finishedAt: now,
+        lease: null,
+        error: { name: "Cancelled", message: "cancelled" },
+      },
+      nodeEvent(HISTORY.nodeCancelled, now, node.id, record.attempt),
+    );
+  }
+
   private where(node: GraphNode, record: NodeRecord): Record<string, unknown> {
     return { executionId: record.executionId, nodeId: node.id, attempt: record.attempt };
   }
+}
+
+/** Refused because cancellation was requested while this attempt still held the lease. */
+function isCancelRequested(current: NodeRecord | undefined, lease: Lease): boolean {
+  return (
+    current?.status === "RUNNING" && current.lease?.token === lease.token && current.cancelRequested === true
+  );
 }

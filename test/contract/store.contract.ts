@@ -498,6 +498,35 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(await store.getNode(id, "a")).toBeUndefined();
       });
 
+      it("refuses a write conditioned on notCancelRequested once cancellation was requested", async () => {
+        const id = randomUUID();
+        await store.transitionNode(id, "a", { status: ["PENDING"] }, { status: "QUEUED", attempt: 1 });
+        await store.transitionNode(
+          id,
+          "a",
+          { status: ["QUEUED"] },
+          { status: "RUNNING", lease: { token: "t1", expiresAt: 5000 } },
+        );
+        const fenced = { status: ["RUNNING"] as const, leaseToken: "t1", notCancelRequested: true };
+        // Not requested yet (the attribute is absent): allowed.
+        const renewed = await store.transitionNode(id, "a", fenced, {
+          lease: { token: "t1", expiresAt: 6000 },
+        });
+        expect(renewed.ok).toBe(true);
+        await store.transitionNode(id, "a", { status: ["RUNNING"] }, { cancelRequested: true });
+        const completion = await store.transitionNode(id, "a", fenced, { status: "COMPLETED", output: 1 });
+        expect(completion.ok).toBe(false);
+        expect(completion.ok ? undefined : completion.current).toMatchObject({
+          status: "RUNNING",
+          cancelRequested: true,
+        });
+        // Cleared again (a redrive): allowed.
+        await store.transitionNode(id, "a", { status: ["RUNNING"] }, { cancelRequested: false });
+        expect((await store.transitionNode(id, "a", fenced, { status: "COMPLETED", output: 1 })).ok).toBe(
+          true,
+        );
+      });
+
       it("refuses a wrong status, attempt or lease token and returns the current record", async () => {
         const id = randomUUID();
         await store.transitionNode(

@@ -228,6 +228,38 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", (kind)
     }
   });
 
+  it("does not let a node told to stop complete, even when it finishes before its next heartbeat", async () => {
+    const backend = await createBackend(kind); // 60 s lease: no heartbeat happens during the test
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "short-nap",
+        nodes: [
+          { id: "nap", type: "sleep", params: { ms: 400 } },
+          { id: "next", type: "noop", dependsOn: ["nap"] },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "short-nap" });
+      const [message] = await receiveAll(consumer, 1);
+      const running = engine.handleTask(taskOf(message!));
+      await sleep(100);
+      await engine.cancelExecution(executionId);
+      await running; // the sleep ends normally, but the completion is refused and recorded as cancelled
+
+      const view = await engine.describeExecution(executionId);
+      expect(view.status).toBe("CANCELLED");
+      expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
+        ["nap", "CANCELLED"],
+        ["next", "CANCELLED"],
+      ]);
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeCompleted)).toBe(0);
+      expect(await store.getNode(executionId, "next")).toBeUndefined(); // never dispatched
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
   it("completes a `wait` of a few seconds without holding a worker", async () => {
     const backend = await createBackend(kind);
     try {

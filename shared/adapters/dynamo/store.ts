@@ -523,6 +523,10 @@ export class DynamoStore implements Store {
       const notBefore = e.name("notBefore");
       conditions.push(`(attribute_not_exists(${notBefore}) OR ${notBefore} <= ${e.value(condition.dueBy)})`);
     }
+    if (condition.notCancelRequested) {
+      const requested = e.name("cancelRequested");
+      conditions.push(`(attribute_not_exists(${requested}) OR ${requested} = ${e.value(false)})`);
+    }
     if (condition.leaseExpiredBy !== undefined) {
       // No lease → refused, as for a PENDING record.
       conditions.push(`${e.name("lease")}.${e.name("expiresAt")} < ${e.value(condition.leaseExpiredBy)}`);

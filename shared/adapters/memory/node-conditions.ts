@@ -9,6 +9,7 @@ export function nodeConditionHolds(node: NodeRecord, condition: NodeCondition): 
   if (condition.dueBy !== undefined && node.notBefore !== undefined && node.notBefore > condition.dueBy) {
     return false;
   }
+  if (condition.notCancelRequested && node.cancelRequested) return false;
   if (condition.leaseExpiredBy !== undefined) {
     if (!node.lease || node.lease.expiresAt >= condition.leaseExpiredBy) return false;
   }

@@ -1,0 +1,284 @@
+/** Command-line parsing (node:util parseArgs), the usage text, and values read from flags and files. */
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { CliError, UsageError } from "./errors.js";
+import { parseJsonText } from "./json.js";
+
+export const DEFAULT_API_URL = "http://127.0.0.1:3000";
+export const DEFAULT_INTERVAL_MS = 500;
+
+const OPTIONS = {
+  api: { type: "string" },
+  json: { type: "boolean" },
+  sigv4: { type: "boolean" },
+  "no-sigv4": { type: "boolean" },
+  region: { type: "string" },
+  help: { type: "boolean", short: "h" },
+  input: { type: "string" },
+  version: { type: "string" },
+  key: { type: "string" },
+  "no-start": { type: "boolean" },
+  interval: { type: "string" },
+  follow: { type: "boolean", short: "f" },
+  reason: { type: "string" },
+  workflow: { type: "string" },
+  status: { type: "string" },
+  limit: { type: "string" },
+  next: { type: "string" },
+  "custom-tasks": { type: "string" },
+} as const;
+
+export type OptionName = keyof typeof OPTIONS;
+export type OptionValues = {
+  [K in OptionName]?: (typeof OPTIONS)[K]["type"] extends "string" ? string : boolean;
+};
+
+const GLOBAL_OPTIONS: OptionName[] = ["api", "json", "sigv4", "no-sigv4", "region", "help"];
+
+export interface CommandSpec {
+  /** `dlq list` is the command "dlq list". */
+  name: string;
+  args: string;
+  summary: string;
+  options: OptionName[];
+  /** Positional arguments after the command words: [min, max]. */
+  positionals: [number, number];
+}
+
+export const COMMANDS: CommandSpec[] = [
+  {
+    name: "validate",
+    args: "FILE [--custom-tasks DIR]",
+    summary: "check a definition locally, listing every problem (DIR: your custom task types)",
+    options: ["custom-tasks"],
+    positionals: [1, 1],
+  },
+  {
+    name: "register",
+    args: "FILE",
+    summary: "register a definition (a new version when it changed)",
+    options: [],
+    positionals: [1, 1],
+  },
+  {
+    name: "start",
+    args: "WORKFLOW [--input JSON|@file] [--version N] [--key K] [--no-start]",
+    summary: "start an execution (--no-start: create it PENDING, start it later with trigger)",
+    options: ["input", "version", "key", "no-start"],
+    positionals: [1, 1],
+  },
+  {
+    name: "run",
+    args: "FILE [--input JSON|@file] [--key K] [--interval MS]",
+    summary: "register FILE, start it and watch it to the end",
+    options: ["input", "key", "interval"],
+    positionals: [1, 1],
+  },
+  {
+    name: "status",
+    args: "ID",
+    summary: "an execution's state, nodes, output or error",
+    options: [],
+    positionals: [1, 1],
+  },
+  {
+    name: "watch",
+    args: "ID [--interval MS]",
+    summary: "follow an execution's nodes live until it ends",
+    options: ["interval"],
+    positionals: [1, 1],
+  },
+  {
+    name: "events",
+    args: "ID [--follow] [--limit N]",
+    summary: "an execution's history (--follow: keep printing until it ends)",
+    options: ["follow", "limit", "interval"],
+    positionals: [1, 1],
+  },
+  {
+    name: "cancel",
+    args: "ID [--reason R]",
+    summary: "cancel an execution",
+    options: ["reason"],
+    positionals: [1, 1],
+  },
+  {
+    name: "trigger",
+    args: "ID [--input JSON|@file]",
+    summary: "start a PENDING execution",
+    options: ["input"],
+    positionals: [1, 1],
+  },
+  {
+    name: "list",
+    args: "[--workflow W] [--status S] [--limit N] [--next TOKEN]",
+    summary: "executions, newest first",
+    options: ["workflow", "status", "limit", "next"],
+    positionals: [0, 0],
+  },
+  {
+    name: "dlq list",
+    args: "[--limit N] [--next TOKEN]",
+    summary: "dead-lettered work with its error",
+    options: ["limit", "next"],
+    positionals: [0, 0],
+  },
+  {
+    name: "dlq redrive",
+    args: "[IDS…]",
+    summary: "put dead-lettered work back as a new attempt (all of it without IDS)",
+    options: [],
+    positionals: [0, Number.POSITIVE_INFINITY],
+  },
+];
+
+export const USAGE = `usage: weft COMMAND [ARGS] [--api URL] [--json]
+
+commands:
+${COMMANDS.map((c) => `  ${c.name} ${c.args}\n      ${c.summary}`).join("\n")}
+
+global options:
+  --api URL       the weft API (default: WEFT_API_URL or ${DEFAULT_API_URL}, the local runtime of \`npm start\`)
+  --json          machine-readable output on stdout (one JSON document; \`events --follow\` prints one per line)
+  --sigv4         sign requests with AWS SigV4 (the default when the API is not on loopback)
+  --no-sigv4      never sign
+  --region R      region to sign for (default: from an execute-api hostname, else AWS_REGION)
+  -h, --help      this help
+
+  --input takes JSON text, @FILE to read it from a file, or @- to read standard input.
+  --interval MS   how often watch polls the execution (default ${DEFAULT_INTERVAL_MS})
+
+exit codes:
+  0  success (watch/run: the execution SUCCEEDED)
+  1  failure: an API error, an unreachable API, a bad file, an invalid definition, or (watch/run) FAILED
+  2  usage error: unknown command or flag, missing or bad argument
+  3  watch/run: the execution was CANCELLED
+
+credentials for --sigv4 come from the standard AWS chain (AWS_PROFILE, environment, SSO, instance role…).
+note: validate checks the built-in, http, lambda and emit task types, and custom ones only with --custom-tasks DIR
+(the API checks params against its own task types again when you register).`;
+
+export interface ParsedCommand {
+  command: CommandSpec | undefined;
+  positionals: string[];
+  values: OptionValues;
+}
+
+export function parseCommandLine(argv: string[]): ParsedCommand {
+  let parsed: { values: OptionValues; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: true }) as {
+      values: OptionValues;
+      positionals: string[];
+    };
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  const [first, second] = positionals;
+  if (first === undefined) {
+    if (values.help) return { command: undefined, positionals: [], values };
+    throw new UsageError("no command given");
+  }
+  let name = first;
+  let rest = positionals.slice(1);
+  if (first === "dlq") {
+    if (second !== "list" && second !== "redrive") {
+      throw new UsageError(`"dlq" needs a subcommand: "dlq list" or "dlq redrive"`);
+    }
+    name = `dlq ${second}`;
+    rest = positionals.slice(2);
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) throw new UsageError(`unknown command "${first}"`);
+  if (values.help) return { command, positionals: rest, values };
+
+  for (const key of Object.keys(values) as OptionName[]) {
+    if (values[key] !== undefined && !GLOBAL_OPTIONS.includes(key) && !command.options.includes(key)) {
+      throw new UsageError(`--${key} does not apply to "${command.name}"`);
+    }
+  }
+  const [min, max] = command.positionals;
+  if (rest.length < min) throw new UsageError(`"${command.name}" needs ${command.args.split(" ")[0]}`);
+  if (rest.length > max) throw new UsageError(`unexpected argument "${rest[max]}" for "${command.name}"`);
+  if (values.sigv4 && values["no-sigv4"])
+    throw new UsageError("--sigv4 and --no-sigv4 contradict each other");
+  return { command, positionals: rest, values };
+}
+
+export function commandUsage(command: CommandSpec): string {
+  return `usage: weft ${command.name} ${command.args}\n  ${command.summary}\n\nrun "weft --help" for the global options and exit codes.`;
+}
+
+export function integerOption(name: string, text: string | undefined, min: number): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isInteger(value) || value < min) {
+    throw new UsageError(`--${name} must be a whole number ≥ ${min}, got "${text}"`);
+  }
+  return value;
+}
+
+/** Reads a UTF-8 file (BOM stripped) with messages that name the file and what went wrong. */
+export async function readTextFile(path: string): Promise<string> {
+  try {
+    const text = await readFile(path, "utf8");
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "it is a directory, not a file"
+          : code === "EACCES"
+            ? "permission denied"
+            : error instanceof Error
+              ? error.message
+              : String(error);
+    throw new CliError(`cannot read ${path}: ${reason}`, 1, "BadFile");
+  }
+}
+
+export async function readJsonFile(path: string): Promise<unknown> {
+  const text = await readTextFile(path);
+  try {
+    return parseJsonText(text, path);
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error), 1, "InvalidJson");
+  }
+}
+
+/** `--input`: JSON text, `@file`, or `@-` for standard input. */
+export async function readInput(
+  text: string | undefined,
+  stdin: () => Promise<string> = readStdin,
+): Promise<unknown> {
+  if (text === undefined) return undefined;
+  if (text.startsWith("@")) {
+    const path = text.slice(1);
+    if (path === "") throw new UsageError("--input @ needs a file name (or @- for standard input)");
+    if (path === "-") {
+      try {
+        return parseJsonText(await stdin(), "--input @- (standard input)");
+      } catch (error) {
+        throw new CliError(error instanceof Error ? error.message : String(error), 1, "InvalidJson");
+      }
+    }
+    return readJsonFile(path);
+  }
+  try {
+    return parseJsonText(text, "--input");
+  } catch (error) {
+    // Bad JSON typed on the command line is a usage error.
+    throw new UsageError(
+      `${error instanceof Error ? error.message : String(error)} (use @FILE to read input from a file)`,
+    );
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}

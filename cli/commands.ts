@@ -1,0 +1,316 @@
+/** The commands. Each returns the process's exit code; errors are thrown as CliError and reported by main. */
+import type { ExecutionStatus } from "../shared/domain/records.js";
+import { DEFAULT_INTERVAL_MS, integerOption, type OptionValues, readInput, readJsonFile } from "./args.js";
+import type { ExecutionView, WeftClient } from "./client.js";
+import { CliError, EXIT, UsageError } from "./errors.js";
+import {
+  dependencyMap,
+  paint,
+  renderDeadLetters,
+  renderEvent,
+  renderExecution,
+  renderExecutionList,
+  type Style,
+  statusText,
+  TERMINAL_EXECUTION,
+} from "./render.js";
+import { type Output, type WatchMode, watchExecution } from "./watch.js";
+
+export interface Context {
+  values: OptionValues;
+  json: boolean;
+  stdout: Output & { isTTY?: boolean };
+  style: Style;
+  /** Created on first use: `validate` never needs the API. */
+  client(): WeftClient;
+  /** Human output (nothing in --json mode). */
+  print(text: string): void;
+  /** The one machine-readable document of --json mode. */
+  emit(value: unknown): void;
+  /** Human notes for standard error (progress, hints). */
+  note(text: string): void;
+}
+
+export type Command = (ctx: Context, args: string[]) => Promise<number>;
+
+const EXECUTION_STATUSES: readonly ExecutionStatus[] = [
+  "PENDING",
+  "RUNNING",
+  "SUCCEEDED",
+  "FAILED",
+  "CANCELLED",
+];
+
+export function exitCodeFor(status: string): number {
+  if (status === "SUCCEEDED") return EXIT.ok;
+  if (status === "CANCELLED") return EXIT.cancelled;
+  return EXIT.failure;
+}
+
+function intervalOf(ctx: Context): number {
+  return integerOption("interval", ctx.values.interval, 10) ?? DEFAULT_INTERVAL_MS;
+}
+
+function watchMode(ctx: Context): WatchMode {
+  if (ctx.json) return "quiet";
+  return ctx.stdout.isTTY ? "tty" : "plain";
+}
+
+async function watchToEnd(ctx: Context, executionId: string): Promise<number> {
+  const view = await watchExecution({
+    client: ctx.client(),
+    executionId,
+    intervalMs: intervalOf(ctx),
+    mode: watchMode(ctx),
+    out: ctx.stdout,
+    style: ctx.style,
+  });
+  ctx.emit(view);
+  return exitCodeFor(view.status);
+}
+
+const validate: Command = async (ctx, [file]) => {
+  const raw = await readJsonFile(file as string);
+  const registry = await validationRegistry(ctx.values["custom-tasks"]);
+  const { validateDefinition } = await import("../shared/domain/validate.js");
+  const result = validateDefinition(raw, registry);
+  if (result.ok) {
+    const { definition, graph } = result;
+    const entries = graph.entries.map((index) => graph.nodes[index]?.id).filter((id) => id !== undefined);
+    ctx.emit({ valid: true, name: definition.name, nodes: definition.nodes.length, entries });
+    ctx.print(
+      `${file}: valid — workflow "${definition.name}", ${definition.nodes.length} node(s), entry: ${entries.join(", ")}`,
+    );
+    return EXIT.ok;
+  }
+  ctx.emit({ valid: false, problems: result.problems });
+  const pathWidth = Math.min(40, Math.max(...result.problems.map((p) => p.path.length)));
+  const codeWidth = Math.max(...result.problems.map((p) => p.code.length));
+  ctx.print(
+    [
+      `${file}: ${result.problems.length} problem(s)`,
+      ...result.problems.map(
+        (p) =>
+          `  ${p.path.padEnd(pathWidth)}  ${paint(ctx.style, "red", p.code.padEnd(codeWidth))}  ${p.message}`,
+      ),
+    ].join("\n"),
+  );
+  return EXIT.failure;
+};
+
+/**
+ * Every task type the engine can run — built-ins, http, lambda, emit — plus the custom ones in
+ * `--custom-tasks DIR`. lambda and emit get stand-ins that are never called: validation needs only
+ * their params schemas. Loaded lazily: the other commands need none of the engine.
+ */
+async function validationRegistry(customTasksDir: string | undefined) {
+  const { buildTaskRegistry } = await import("../shared/tasks/loader.js");
+  const never = () => Promise.reject(new Error("validation only"));
+  try {
+    return await buildTaskRegistry({
+      lambda: { invoke: never },
+      events: { send: never },
+      lifecycleBusName: "validation-only",
+      ...(customTasksDir === undefined ? {} : { customTasksDir }),
+    });
+  } catch (error) {
+    throw new CliError(
+      error instanceof Error ? error.message : String(error),
+      EXIT.failure,
+      "BadCustomTasks",
+    );
+  }
+}
+
+async function registerFile(ctx: Context, file: string) {
+  const definition = await readJsonFile(file);
+  const { status, body } = await ctx.client().registerWorkflow(definition);
+  return { ...body, created: status === 201 };
+}
+
+const register: Command = async (ctx, [file]) => {
+  const result = await registerFile(ctx, file as string);
+  ctx.emit(result);
+  ctx.print(
+    result.created
+      ? `registered workflow "${result.name}" version ${result.version}`
+      : `workflow "${result.name}" version ${result.version} is already registered with this content`,
+  );
+  return EXIT.ok;
+};
+
+const start: Command = async (ctx, [workflow]) => {
+  const version = integerOption("version", ctx.values.version, 1);
+  const input = await readInput(ctx.values.input);
+  const { status, body } = await ctx.client().startExecution({
+    workflow: workflow as string,
+    ...(version === undefined ? {} : { version }),
+    ...(input === undefined ? {} : { input }),
+    ...(ctx.values["no-start"] ? { start: false } : {}),
+    ...(ctx.values.key === undefined ? {} : { idempotencyKey: ctx.values.key }),
+  });
+  ctx.emit({ ...body, created: status === 202 });
+  ctx.print(
+    `execution ${body.executionId} ${statusText(ctx.style, body.status)}${status === 200 ? " (existing execution for this key)" : ""}`,
+  );
+  ctx.note(
+    body.status === "PENDING"
+      ? `start it with: weft trigger ${body.executionId}`
+      : `follow it with: weft watch ${body.executionId}`,
+  );
+  return EXIT.ok;
+};
+
+const run: Command = async (ctx, [file]) => {
+  const input = await readInput(ctx.values.input);
+  const registered = await registerFile(ctx, file as string);
+  ctx.print(
+    `${registered.created ? "registered" : "using"} workflow "${registered.name}" version ${registered.version}`,
+  );
+  const { body } = await ctx.client().startExecution({
+    workflow: registered.name,
+    version: registered.version,
+    ...(input === undefined ? {} : { input }),
+    ...(ctx.values.key === undefined ? {} : { idempotencyKey: ctx.values.key }),
+  });
+  return watchToEnd(ctx, body.executionId);
+};
+
+const status: Command = async (ctx, [id]) => {
+  const view = await ctx.client().getExecution(id as string);
+  ctx.emit(view);
+  if (!ctx.json) {
+    const workflow = await ctx
+      .client()
+      .getWorkflow(view.workflow, view.version)
+      .catch(() => undefined);
+    ctx.print(renderExecution(ctx.style, view, Date.now(), dependencyMap(workflow)));
+  }
+  return EXIT.ok;
+};
+
+const watch: Command = (ctx, [id]) => watchToEnd(ctx, id as string);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const events: Command = async (ctx, [id]) => {
+  const executionId = id as string;
+  const limit = integerOption("limit", ctx.values.limit, 1) ?? 100;
+  const client = ctx.client();
+  const all: unknown[] = [];
+  const show = (event: Parameters<typeof renderEvent>[1]) => {
+    if (ctx.json && ctx.values.follow) ctx.stdout.write(`${JSON.stringify(event)}\n`);
+    else if (ctx.json) all.push(event);
+    else ctx.print(renderEvent(ctx.style, event));
+  };
+  // The cursor of the page being read and how many of its events were shown: following re-reads the last
+  // page from its cursor and skips what it already printed, so the opaque cursor is never forged.
+  let cursor: string | undefined;
+  let shownInPage = 0;
+  const drain = async () => {
+    for (;;) {
+      const page = await client.listEvents(executionId, {
+        ...(cursor === undefined ? {} : { after: cursor }),
+        limit,
+      });
+      for (const event of page.events.slice(shownInPage)) show(event);
+      shownInPage = Math.max(shownInPage, page.events.length);
+      if (page.next === undefined) return;
+      cursor = page.next;
+      shownInPage = 0;
+    }
+  };
+  await drain();
+  if (ctx.values.follow) {
+    for (;;) {
+      const view: ExecutionView = await client.getExecution(executionId);
+      await drain();
+      if (TERMINAL_EXECUTION.has(view.status)) break;
+      await sleep(intervalOf(ctx));
+    }
+  } else {
+    ctx.emit({ events: all });
+  }
+  return EXIT.ok;
+};
+
+const cancel: Command = async (ctx, [id]) => {
+  const body = await ctx.client().cancel(id as string, ctx.values.reason);
+  ctx.emit(body);
+  ctx.print(`cancel requested: execution ${body.executionId} is ${statusText(ctx.style, body.status)}`);
+  return EXIT.ok;
+};
+
+const trigger: Command = async (ctx, [id]) => {
+  const input = await readInput(ctx.values.input);
+  const body = await ctx.client().trigger(id as string, input);
+  ctx.emit(body);
+  ctx.print(`execution ${body.executionId} ${statusText(ctx.style, body.status)}`);
+  ctx.note(`follow it with: weft watch ${body.executionId}`);
+  return EXIT.ok;
+};
+
+const list: Command = async (ctx) => {
+  const statusFilter = ctx.values.status?.toUpperCase();
+  if (statusFilter !== undefined && !EXECUTION_STATUSES.includes(statusFilter as ExecutionStatus)) {
+    throw new UsageError(
+      `--status must be one of ${EXECUTION_STATUSES.join(", ")}, got "${ctx.values.status}"`,
+    );
+  }
+  const limit = integerOption("limit", ctx.values.limit, 1);
+  const page = await ctx.client().listExecutions({
+    ...(ctx.values.workflow === undefined ? {} : { workflow: ctx.values.workflow }),
+    ...(statusFilter === undefined ? {} : { status: statusFilter }),
+    ...(limit === undefined ? {} : { limit }),
+    ...(ctx.values.next === undefined ? {} : { next: ctx.values.next }),
+  });
+  ctx.emit(page);
+  ctx.print(renderExecutionList(ctx.style, page.executions, Date.now()));
+  if (page.next !== undefined && !ctx.json) ctx.note(`more: add --next ${page.next}`);
+  return EXIT.ok;
+};
+
+const dlqList: Command = async (ctx) => {
+  const limit = integerOption("limit", ctx.values.limit, 1);
+  const page = await ctx.client().listDeadLetters({
+    ...(limit === undefined ? {} : { limit }),
+    ...(ctx.values.next === undefined ? {} : { next: ctx.values.next }),
+  });
+  ctx.emit(page);
+  ctx.print(renderDeadLetters(ctx.style, page.deadLetters));
+  if (page.next !== undefined && !ctx.json) ctx.note(`more: add --next ${page.next}`);
+  return EXIT.ok;
+};
+
+const dlqRedrive: Command = async (ctx, ids) => {
+  const body = await ctx.client().redrive(ids);
+  ctx.emit(body);
+  const lines = [
+    body.redriven.length === 0
+      ? "nothing redriven"
+      : `redriven ${body.redriven.length}: ${body.redriven.join(", ")}`,
+    ...body.skipped.map((s) => `skipped ${s.id}: ${s.reason}`),
+  ];
+  ctx.print(lines.join("\n"));
+  // Work the user named that could not be redriven is a failure; a blanket redrive skipping some is not.
+  return ids.length > 0 && body.skipped.length > 0 ? EXIT.failure : EXIT.ok;
+};
+
+export const HANDLERS: Record<string, Command> = {
+  validate,
+  register,
+  start,
+  run,
+  status,
+  watch,
+  events,
+  cancel,
+  trigger,
+  list,
+  "dlq list": dlqList,
+  "dlq redrive": dlqRedrive,
+};
+
+export function unknownHandler(name: string): never {
+  throw new CliError(`no handler for command "${name}"`);
+}

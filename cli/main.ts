@@ -1,0 +1,142 @@
+/**
+ * The `weft` command-line tool: talks to the weft HTTP API (the local runtime by default, or a deployed
+ * one signed with SigV4). `weft --help` lists the commands, options and exit codes.
+ */
+import { pathToFileURL } from "node:url";
+import { commandUsage, DEFAULT_API_URL, parseCommandLine, USAGE } from "./args.js";
+import { WeftClient } from "./client.js";
+import { type Context, HANDLERS, unknownHandler } from "./commands.js";
+import { CliError, EXIT, UsageError } from "./errors.js";
+import { paint, styleFor } from "./render.js";
+import { createSigner, isLoopback, type RequestSigner, resolveSigningRegion } from "./signing.js";
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  env: Record<string, string | undefined>;
+}
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const style = styleFor(io.stdout, io.env);
+  const errStyle = styleFor(io.stderr, io.env);
+  let json = argv.includes("--json");
+  try {
+    const { command, positionals, values } = parseCommandLine(argv);
+    json = values.json === true;
+    if (values.help) {
+      io.stdout.write(`${command ? commandUsage(command) : USAGE}\n`);
+      return EXIT.ok;
+    }
+    if (!command) throw new UsageError("no command given");
+
+    let client: WeftClient | undefined;
+    const ctx: Context = {
+      values,
+      json,
+      stdout: io.stdout,
+      style,
+      client: () => {
+        client ??= createClient(values.api, values, io.env);
+        return client;
+      },
+      print: (text) => {
+        if (!json) io.stdout.write(`${text}\n`);
+      },
+      emit: (value) => {
+        if (json) io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+      },
+      note: (text) => {
+        if (!json) io.stderr.write(`${paint(errStyle, "gray", text)}\n`);
+      },
+    };
+    const handler = HANDLERS[command.name] ?? unknownHandler(command.name);
+    return await handler(ctx, positionals);
+  } catch (error) {
+    return report(error, io, json, errStyle);
+  }
+}
+
+function createClient(
+  api: string | undefined,
+  values: { sigv4?: boolean; "no-sigv4"?: boolean; region?: string },
+  env: Record<string, string | undefined>,
+): WeftClient {
+  const baseUrl = api ?? (env.WEFT_API_URL || DEFAULT_API_URL);
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new UsageError(`the API URL "${baseUrl}" is not a URL (expected e.g. ${DEFAULT_API_URL})`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`the API URL must be http:// or https://, got "${baseUrl}"`);
+  }
+  let signer: RequestSigner | undefined;
+  const sign = values.sigv4 === true || (!isLoopback(url) && values["no-sigv4"] !== true);
+  if (sign) {
+    const region = resolveSigningRegion(url, values.region, env);
+    if (region === undefined) {
+      throw new UsageError(
+        `cannot tell which AWS region to sign requests to ${url.host} for: pass --region or set AWS_REGION (or --no-sigv4 for an API without IAM auth)`,
+      );
+    }
+    signer = createSigner({ region });
+  }
+  return new WeftClient({ baseUrl, ...(signer === undefined ? {} : { signer }) });
+}
+
+function report(error: unknown, io: CliIo, json: boolean, errStyle: ReturnType<typeof styleFor>): number {
+  if (!(error instanceof CliError)) {
+    // Credentials errors from the AWS chain and other surprises: say what happened, no stack.
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    io.stderr.write(`${paint(errStyle, "red", "weft:")} ${message}\n`);
+    if (json) io.stdout.write(`${JSON.stringify({ error: { code: "Failure", message, details: [] } })}\n`);
+    return EXIT.failure;
+  }
+  const lines = [`${paint(errStyle, "red", "weft:")} ${error.message}`];
+  for (const detail of error.details) {
+    if (detail && typeof detail === "object") {
+      const { path, code, message } = detail as { path?: unknown; code?: unknown; message?: unknown };
+      lines.push(
+        `  ${[path, code, message].filter((part) => typeof part === "string" && part !== "").join("  ")}`,
+      );
+    }
+  }
+  if (error instanceof UsageError) lines.push(`run "weft --help" for usage`);
+  io.stderr.write(`${lines.join("\n")}\n`);
+  if (json) {
+    io.stdout.write(
+      `${JSON.stringify({ error: { code: error.code, message: error.message, details: error.details } })}\n`,
+    );
+  }
+  return error.exitCode;
+}
+
+function flush(stream: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => stream.write("", () => resolve()));
+}
+
+const isEntry = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+const launched = (globalThis as { __weftCliLaunch?: boolean }).__weftCliLaunch === true;
+
+if (isEntry || launched) {
+  // `weft events ID --follow | head`: a closed pipe ends the command quietly.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") process.exit(EXIT.ok);
+      throw error;
+    });
+  }
+  // A redraw hides the cursor; give it back on Ctrl-C.
+  process.on("SIGINT", () => {
+    if (process.stdout.isTTY) process.stdout.write("\x1b[?25h\n");
+    process.exit(130);
+  });
+  const code = await runCli(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+  });
+  await Promise.all([flush(process.stdout), flush(process.stderr)]);
+  process.exit(code);
+}

@@ -1,0 +1,102 @@
+/**
+ * Every example in examples/ runs to its expected final status through the local runtime: each folder's
+ * workflow.json is registered and started with its input.json over the HTTP API, as `weft run` does.
+ * A new example folder must be added to EXPECTED, so none goes untested.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ExampleServer, startServer } from "../../examples/http-and-lambda/server.js";
+import type { LocalRuntime } from "../../local/runtime.js";
+import type { ExecutionView } from "../../shared/engine/views.js";
+import { type ApiClient, apiClient } from "../support/runtime.js";
+import { examplesDir, startExampleRuntime } from "./support.js";
+
+const EXPECTED: Record<string, { status: string; check?: (view: ExecutionView) => void }> = {
+  etl: {
+    status: "SUCCEEDED",
+    check: (view) => expect(view.output).toEqual({ load: { table: "analytics.daily_orders", loaded: true } }),
+  },
+  order: {
+    status: "SUCCEEDED",
+    check: (view) => expect(node(view, "charge-payment")).toMatchObject({ status: "COMPLETED", attempt: 3 }),
+  },
+  "order-declined": {
+    status: "FAILED",
+    check: (view) => {
+      expect(node(view, "charge-payment")).toMatchObject({ status: "FAILED", attempt: 1 });
+      expect(view.error?.message).toContain("card declined");
+      expect(node(view, "send-confirmation").status).toBe("CANCELLED");
+    },
+  },
+  "fan-out": {
+    status: "SUCCEEDED",
+    check: (view) => {
+      expect(view.output).toEqual({ "publish-gallery": { published: true } });
+      const workers = view.nodes.filter((n) => n.id.startsWith("resize-"));
+      expect(workers).toHaveLength(8);
+      expect(workers.filter((n) => n.status === "COMPLETED").length).toBeGreaterThanOrEqual(6);
+    },
+  },
+  "http-and-lambda": {
+    status: "SUCCEEDED",
+    check: (view) => {
+      expect(node(view, "score").output).toMatchObject({
+        leadId: "42",
+        company: "Acme Logistics",
+        tier: "hot",
+      });
+      expect(view.output).toMatchObject({ "notify-sales": { status: 202, body: { accepted: true } } });
+    },
+  },
+};
+
+function node(view: ExecutionView, id: string) {
+  const found = view.nodes.find((n) => n.id === id);
+  if (!found) throw new Error(`no node ${id}`);
+  return found;
+}
+
+let runtime: LocalRuntime;
+let api: ApiClient;
+let server: ExampleServer;
+
+beforeAll(async () => {
+  [runtime, server] = await Promise.all([startExampleRuntime(), startServer(0)]);
+  api = apiClient(runtime.url);
+});
+afterAll(async () => {
+  await Promise.all([runtime?.stop(), server?.close()]);
+});
+
+describe("examples/", () => {
+  it("every example folder has an expected outcome here, a workflow, an input and a README", async () => {
+    const folders = (await readdir(examplesDir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    expect(folders.sort()).toEqual(Object.keys(EXPECTED).sort());
+    for (const folder of folders) {
+      const files = await readdir(path.join(examplesDir, folder));
+      expect(files, folder).toEqual(expect.arrayContaining(["workflow.json", "input.json", "README.md"]));
+    }
+  });
+
+  it.each(Object.entries(EXPECTED))("%s ends %s", async (folder, expected) => {
+    const read = async (file: string) =>
+      JSON.parse(await readFile(path.join(examplesDir, folder, file), "utf8"));
+    let definition = await read("workflow.json");
+    // The example calls its services on :4010; here they listen on a free port.
+    definition = JSON.parse(JSON.stringify(definition).replaceAll("http://127.0.0.1:4010", server.url));
+    const registered = await api.call("POST", "/workflows", definition);
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    const started = await api.call("POST", "/executions", {
+      workflow: definition.name,
+      version: registered.body.version,
+      input: await read("input.json"),
+    });
+    expect(started.status).toBe(202);
+    const view = await api.waitForEnd(started.body.executionId, 15_000);
+    expect(view.status, JSON.stringify(view.nodes)).toBe(expected.status);
+    expected.check?.(view);
+  });
+});

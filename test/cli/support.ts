@@ -1,0 +1,48 @@
+/** Runs the real `weft` binary as a child process, and a local runtime with every example's task types. */
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { type LocalRuntime, startLocalRuntime } from "../../local/runtime.js";
+import { buildTaskRegistry } from "../../shared/tasks/loader.js";
+import { loadLocalConfig, localTaskOptions } from "../../shared/tasks/local-config.js";
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const examplesDir = path.join(repoRoot, "examples");
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `node bin/weft.js ARGS` from the repository root, never on a TTY, with a clean weft environment. */
+export function weft(args: string[], options: { env?: Record<string, string> } = {}): Promise<CliResult> {
+  const env: Record<string, string | undefined> = { ...process.env, ...options.env };
+  delete env.WEFT_API_URL;
+  env.NO_COLOR ??= "1";
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, "bin/weft.js"), ...args], {
+      cwd: repoRoot,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 30_000,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The in-memory local runtime with the built-ins, http, and the example's local Lambda modules. */
+export async function startExampleRuntime(): Promise<LocalRuntime> {
+  const config = await loadLocalConfig(path.join(examplesDir, "http-and-lambda/weft.config.json"));
+  const tasks = await buildTaskRegistry(localTaskOptions(config));
+  return startLocalRuntime({ backend: "memory", port: 0, waitSeconds: 0, onError: () => {}, env: {}, tasks });
+}
