@@ -3,8 +3,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // Starts moto once for the whole run (or uses WEFT_TEST_AWS_ENDPOINT); see test/setup/moto.ts.
-    globalSetup: ["test/setup/moto.ts"],
+    // Starts the emulators once for the whole run (WEFT_TEST_EMULATOR: moto by default, or
+    // dynamodb-local); see test/setup/emulators.ts.
+    globalSetup: ["test/setup/emulators.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two-core machines: two forked workers; moto runs beside them in its own process.

@@ -1,17 +1,19 @@
 /**
  * `npm start`: the local runtime. Embedded in-memory backend by default; DynamoDB/SQS/EventBridge at
- * AWS_ENDPOINT_URL when it is set (moto, DynamoDB Local, LocalStack); real AWS only with `--backend aws`.
+ * AWS_ENDPOINT_URL (or the SDK's per-service AWS_ENDPOINT_URL_DYNAMODB / _SQS / _EVENTBRIDGE) when set
+ * (moto, DynamoDB Local, LocalStack); real AWS only with `--backend aws`.
  *
  *   npm start -- [--port 3000] [--concurrency 4] [--backend memory|aws] [--sweep-interval 60]
  */
 import { parseArgs } from "node:util";
+import { endpointsFromEnv } from "../shared/config/env.js";
 import { type LocalBackend, startLocalRuntime } from "./runtime.js";
 
 const USAGE = `usage: npm start -- [--port N] [--concurrency N] [--backend memory|aws] [--sweep-interval SECONDS]
   --port            HTTP port (default: PORT or 3000; 0 picks a free one)
   --concurrency     worker invocations running at once (default 4)
-  --backend         memory (default) or aws (default when AWS_ENDPOINT_URL is set;
-                    real AWS needs --backend aws explicitly)
+  --backend         memory (default) or aws (default when AWS_ENDPOINT_URL or an
+                    AWS_ENDPOINT_URL_<SERVICE> is set; real AWS needs --backend aws explicitly)
   --sweep-interval  seconds between sweeper runs (default 60, as the EventBridge schedule; 0 turns it off)`;
 
 function fail(message: string): never {
@@ -44,7 +46,7 @@ if (args.values.help) {
   process.exit(0);
 }
 
-const endpoint = process.env.AWS_ENDPOINT_URL || undefined;
+const endpoint = endpointsFromEnv(process.env);
 const backendArg = args.values.backend;
 if (backendArg !== undefined && backendArg !== "memory" && backendArg !== "aws") {
   fail(`--backend must be "memory" or "aws", got "${backendArg}"`);
@@ -67,8 +69,15 @@ const runtime = await startLocalRuntime({
 if (runtime.backend === "memory") {
   console.log("weft: backend memory (embedded, in-memory; state is lost when it stops)");
 } else {
+  const realAws = `real AWS (region ${runtime.resources?.region ?? "from the SDK"})`;
+  const endpoints = runtime.resources?.endpoints;
   const where =
-    runtime.resources?.endpoint ?? `real AWS (region ${runtime.resources?.region ?? "from the SDK"})`;
+    runtime.resources?.endpoint ??
+    (endpoints === undefined
+      ? realAws
+      : (["dynamodb", "sqs", "eventbridge"] as const)
+          .map((service) => `${service} ${endpoints[service] ?? realAws}`)
+          .join(", "));
   console.log(`weft: backend aws at ${where}`);
   console.log(
     `weft: table ${runtime.resources?.tableName}, queue ${runtime.resources?.queueUrl}, dlq ${runtime.resources?.deadLetterUrl}, event bus ${runtime.resources?.eventBusName}`,

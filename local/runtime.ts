@@ -21,7 +21,7 @@ import { MemoryStore } from "../shared/adapters/memory/store.js";
 import { SqsQueueConsumer } from "../shared/adapters/sqs/queue.js";
 import { ensureQueues } from "../shared/adapters/sqs/queues.js";
 import { randomIds, systemClock } from "../shared/adapters/system.js";
-import { loadConfig, loadEngineSettings } from "../shared/config/env.js";
+import { type AwsEndpoints, endpointsFromEnv, loadConfig, loadEngineSettings } from "../shared/config/env.js";
 import {
   type AwsClientOptions,
   type AwsClients,
@@ -85,11 +85,15 @@ export interface LocalRuntimeOptions {
   tasks?: TaskRegistry;
   /** Further periodic jobs, beside the sweeper. */
   timers?: readonly LocalTimer[];
-  /** aws backend: endpoint for every client; default AWS_ENDPOINT_URL (unset = real AWS). */
-  endpoint?: string;
+  /**
+   * aws backend: endpoint for every client, or one per service (`{ dynamodb, sqs, eventbridge }`). A
+   * service without one here uses AWS_ENDPOINT_URL_<SERVICE> (_DYNAMODB, _SQS, _EVENTBRIDGE), else
+   * AWS_ENDPOINT_URL, as the SDK does; none of them set = real AWS.
+   */
+  endpoint?: string | AwsEndpoints;
   /** aws backend: region; default AWS_REGION / AWS_DEFAULT_REGION, or us-east-1 with an endpoint. */
   region?: string;
-  /** aws backend: credentials; with an endpoint and none in the environment, dummy ones are used. */
+  /** aws backend: credentials; with an endpoint for every service and none in the environment, dummy ones are used. */
   credentials?: AwsClientOptions["credentials"];
   /** aws backend: resource names (created when missing); default WEFT_TABLE_NAME/… or weft-local*. */
   names?: Partial<LocalResourceNames>;
@@ -126,7 +130,10 @@ export interface LocalRuntime {
     deadLetterUrl: string;
     deadLetterArn: string;
     eventBusName: string;
+    /** The endpoint when every service uses the same one. */
     endpoint?: string;
+    /** The endpoint of each service that has one (absent = real AWS). */
+    endpoints?: AwsEndpoints;
     region?: string;
   };
   /** Stops the HTTP server, the pollers (waiting for in-flight invocations) and the timers. Idempotent. */
@@ -187,6 +194,26 @@ function memoryBackend(maxReceiveCount: number): Backend {
   };
 }
 
+/**
+ * The endpoint of each service: the option (one URL, or that service's), else AWS_ENDPOINT_URL_<SERVICE>,
+ * else AWS_ENDPOINT_URL (the SDK's own order, read from `env` so tests can pass their own); services
+ * left out have none (real AWS).
+ */
+function resolveEndpoints(
+  option: string | AwsEndpoints | undefined,
+  env: Record<string, string | undefined>,
+): AwsEndpoints {
+  const fromEnv = endpointsFromEnv(env);
+  const resolved: AwsEndpoints = {};
+  for (const service of ["dynamodb", "sqs", "eventbridge"] as const) {
+    const endpoint =
+      (typeof option === "string" ? option : option?.[service]) ??
+      (typeof fromEnv === "string" ? fromEnv : fromEnv?.[service]);
+    if (endpoint !== undefined && endpoint !== "") resolved[service] = endpoint;
+  }
+  return resolved;
+}
+
 async function awsBackend(
   options: LocalRuntimeOptions,
   env: Record<string, string | undefined>,
@@ -195,19 +222,23 @@ async function awsBackend(
   leaseSeconds: number,
 ): Promise<Backend> {
   const nonEmpty = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);
-  const endpoint = options.endpoint ?? nonEmpty(env.AWS_ENDPOINT_URL);
+  const endpoints = resolveEndpoints(options.endpoint, env);
+  const anyEndpoint = Object.keys(endpoints).length > 0;
+  const everyEndpoint = Object.keys(endpoints).length === 3;
   const region =
     options.region ??
     nonEmpty(env.AWS_REGION) ??
     nonEmpty(env.AWS_DEFAULT_REGION) ??
-    (endpoint === undefined ? undefined : "us-east-1");
+    (anyEndpoint ? "us-east-1" : undefined);
   const hasEnvCredentials =
     nonEmpty(env.AWS_ACCESS_KEY_ID) !== undefined || nonEmpty(env.AWS_PROFILE) !== undefined;
   const credentials =
     options.credentials ??
-    (endpoint !== undefined && !hasEnvCredentials
-      ? { accessKeyId: "test", secretAccessKey: "test" }
-      : undefined);
+    (everyEndpoint && !hasEnvCredentials ? { accessKeyId: "test", secretAccessKey: "test" } : undefined);
+  const single =
+    everyEndpoint && endpoints.dynamodb === endpoints.sqs && endpoints.sqs === endpoints.eventbridge
+      ? endpoints.dynamodb
+      : undefined;
   const names: LocalResourceNames = {
     table: options.names?.table ?? nonEmpty(env.WEFT_TABLE_NAME) ?? DEFAULT_LOCAL_NAMES.table,
     queue: options.names?.queue ?? nonEmpty(env.WEFT_QUEUE_NAME) ?? DEFAULT_LOCAL_NAMES.queue,
@@ -216,7 +247,7 @@ async function awsBackend(
   };
 
   const clients: AwsClients = createAwsClients({
-    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(anyEndpoint ? { endpoint: endpoints } : {}),
     ...(region === undefined ? {} : { region }),
     ...(credentials === undefined ? {} : { credentials }),
   });
@@ -236,7 +267,9 @@ async function awsBackend(
       WEFT_DLQ_URL: queues.deadLetterUrl,
       WEFT_EVENT_BUS_NAME: names.eventBus,
       WEFT_LEASE_SECONDS: String(leaseSeconds),
-      AWS_ENDPOINT_URL: endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+      AWS_ENDPOINT_URL_EVENTBRIDGE: endpoints.eventbridge,
     });
     return {
       ports: createAwsPorts(config, clients),
@@ -251,7 +284,8 @@ async function awsBackend(
         deadLetterUrl: queues.deadLetterUrl,
         deadLetterArn: queues.deadLetterArn,
         eventBusName: names.eventBus,
-        ...(endpoint === undefined ? {} : { endpoint }),
+        ...(single === undefined ? {} : { endpoint: single }),
+        ...(anyEndpoint ? { endpoints } : {}),
         ...(region === undefined ? {} : { region }),
       },
       close: () => clients.destroy(),

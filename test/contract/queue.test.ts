@@ -14,7 +14,7 @@ describeQueueContract("MemoryQueue", async () => {
 });
 
 describeQueueContract("SQS (emulator)", async () => {
-  const clients = awsClients(inject("awsEndpoint"));
+  const clients = awsClients(inject("awsEndpoints"));
   const { queueUrl, deadLetterUrl } = await ensureQueues(clients.sqs, {
     queue: uniqueName("weft-contract"),
     deadLetter: uniqueName("weft-contract-dlq"),

@@ -14,7 +14,7 @@ import { describeStoreContract } from "./store.contract.js";
 describeStoreContract("MemoryStore", async () => ({ store: new MemoryStore() }));
 
 describeStoreContract("DynamoStore (emulator)", async () => {
-  const clients = awsClients(inject("awsEndpoint"));
+  const clients = awsClients(inject("awsEndpoints"));
   const table = uniqueName("weft-contract");
   await ensureTable(clients.dynamo, table);
   return {
@@ -33,7 +33,7 @@ describe("DynamoStore due-index keys (emulator)", () => {
   let store: DynamoStore;
 
   beforeAll(async () => {
-    clients = awsClients(inject("awsEndpoint"));
+    clients = awsClients(inject("awsEndpoints"));
     table = uniqueName("weft-due");
     await ensureTable(clients.dynamo, table);
     store = new DynamoStore(clients.doc, table);
@@ -103,7 +103,7 @@ describe("DynamoStore retention TTL (emulator)", () => {
   let store: DynamoStore;
 
   beforeAll(async () => {
-    clients = awsClients(inject("awsEndpoint"));
+    clients = awsClients(inject("awsEndpoints"));
     table = uniqueName("weft-ttl");
     await ensureTable(clients.dynamo, table);
     store = new DynamoStore(clients.doc, table, { retentionDays: 7 });

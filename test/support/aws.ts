@@ -1,4 +1,4 @@
-/** Helpers for tests that talk to an AWS emulator (moto by default, see test/setup/moto.ts). */
+/** Helpers for tests that talk to the AWS emulators (moto by default, see test/setup/emulators.ts). */
 import { randomBytes } from "node:crypto";
 import { DeleteTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DeleteEventBusCommand, EventBridgeClient } from "@aws-sdk/client-eventbridge";
@@ -9,6 +9,9 @@ import { ensureTable } from "../../shared/adapters/dynamo/table.js";
 import { EventBridgePublisher, ensureEventBus } from "../../shared/adapters/eventbridge/publisher.js";
 import { SqsQueueConsumer, SqsTaskQueue } from "../../shared/adapters/sqs/queue.js";
 import { ensureQueues } from "../../shared/adapters/sqs/queues.js";
+import type { ServiceEndpoints } from "../../tools/emulators/set.js";
+
+export type { ServiceEndpoints } from "../../tools/emulators/set.js";
 
 export interface AwsClients {
   dynamo: DynamoDBClient;
@@ -18,17 +21,16 @@ export interface AwsClients {
   destroy(): void;
 }
 
-/** Clients for the emulator at `endpoint`: us-east-1, static dummy credentials, few retries. */
-export function awsClients(endpoint: string): AwsClients {
+/** Clients for the emulators (`inject("awsEndpoints")`): us-east-1, static dummy credentials, few retries. */
+export function awsClients(endpoints: ServiceEndpoints): AwsClients {
   const config = {
-    endpoint,
     region: "us-east-1",
     credentials: { accessKeyId: "test", secretAccessKey: "test" },
     maxAttempts: 3,
   };
-  const dynamo = new DynamoDBClient(config);
-  const sqs = new SQSClient(config);
-  const events = new EventBridgeClient(config);
+  const dynamo = new DynamoDBClient({ ...config, endpoint: endpoints.dynamodb });
+  const sqs = new SQSClient({ ...config, endpoint: endpoints.sqs });
+  const events = new EventBridgeClient({ ...config, endpoint: endpoints.eventbridge });
   return {
     dynamo,
     doc: documentClient(dynamo),
@@ -64,11 +66,11 @@ export interface TestBackend {
 
 /** A fresh table, task queue + DLQ and event bus with unique names, and the adapters on them. */
 export async function createTestBackend(
-  endpoint: string,
+  endpoints: ServiceEndpoints,
   options: { prefix?: string; maxReceiveCount?: number; visibilityTimeoutSeconds?: number } = {},
 ): Promise<TestBackend> {
   const prefix = options.prefix ?? "weft-test";
-  const clients = awsClients(endpoint);
+  const clients = awsClients(endpoints);
   const names = {
     table: uniqueName(`${prefix}-table`),
     queue: uniqueName(`${prefix}-tasks`),

@@ -1,6 +1,7 @@
 /**
  * One engine per test over a fresh backend: the embedded in-memory adapters, or DynamoDB + SQS +
- * EventBridge on the emulator (its own table, queues and bus, so test files can run in parallel).
+ * EventBridge on the emulators of this run (its own table, queues and bus, so test files can run in
+ * parallel). The emulator kind is the run's (WEFT_TEST_EMULATOR: "moto" or "dynamodb-local").
  */
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";
@@ -20,10 +21,16 @@ import type {
 } from "../../shared/ports.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
 import type { TaskType } from "../../shared/tasks/task-type.js";
+import type { EmulatorKind } from "../../tools/emulators/set.js";
 import { createTestBackend } from "./aws.js";
 
-export const BACKEND_KINDS = ["memory", "moto"] as const;
-export type BackendKind = (typeof BACKEND_KINDS)[number];
+export type BackendKind = "memory" | EmulatorKind;
+
+/** The emulator set this run started (test/setup/emulators.ts). */
+export const EMULATOR: EmulatorKind = inject("awsEmulator");
+
+/** The backends every backend-parametrized test runs on: in-memory and this run's emulators. */
+export const BACKEND_KINDS: readonly BackendKind[] = ["memory", EMULATOR];
 
 export interface Backend {
   engine: Engine;
@@ -85,7 +92,8 @@ export async function createBackend(kind: BackendKind, options: BackendOptions =
       cleanup: async () => {},
     };
   }
-  const aws = await createTestBackend(inject("awsEndpoint"), { maxReceiveCount });
+  if (kind !== EMULATOR) throw new Error(`this run's emulators are ${EMULATOR}, not ${kind}`);
+  const aws = await createTestBackend(inject("awsEndpoints"), { maxReceiveCount });
   const events = new RecordingPublisher(aws.events);
   const ports = { store: wrap(aws.store), queue: aws.queue, events, clock: systemClock, ids };
   return {

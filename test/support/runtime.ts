@@ -15,7 +15,7 @@ export async function startRuntime(
   return startLocalRuntime({
     backend: "aws",
     port: 0,
-    endpoint: inject("awsEndpoint"),
+    endpoint: inject("awsEndpoints"),
     region: "us-east-1",
     credentials: { accessKeyId: "test", secretAccessKey: "test" },
     names: {

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { emitTask, MemoryEventSender } from "../../shared/tasks/emit.js";
 import { EventBridgeSender } from "../../shared/tasks/emit-eventbridge.js";
 import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
-import { type Backend, createBackend } from "../support/backends.js";
+import { type Backend, createBackend, EMULATOR } from "../support/backends.js";
 import { runWorkflow } from "./helpers.js";
 
 const DETAIL_TYPE = "Order Shipped";
@@ -34,7 +34,10 @@ describe("emit task (EventBridge rule → SQS on the emulator)", () => {
   let queueUrl = "";
 
   beforeAll(async () => {
-    clients = awsClients(inject("awsEndpoint"));
+    // The rule's target queue must live where EventBridge delivers: on the EventBridge emulator (moto),
+    // which with WEFT_TEST_EMULATOR=dynamodb-local is not the SQS emulator the engine uses.
+    const endpoints = inject("awsEndpoints");
+    clients = awsClients({ ...endpoints, sqs: endpoints.eventbridge });
     await clients.events.send(new CreateEventBusCommand({ Name: bus }));
     const queue = await clients.sqs.send(new CreateQueueCommand({ QueueName: uniqueName("emit-target") }));
     queueUrl = queue.QueueUrl ?? "";
@@ -71,7 +74,9 @@ describe("emit task (EventBridge rule → SQS on the emulator)", () => {
     await clients.events.send(
       new PutTargetsCommand({ Rule: rule, EventBusName: bus, Targets: [{ Id: "queue", Arn: queueArn }] }),
     );
-    backend = await createBackend("moto", { tasks: [emitTask(new EventBridgeSender(clients.events), bus)] });
+    backend = await createBackend(EMULATOR, {
+      tasks: [emitTask(new EventBridgeSender(clients.events), bus)],
+    });
   });
 
   afterAll(async () => {

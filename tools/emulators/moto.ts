@@ -2,13 +2,10 @@
  * Starts moto (like `python3 -m moto.server`, see MOTO_LAUNCHER) on a free loopback port. Used by
  * the test setup and the benchmark; stop() ends it (and it ends itself if its parent dies).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
+import { spawn } from "node:child_process";
+import { freePort, type RunningEmulator, stderrTail, stopChild, waitForHttp } from "./process.js";
 
-export interface RunningEmulator {
-  endpoint: string;
-  stop(): Promise<void>;
-}
+export { freePort, type RunningEmulator } from "./process.js";
 
 const START_TIMEOUT_MS = 20_000;
 
@@ -55,61 +52,12 @@ export async function startMoto(): Promise<RunningEmulator> {
   const child = spawn("python3", ["-c", MOTO_LAUNCHER, "127.0.0.1", String(port)], {
     stdio: ["ignore", "ignore", "pipe"],
   });
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString("utf8")).slice(-4000);
-  });
+  const stderr = stderrTail(child);
   try {
-    await waitUntilUp(endpoint, child, () => stderr);
+    await waitForHttp("moto", `${endpoint}/moto-api/`, child, stderr, START_TIMEOUT_MS);
   } catch (error) {
-    await stop(child);
+    await stopChild(child);
     throw error;
   }
-  return { endpoint, stop: () => stop(child) };
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error("no free port"))));
-    });
-  });
-}
-
-async function waitUntilUp(endpoint: string, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  let exited: string | undefined;
-  child.once("exit", (code, signal) => {
-    exited = `moto exited early (code ${code}, signal ${signal})`;
-  });
-  child.once("error", (error) => {
-    exited = `moto could not start: ${error.message}`;
-  });
-  for (;;) {
-    if (exited) throw new Error(`${exited}\n${stderr()}`);
-    try {
-      const response = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) });
-      await response.body?.cancel();
-      return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline)
-      throw new Error(`moto did not answer on ${endpoint} within ${START_TIMEOUT_MS} ms\n${stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
-  await exited;
-  clearTimeout(timer);
+  return { endpoint, stop: () => stopChild(child) };
 }

@@ -1,0 +1,323 @@
+/**
+ * Counting AWS API calls: an AWS SDK v3 middleware on each client's middlewareStack records every
+ * command by name, asks DynamoDB for ReturnConsumedCapacity: "TOTAL" on every command that supports
+ * it (summing what comes back), and models DynamoDB capacity from item sizes (capacity.ts).
+ */
+import { type AvItem, indexWriteUnits, itemSize, readUnits, toAv, writeUnits } from "./capacity.js";
+
+export interface OpStats {
+  calls: number;
+  /** Entries/messages/transaction actions/keys the calls carried (1 per call for single-item calls). */
+  items: number;
+  failed: number;
+}
+
+export class CallLog {
+  ops: Record<string, OpStats> = {};
+  ddb = {
+    /** Modeled (capacity.ts): table write units, index write units, read units. */
+    writeUnits: 0,
+    indexWriteUnits: 0,
+    readUnits: 0,
+    /** What the endpoint reported through ReturnConsumedCapacity, and how many responses carried any. */
+    reportedUnits: 0,
+    reportedResponses: 0,
+  };
+  sqs = { billedRequests: 0, emptyReceives: 0, deadLetterReceives: 0 };
+  events = { billedEvents: 0 };
+  worker = { invocations: 0, records: 0, durationsMs: [] as number[] };
+  /** Last known full item per key, to size reads and the "before" of writes. */
+  readonly knownItems = new Map<string, AvItem>();
+
+  op(name: string, items = 1, failed = false): void {
+    const stats = this.ops[name] ?? { calls: 0, items: 0, failed: 0 };
+    this.ops[name] = stats;
+    stats.calls += 1;
+    stats.items += items;
+    if (failed) stats.failed += 1;
+  }
+
+  /** Clears the counts (not the known items). */
+  reset(): void {
+    this.ops = {};
+    this.ddb = { writeUnits: 0, indexWriteUnits: 0, readUnits: 0, reportedUnits: 0, reportedResponses: 0 };
+    this.sqs = { billedRequests: 0, emptyReceives: 0, deadLetterReceives: 0 };
+    this.events = { billedEvents: 0 };
+    this.worker = { invocations: 0, records: 0, durationsMs: [] };
+  }
+
+  snapshot(): Pick<CallLog, "ops" | "ddb" | "sqs" | "events" | "worker"> {
+    return structuredClone({
+      ops: this.ops,
+      ddb: this.ddb,
+      sqs: this.sqs,
+      events: this.events,
+      worker: this.worker,
+    });
+  }
+}
+
+type Args = { input: object };
+type Out = { output: object };
+type Middleware = (
+  next: (args: Args) => Promise<Out>,
+  context: { commandName?: string },
+) => (args: Args) => Promise<Out>;
+interface Stack {
+  add(middleware: Middleware, options: { step: "initialize"; name: string; override: boolean }): void;
+}
+type Loose = Record<string, unknown>;
+
+const SUPPORTS_CONSUMED_CAPACITY = new Set([
+  "GetItem",
+  "PutItem",
+  "UpdateItem",
+  "DeleteItem",
+  "Query",
+  "Scan",
+  "BatchGetItem",
+  "BatchWriteItem",
+  "TransactWriteItems",
+  "TransactGetItems",
+]);
+
+const CHUNK = 64 * 1024;
+const chunks = (bytes: number) => Math.max(1, Math.ceil(bytes / CHUNK));
+
+function addMiddleware(client: { middlewareStack: unknown }, middleware: Middleware): void {
+  (client.middlewareStack as Stack).add(middleware, {
+    step: "initialize",
+    name: "weftBenchCallCounter",
+    override: true,
+  });
+}
+
+const opName = (context: { commandName?: string }) =>
+  (context.commandName ?? "Unknown").replace(/Command$/, "");
+
+// ── DynamoDB ──────────────────────────────────────────────────────────────────────────────────────
+
+const docKey = (key: Loose | undefined) => (key ? `${String(key.pk)}|${String(key.sk)}` : "");
+
+function reported(log: CallLog, output: Loose): void {
+  const consumed = output.ConsumedCapacity as Loose | Loose[] | undefined;
+  if (consumed === undefined) return;
+  const list = Array.isArray(consumed) ? consumed : [consumed];
+  if (list.length === 0) return;
+  log.ddb.reportedResponses += 1;
+  for (const c of list) {
+    log.ddb.reportedUnits +=
+      Number(c.CapacityUnits ?? 0) || Number(c.WriteCapacityUnits ?? 0) + Number(c.ReadCapacityUnits ?? 0);
+  }
+}
+
+/** One modeled write: table units from the larger image, index units from the change. */
+function modelWrite(log: CallLog, key: string, after: AvItem | undefined, factor = 1): void {
+  const before = log.knownItems.get(key);
+  const size = Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0);
+  log.ddb.writeUnits += writeUnits(size) * factor;
+  log.ddb.indexWriteUnits += indexWriteUnits(before, after) * factor;
+  if (after) log.knownItems.set(key, after);
+  else log.knownItems.delete(key);
+}
+
+function readSize(log: CallLog, key: string, returned: AvItem | undefined): number {
+  const known = log.knownItems.get(key);
+  return known ? itemSize(known) : returned ? itemSize(returned) : 0;
+}
+
+function modelDynamo(
+  log: CallLog,
+  op: string,
+  input: Loose,
+  output: Loose | undefined,
+  error: unknown,
+): void {
+  const consistent = input.ConsistentRead === true;
+  switch (op) {
+    case "PutItem": {
+      const key = docKey(input.Item as Loose);
+      if (output) {
+        modelWrite(log, key, toAv(input.Item as Loose));
+        return;
+      }
+      log.ddb.writeUnits += writeUnits(readSize(log, key, (error as Loose)?.Item as AvItem | undefined));
+      return;
+    }
+    case "UpdateItem": {
+      const key = docKey(input.Key as Loose);
+      if (output) {
+        const attributes = output.Attributes as Loose | undefined;
+        modelWrite(log, key, attributes ? toAv(attributes) : log.knownItems.get(key));
+        return;
+      }
+      // A refused conditional write costs the size of the item found (min 1).
+      const found = (error as Loose)?.Item as AvItem | undefined;
+      log.ddb.writeUnits += writeUnits(found ? itemSize(found) : readSize(log, key, undefined));
+      return;
+    }
+    case "DeleteItem": {
+      const key = docKey(input.Key as Loose);
+      if (output) {
+        modelWrite(log, key, undefined);
+        return;
+      }
+      log.ddb.writeUnits += writeUnits(readSize(log, key, undefined));
+      return;
+    }
+    case "GetItem": {
+      const item = output?.Item as Loose | undefined;
+      log.ddb.readUnits += readUnits(
+        readSize(log, docKey(input.Key as Loose), item && toAv(item)),
+        consistent,
+      );
+      return;
+    }
+    case "BatchGetItem": {
+      for (const request of Object.values((input.RequestItems as Record<string, Loose>) ?? {})) {
+        for (const key of (request.Keys as Loose[]) ?? []) {
+          log.ddb.readUnits += readUnits(
+            readSize(log, docKey(key), undefined),
+            request.ConsistentRead === true,
+          );
+        }
+      }
+      return;
+    }
+    case "Query":
+    case "Scan": {
+      const items = (output?.Items as Loose[] | undefined) ?? [];
+      const onIndex = input.IndexName !== undefined;
+      const total = items.reduce(
+        (sum, item) => sum + (onIndex ? itemSize(toAv(item)) : readSize(log, docKey(item), toAv(item))),
+        0,
+      );
+      log.ddb.readUnits += readUnits(total, consistent && !onIndex);
+      return;
+    }
+    case "TransactWriteItems": {
+      for (const action of (input.TransactItems as Loose[]) ?? []) {
+        const put = action.Put as Loose | undefined;
+        const update = action.Update as Loose | undefined;
+        const check = action.ConditionCheck as Loose | undefined;
+        const del = action.Delete as Loose | undefined;
+        if (put) {
+          const key = docKey(put.Item as Loose);
+          if (output) modelWrite(log, key, toAv(put.Item as Loose), 2);
+          else log.ddb.writeUnits += 2 * writeUnits(readSize(log, key, undefined));
+        } else if (update || del || check) {
+          const key = docKey(((update ?? del ?? check) as Loose).Key as Loose);
+          log.ddb.writeUnits += 2 * writeUnits(readSize(log, key, undefined));
+          if (del && output) log.knownItems.delete(key);
+        }
+      }
+      return;
+    }
+    case "TransactGetItems": {
+      for (const action of (input.TransactItems as Loose[]) ?? []) {
+        const get = action.Get as Loose | undefined;
+        if (get) log.ddb.readUnits += 2 * readUnits(readSize(log, docKey(get.Key as Loose), undefined), true);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+function dynamoItems(op: string, input: Loose): number {
+  if (op === "TransactWriteItems" || op === "TransactGetItems")
+    return ((input.TransactItems as unknown[]) ?? []).length;
+  if (op === "BatchGetItem")
+    return Object.values((input.RequestItems as Record<string, Loose>) ?? {}).reduce(
+      (sum, r) => sum + ((r.Keys as unknown[]) ?? []).length,
+      0,
+    );
+  return 1;
+}
+
+export function instrumentDynamo(client: { middlewareStack: unknown }, log: CallLog): void {
+  addMiddleware(client, (next, context) => async (args) => {
+    const op = opName(context);
+    const input: Loose = SUPPORTS_CONSUMED_CAPACITY.has(op)
+      ? { ...(args.input as Loose), ReturnConsumedCapacity: "TOTAL" }
+      : (args.input as Loose);
+    try {
+      const result = await next({ ...args, input });
+      log.op(`DynamoDB.${op}`, dynamoItems(op, input));
+      reported(log, result.output as Loose);
+      modelDynamo(log, op, input, result.output as Loose, undefined);
+      return result;
+    } catch (error) {
+      log.op(`DynamoDB.${op}`, dynamoItems(op, input), true);
+      modelDynamo(log, op, input, undefined, error);
+      throw error;
+    }
+  });
+}
+
+// ── SQS and EventBridge ───────────────────────────────────────────────────────────────────────────
+
+export function instrumentSqs(
+  client: { middlewareStack: unknown },
+  log: CallLog,
+  deadLetterUrl?: string,
+): void {
+  addMiddleware(client, (next, context) => async (args) => {
+    const op = opName(context);
+    const input = args.input as Loose;
+    const result = await next(args);
+    const output = result.output as Loose;
+    const entries = (input.Entries as Loose[] | undefined) ?? [];
+    switch (op) {
+      case "SendMessageBatch": {
+        const bytes = entries.reduce((sum, e) => sum + Buffer.byteLength(String(e.MessageBody ?? "")), 0);
+        log.op("SQS.SendMessageBatch", entries.length);
+        log.sqs.billedRequests += chunks(bytes);
+        break;
+      }
+      case "SendMessage":
+        log.op("SQS.SendMessage");
+        log.sqs.billedRequests += chunks(Buffer.byteLength(String(input.MessageBody ?? "")));
+        break;
+      case "ReceiveMessage": {
+        const messages = ((output.Messages as unknown[]) ?? []).length;
+        if (deadLetterUrl !== undefined && input.QueueUrl === deadLetterUrl) {
+          // The DLQ function's event source polling an (here) empty queue: idle cost, not per node.
+          log.op("SQS.ReceiveMessage(DLQ)", messages);
+          log.sqs.deadLetterReceives += 1;
+        } else if (messages === 0) {
+          log.op("SQS.ReceiveMessage(empty)", 0);
+          log.sqs.emptyReceives += 1;
+        } else {
+          log.op("SQS.ReceiveMessage", messages);
+          log.sqs.billedRequests += 1;
+        }
+        break;
+      }
+      case "DeleteMessageBatch":
+        log.op("SQS.DeleteMessageBatch", entries.length);
+        log.sqs.billedRequests += 1;
+        break;
+      default:
+        log.op(`SQS.${op}`);
+        log.sqs.billedRequests += 1;
+    }
+    return result;
+  });
+}
+
+export function instrumentEventBridge(client: { middlewareStack: unknown }, log: CallLog): void {
+  addMiddleware(client, (next, context) => async (args) => {
+    const op = opName(context);
+    const input = args.input as Loose;
+    const result = await next(args);
+    const entries = (input.Entries as Loose[] | undefined) ?? [];
+    log.op(`EventBridge.${op}`, op === "PutEvents" ? entries.length : 1);
+    if (op === "PutEvents") {
+      for (const entry of entries)
+        log.events.billedEvents += chunks(Buffer.byteLength(JSON.stringify(entry)));
+    }
+    return result;
+  });
+}

@@ -1,0 +1,61 @@
+/**
+ * The engine's own CPU per node, with no HTTP, poller or SDK: the engine on in-memory ports, the
+ * executions created directly and their task messages handled in a tight loop off a MemoryQueue.
+ */
+import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
+import { MemoryQueue } from "../shared/adapters/memory/queue.js";
+import { MemoryStore } from "../shared/adapters/memory/store.js";
+import { randomIds, systemClock } from "../shared/adapters/system.js";
+import { silentLogger } from "../shared/engine/context.js";
+import { Engine } from "../shared/engine/engine.js";
+import type { TaskMessage } from "../shared/ports.js";
+import { createTaskRegistry } from "../shared/tasks/builtins.js";
+import type { Workload } from "./workloads.js";
+
+export interface EngineCpuResult {
+  workload: string;
+  nodes: number;
+  taskMessages: number;
+  cpuMs: number;
+  cpuMsPerNode: number;
+  wallMs: number;
+}
+
+export async function measureEngineCpu(workload: Workload): Promise<EngineCpuResult> {
+  const queue = new MemoryQueue({ clock: systemClock });
+  const store = new MemoryStore();
+  const engine = new Engine(
+    { store, queue, events: new MemoryEventPublisher(), clock: systemClock, ids: randomIds },
+    createTaskRegistry(),
+    { logger: silentLogger },
+  );
+  await engine.registerWorkflow(workload.definition);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const ids: string[] = [];
+  for (let i = 0; i < workload.executions; i++) {
+    const created = await engine.createExecution({ workflow: workload.definition.name, input: { i } });
+    ids.push(created.executionId);
+  }
+  let taskMessages = 0;
+  for (;;) {
+    const batch = await queue.receive({ maxMessages: 10, waitSeconds: 0, visibilityTimeoutSeconds: 30 });
+    if (batch.length === 0) break;
+    for (const message of batch) {
+      await engine.handleTask(JSON.parse(message.body) as TaskMessage);
+      taskMessages += 1;
+    }
+    await queue.delete(batch.map((m) => m.receiptHandle));
+  }
+  const cpu = process.cpuUsage(cpu0);
+  const wallMs = performance.now() - t0;
+  let nodes = 0;
+  for (const id of ids) {
+    const execution = await store.getExecution(id);
+    if (execution?.status !== "SUCCEEDED")
+      throw new Error(`engine-only run: execution ${id} is ${execution?.status}`);
+    nodes += (await store.listNodes(id)).filter((n) => n.status === "COMPLETED").length;
+  }
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  return { workload: workload.name, nodes, taskMessages, cpuMs, cpuMsPerNode: cpuMs / nodes, wallMs };
+}

@@ -1,0 +1,254 @@
+/** The bench report: its shape, and the markdown rendering. */
+import { type Cost, cost, type FORMULAS, type PerNode, PRICES, perNode } from "./cost.js";
+import type { EngineCpuResult } from "./engine-cpu.js";
+import type { WorkloadRun } from "./run.js";
+
+export interface ResultRow extends WorkloadRun {
+  perNode: PerNode;
+  cost: Cost;
+}
+
+export interface Target {
+  name: string;
+  limit: string;
+  worst: number;
+  met: boolean;
+  measuredOn: string;
+}
+
+export interface BenchReport {
+  date: string;
+  node: string;
+  cpu: string;
+  cores: number;
+  platform: string;
+  quick: boolean;
+  settings: {
+    concurrency: number;
+    batchSize: number;
+    sweeper: string;
+    capacityModel: string;
+    memoryCounts: string;
+  };
+  prices: typeof PRICES;
+  formulas: typeof FORMULAS;
+  results: ResultRow[];
+  engineCpu: EngineCpuResult[];
+  targets: Target[];
+}
+
+export function toRow(run: WorkloadRun): ResultRow {
+  const per = perNode(run);
+  return { ...run, perNode: per, cost: cost(per, run.calls.worker.durationsMs) };
+}
+
+export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCpuResult[]): Target[] {
+  const measured = rows.some((r) => r.backend === "moto") ? rows.filter((r) => r.backend === "moto") : rows;
+  const on = measured[0]?.backend ?? "none";
+  const worst = (f: (r: ResultRow) => number) => Math.max(0, ...measured.map(f));
+  const wcu = worst((r) => r.perNode.ddbWriteUnits);
+  const sqs = worst((r) => r.perNode.sqsBilledRequests);
+  const dollars = worst((r) => r.cost.total);
+  const cpu = Math.max(0, ...engineCpu.map((e) => e.cpuMsPerNode));
+  return [
+    { name: "DynamoDB write units per node", limit: "≤ 3", worst: wcu, met: wcu <= 3, measuredOn: on },
+    { name: "SQS requests per node", limit: "≤ 3", worst: sqs, met: sqs <= 3, measuredOn: on },
+    {
+      name: "modeled cost per million nodes ($)",
+      limit: "< 3",
+      worst: dollars,
+      met: dollars < 3,
+      measuredOn: on,
+    },
+    {
+      name: "engine CPU per node (ms)",
+      limit: "< 1",
+      worst: cpu,
+      met: cpu < 1,
+      measuredOn: "engine on memory ports",
+    },
+  ];
+}
+
+const f = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "–");
+const table = (head: string[], rows: string[][]) =>
+  [
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
+
+export function renderMarkdown(report: BenchReport): string {
+  const rows = report.results;
+  const id = (r: ResultRow) => [r.workload, r.backend];
+  const out: string[] = [];
+  out.push(`# weft benchmark — ${report.date}${report.quick ? " (quick)" : ""}`);
+  out.push("");
+  out.push(
+    `Node ${report.node} · ${report.cpu} · ${report.cores} cores · ${report.platform} · worker concurrency ${report.settings.concurrency}, batch size ${report.settings.batchSize} · ${report.settings.sweeper}`,
+  );
+  out.push("");
+  out.push(
+    "## Throughput and latency (through the local runtime: HTTP → api handler, poller → worker handler)",
+  );
+  out.push("");
+  out.push(
+    table(
+      [
+        "workload",
+        "backend",
+        "nodes",
+        "end-to-end s",
+        "nodes/s",
+        "node p50 ms",
+        "node p99 ms",
+        "queue→start p50 ms",
+        "queue→start p99 ms",
+        "process CPU ms/node",
+      ],
+      rows.map((r) => [
+        ...id(r),
+        `${r.completedNodes}/${r.totalNodes}`,
+        f(r.e2eMs / 1000),
+        f(r.nodesPerSecond, 0),
+        f(r.nodeLatencyMs.p50, 0),
+        f(r.nodeLatencyMs.p99, 0),
+        f(r.queueToStartMs.p50, 0),
+        f(r.queueToStartMs.p99, 0),
+        f(r.processCpuMsPerNode),
+      ]),
+    ),
+  );
+  out.push("");
+  out.push("## AWS calls per node");
+  out.push("");
+  out.push(
+    table(
+      [
+        "workload",
+        "backend",
+        "DDB reads",
+        "DDB writes",
+        "tx items",
+        "WCU (table+index)",
+        "RCU",
+        "SQS send calls / msgs",
+        "receives (+empty)",
+        "delete calls",
+        "SQS billed req",
+        "EB events",
+        "worker invocations",
+        "handler ms (mean)",
+      ],
+      rows.map((r) => {
+        const p = r.perNode;
+        return [
+          ...id(r),
+          f(p.ddbReadCalls),
+          f(p.ddbWriteCalls),
+          f(p.ddbTransactItems),
+          `${f(p.ddbWriteUnits)} (${f(p.ddbTableWriteUnits)}+${f(p.ddbIndexWriteUnits)})`,
+          f(p.ddbReadUnits),
+          `${f(p.sqsSendCalls)} / ${f(p.sqsSendEntries)}`,
+          `${f(p.sqsReceives)} (+${f(p.sqsEmptyReceives)})`,
+          f(p.sqsDeleteCalls),
+          f(p.sqsBilledRequests),
+          f(p.eventBridgeEvents, 3),
+          f(p.workerInvocations),
+          f(r.cost.meanWorkerDurationMs, 1),
+        ];
+      }),
+    ),
+  );
+  out.push("");
+  out.push("## Modeled cost per million nodes (USD, us-east-1 list prices)");
+  out.push("");
+  out.push(
+    table(
+      [
+        "workload",
+        "backend",
+        "DDB write",
+        "DDB read",
+        "SQS",
+        "Lambda req",
+        "Lambda GB-s (measured)",
+        "EventBridge",
+        "total",
+        "Lambda GB-s @6 ms/call",
+        "total @6 ms/call",
+        "Step Functions Standard",
+        "SFN / weft",
+      ],
+      rows.map((r) => {
+        const c = r.cost;
+        return [
+          ...id(r),
+          f(c.dynamoWrite),
+          f(c.dynamoRead),
+          f(c.sqs),
+          f(c.lambdaRequests),
+          f(c.lambdaDuration),
+          f(c.eventBridge),
+          `**${f(c.total)}**`,
+          f(c.lambdaDurationAtAwsLatency),
+          `**${f(c.totalAtAwsLatency)}**`,
+          f(c.stepFunctionsStandard),
+          `${f(c.cheaperThanStepFunctionsBy, 1)}×`,
+        ];
+      }),
+    ),
+  );
+  out.push("");
+  out.push(
+    `Prices: DynamoDB $${PRICES.dynamoWritePerMillionUnits}/M write units, $${PRICES.dynamoReadPerMillionUnits}/M read units; SQS $${PRICES.sqsPerMillionRequests}/M requests (per 64 KB chunk, a batch call is one request); Lambda $${PRICES.lambdaPerMillionRequests}/M requests + $${PRICES.lambdaPerGbSecondArm64}/GB-s (arm64, ${PRICES.lambdaMemoryGb} GB); EventBridge $${PRICES.eventBridgePerMillionEvents}/M events; Step Functions Standard $${PRICES.stepFunctionsStandardPerMillionTransitions}/M transitions (one per node: a lower bound).`,
+  );
+  out.push("");
+  for (const [name, formula] of Object.entries(report.formulas)) out.push(`- ${name}: ${formula}`);
+  out.push("");
+  out.push(`Capacity: ${report.settings.capacityModel}`);
+  out.push("");
+  out.push(`In-memory counts: ${report.settings.memoryCounts}`);
+  out.push("");
+  out.push(
+    "## Engine CPU per node (engine alone on memory ports: createExecution + handleTask loop, no HTTP/poller/SDK)",
+  );
+  out.push("");
+  out.push(
+    table(
+      ["workload", "nodes", "task messages", "CPU ms", "CPU ms/node", "wall ms"],
+      report.engineCpu.map((e) => [
+        e.workload,
+        String(e.nodes),
+        String(e.taskMessages),
+        f(e.cpuMs, 1),
+        f(e.cpuMsPerNode, 3),
+        f(e.wallMs, 0),
+      ]),
+    ),
+  );
+  out.push("");
+  out.push("## Targets (per node, on average; worst workload)");
+  out.push("");
+  out.push(
+    table(
+      ["target", "limit", "worst", "met", "measured on"],
+      report.targets.map((t) => [t.name, t.limit, f(t.worst, 3), t.met ? "yes" : "**no**", t.measuredOn]),
+    ),
+  );
+  out.push("");
+  out.push("## Calls by operation (totals over the run)");
+  out.push("");
+  out.push(
+    table(
+      ["workload", "backend", "operation", "calls", "items", "failed"],
+      rows.flatMap((r) =>
+        Object.entries(r.calls.ops)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([op, s]) => [...id(r), op, String(s.calls), String(s.items), String(s.failed)]),
+      ),
+    ),
+  );
+  out.push("");
+  return out.join("\n");
+}

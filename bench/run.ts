@@ -1,0 +1,286 @@
+/**
+ * Runs one workload on one backend through the real handlers: the local runtime's HTTP server feeds
+ * the api handler (register, start), its poller feeds the worker handler SQS batches. Engine-side
+ * AWS calls are counted by middleware on clients the bench builds itself (createAwsClients +
+ * createAwsPorts, injected through `wrapPorts`); the poller's own receives and deletes go through the
+ * runtime's internal SQS client, which has no seam, so the middleware is added to that client too.
+ */
+
+import { startLocalRuntime } from "../local/runtime.js";
+import { ensureTable } from "../shared/adapters/dynamo/table.js";
+import { ensureEventBus } from "../shared/adapters/eventbridge/publisher.js";
+import { ensureQueues } from "../shared/adapters/sqs/queues.js";
+import { loadConfig } from "../shared/config/env.js";
+import { createAwsClients, createAwsPorts } from "../shared/config/wiring.js";
+import { silentLogger } from "../shared/engine/context.js";
+import { CallLog, instrumentDynamo, instrumentEventBridge, instrumentSqs } from "./calls.js";
+import { countingPorts } from "./memory-ports.js";
+import { percentile } from "./stats.js";
+import type { EnginePorts, HistoryEventLike, QueueConsumer, ReceivedMessage } from "./types.js";
+import type { Workload } from "./workloads.js";
+
+export type BackendName = "memory" | "moto";
+
+export interface RunOptions {
+  backend: BackendName;
+  /** moto's endpoint (moto backend). */
+  endpoint?: string;
+  concurrency: number;
+  batchSize: number;
+}
+
+export interface Distribution {
+  count: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  max: number;
+}
+
+export interface WorkloadRun {
+  workload: string;
+  description: string;
+  backend: BackendName;
+  executions: number;
+  nodesPerExecution: number;
+  totalNodes: number;
+  completedNodes: number;
+  cancelledNodes: number;
+  failedExecutions: number;
+  /** First start request → last execution finishedAt. */
+  e2eMs: number;
+  executionE2eMs: Distribution;
+  nodesPerSecond: number;
+  /** NodeQueued → NodeCompleted, per node. */
+  nodeLatencyMs: Distribution;
+  /** NodeQueued → NodeStarted, per node that went through the queue (inline merges do not). */
+  queueToStartMs: Distribution;
+  /** process.cpuUsage() (user + system) over the run, per completed node; includes HTTP and poller. */
+  processCpuMsPerNode: number;
+  calls: ReturnType<CallLog["snapshot"]>;
+}
+
+const CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test" };
+const REGION = "us-east-1";
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function distribution(values: readonly number[]): Distribution {
+  const sorted = [...values].sort((a, b) => a - b);
+  const sum = sorted.reduce((a, b) => a + b, 0);
+  return {
+    count: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: sorted.length === 0 ? 0 : sum / sorted.length,
+    max: sorted.at(-1) ?? 0,
+  };
+}
+
+/** Ports of the moto backend on instrumented clients (resources created first, uncounted). */
+async function motoPorts(
+  endpoint: string,
+  names: Record<"table" | "queue" | "deadLetter" | "eventBus", string>,
+  log: CallLog,
+) {
+  const setup = createAwsClients({ endpoint, region: REGION, credentials: CREDENTIALS });
+  try {
+    const [, queues] = await Promise.all([
+      ensureTable(setup.dynamo, names.table),
+      ensureQueues(
+        setup.sqs,
+        { queue: names.queue, deadLetter: names.deadLetter },
+        { maxReceiveCount: 5, visibilityTimeoutSeconds: 30 },
+      ),
+      ensureEventBus(setup.eventBridge, names.eventBus),
+    ]);
+    const clients = createAwsClients({ endpoint, region: REGION, credentials: CREDENTIALS });
+    instrumentDynamo(clients.dynamo, log);
+    instrumentSqs(clients.sqs, log, queues.deadLetterUrl);
+    instrumentEventBridge(clients.eventBridge, log);
+    const config = loadConfig({
+      WEFT_TABLE_NAME: names.table,
+      WEFT_QUEUE_URL: queues.queueUrl,
+      WEFT_DLQ_URL: queues.deadLetterUrl,
+      WEFT_EVENT_BUS_NAME: names.eventBus,
+      AWS_ENDPOINT_URL: endpoint,
+    });
+    return { ports: createAwsPorts(config, clients), clients, deadLetterUrl: queues.deadLetterUrl };
+  } finally {
+    setup.destroy();
+  }
+}
+
+/**
+ * Wraps the poller's consumer (the object the poller calls) to see each worker invocation: a receive
+ * that returned messages is one invocation (the poller hands each such batch to the worker handler),
+ * and its delete follows the handler's return, so receive → delete is the handler's duration.
+ */
+function watchInvocations(consumer: QueueConsumer, log: CallLog, countCalls: boolean) {
+  const receive = consumer.receive.bind(consumer);
+  const remove = consumer.delete.bind(consumer);
+  const batches = new Map<string, { start: number; open: boolean }>();
+  let open = 0;
+  consumer.receive = async (options) => {
+    const messages: ReceivedMessage[] = await receive(options);
+    if (countCalls) {
+      if (messages.length > 0) {
+        log.op("SQS.ReceiveMessage", messages.length);
+        log.sqs.billedRequests += 1;
+      } else {
+        log.op("SQS.ReceiveMessage(empty)", 0);
+        log.sqs.emptyReceives += 1;
+      }
+    }
+    if (messages.length > 0) {
+      log.worker.invocations += 1;
+      log.worker.records += messages.length;
+      const batch = { start: performance.now(), open: true };
+      open += 1;
+      for (const m of messages) batches.set(m.receiptHandle, batch);
+    }
+    return messages;
+  };
+  consumer.delete = async (handles) => {
+    const batch = handles[0] === undefined ? undefined : batches.get(handles[0]);
+    if (batch?.open) {
+      batch.open = false;
+      open -= 1;
+      log.worker.durationsMs.push(performance.now() - batch.start);
+    }
+    for (const h of handles) batches.delete(h);
+    if (countCalls) {
+      log.op("SQS.DeleteMessageBatch", handles.length);
+      log.sqs.billedRequests += Math.ceil(handles.length / 10);
+    }
+    return remove(handles);
+  };
+  return { inFlight: () => open };
+}
+
+export async function runWorkload(workload: Workload, options: RunOptions): Promise<WorkloadRun> {
+  const log = new CallLog();
+  const stamp = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+  const names = {
+    table: `bench-${stamp}`,
+    queue: `bench-${stamp}-tasks`,
+    deadLetter: `bench-${stamp}-dlq`,
+    eventBus: `bench-${stamp}-events`,
+  };
+  const moto = options.backend === "moto" ? await motoPorts(options.endpoint ?? "", names, log) : undefined;
+  let raw: EnginePorts | undefined;
+  const runtime = await startLocalRuntime({
+    backend: options.backend === "moto" ? "aws" : "memory",
+    port: 0,
+    concurrency: options.concurrency,
+    batchSize: options.batchSize,
+    sweep: false,
+    engineOptions: { logger: silentLogger },
+    wrapPorts: (ports) => {
+      raw = ports;
+      return moto ? moto.ports : countingPorts(ports, log);
+    },
+    ...(moto
+      ? { endpoint: options.endpoint, region: REGION, credentials: CREDENTIALS, names, env: {} }
+      : { env: {} }),
+    onError: (error, where) => console.error(`[bench] ${where}:`, error),
+  });
+  try {
+    if (moto) {
+      // The poller's receives and deletes use the runtime's own SQS client: no option reaches it.
+      const client = (runtime.taskConsumer as unknown as { client?: { middlewareStack: unknown } }).client;
+      if (!client) throw new Error("cannot reach the poller's SQS client to count its calls");
+      instrumentSqs(client, log, moto.deadLetterUrl);
+    }
+    const watcher = watchInvocations(runtime.taskConsumer, log, !moto);
+    // Let receives already in flight (started before the wrappers) come back.
+    await sleep(moto ? 1300 : 400);
+
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${runtime.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const json = (await response.json()) as Record<string, unknown>;
+      if (response.status >= 300)
+        throw new Error(`POST ${path} → ${response.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    await post("/workflows", workload.definition);
+    log.reset();
+
+    const cpu0 = process.cpuUsage();
+    const t0 = Date.now();
+    const started = await Promise.all(
+      Array.from({ length: workload.executions }, async (_, i) => {
+        const at = Date.now();
+        const body = await post("/executions", { workflow: workload.definition.name, input: { i } });
+        return { executionId: String(body.executionId), at };
+      }),
+    );
+    const store = raw!.store;
+    const finished: Array<{ executionId: string; at: number; finishedAt: number; status: string }> = [];
+    for (const execution of started) {
+      for (;;) {
+        const record = await store.getExecution(execution.executionId);
+        if (record && record.status !== "RUNNING" && record.status !== "PENDING") {
+          finished.push({ ...execution, finishedAt: record.finishedAt ?? Date.now(), status: record.status });
+          break;
+        }
+        await sleep(moto ? 100 : 10);
+      }
+    }
+    const cpu = process.cpuUsage(cpu0);
+    // The last invocations may still be deleting their messages or publishing events.
+    for (let waited = 0; watcher.inFlight() > 0 && waited < 10_000; waited += 20) await sleep(20);
+    const calls = log.snapshot();
+    const lastFinish = Math.max(...finished.map((f) => f.finishedAt));
+
+    const latencies: number[] = [];
+    const queueToStart: number[] = [];
+    let completed = 0;
+    let cancelled = 0;
+    for (const execution of started) {
+      const history: HistoryEventLike[] = await store.listHistory(execution.executionId);
+      const byNode = new Map<string, { queued?: number; started?: number; done?: number }>();
+      for (const event of history) {
+        if (event.nodeId === undefined) continue;
+        const node = byNode.get(event.nodeId) ?? {};
+        byNode.set(event.nodeId, node);
+        if (event.type === "NodeQueued") node.queued ??= event.at;
+        else if (event.type === "NodeStarted") node.started = event.at;
+        else if (event.type === "NodeCompleted") node.done = event.at;
+        else if (event.type === "NodeCancelled") cancelled += 1;
+      }
+      for (const node of byNode.values()) {
+        if (node.done === undefined) continue;
+        completed += 1;
+        if (node.queued !== undefined) latencies.push(node.done - node.queued);
+        if (node.queued !== undefined && node.started !== undefined)
+          queueToStart.push(node.started - node.queued);
+      }
+    }
+    const e2eMs = lastFinish - t0;
+    return {
+      workload: workload.name,
+      description: workload.description,
+      backend: options.backend,
+      executions: workload.executions,
+      nodesPerExecution: workload.definition.nodes.length,
+      totalNodes: workload.executions * workload.definition.nodes.length,
+      completedNodes: completed,
+      cancelledNodes: cancelled,
+      failedExecutions: finished.filter((f) => f.status !== "SUCCEEDED").length,
+      e2eMs,
+      executionE2eMs: distribution(finished.map((f) => f.finishedAt - f.at)),
+      nodesPerSecond: e2eMs > 0 ? (completed * 1000) / e2eMs : 0,
+      nodeLatencyMs: distribution(latencies),
+      queueToStartMs: distribution(queueToStart),
+      processCpuMsPerNode: completed > 0 ? (cpu.user + cpu.system) / 1000 / completed : 0,
+      calls,
+    };
+  } finally {
+    await runtime.stop();
+    moto?.clients.destroy();
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The benchmark's workloads. Every node is a deterministic built-in (`pass`, `noop`, or the inline
+ * `merge`), so the numbers measure the engine and its AWS calls, not task handlers.
+ */
+export interface NodeSpec {
+  id: string;
+  type: "pass" | "noop" | "merge";
+  dependsOn?: string[];
+  fanIn?: string;
+}
+
+export interface Definition {
+  name: string;
+  description: string;
+  nodes: NodeSpec[];
+}
+
+export interface Workload {
+  name: string;
+  description: string;
+  definition: Definition;
+  /** Executions started together. */
+  executions: number;
+}
+
+export const WORKLOAD_NAMES = ["chain", "fanout", "random-dag", "many-small"] as const;
+export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
+
+export function chain(length: number): Workload {
+  const nodes: NodeSpec[] = Array.from({ length }, (_, i) => ({
+    id: `c${i}`,
+    type: "pass",
+    ...(i > 0 ? { dependsOn: [`c${i - 1}`] } : {}),
+  }));
+  return {
+    name: "chain",
+    description: `a chain of ${length} pass nodes`,
+    definition: { name: `bench-chain-${length}`, description: "benchmark chain", nodes },
+    executions: 1,
+  };
+}
+
+export function fanout(width: number): Workload {
+  const workers = Array.from({ length: width }, (_, i) => `w${i}`);
+  const nodes: NodeSpec[] = [
+    { id: "src", type: "pass" },
+    ...workers.map((id): NodeSpec => ({ id, type: "noop", dependsOn: ["src"] })),
+    { id: "join", type: "merge", dependsOn: workers },
+  ];
+  return {
+    name: "fanout",
+    description: `fan-out/fan-in 1 → ${width} → 1 (noop workers, inline merge join)`,
+    definition: { name: `bench-fanout-${width}`, description: "benchmark fan-out/fan-in", nodes },
+    executions: 1,
+  };
+}
+
+/** mulberry32: a small seeded PRNG, so the random DAG is the same on every run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A random DAG of `size` nodes (seeded): 5 entries; every later node has 1–6 parents among the 40
+ * before it; a node with several parents takes fan-in all (50 %), any (25 %) or count:N (25 %) and is
+ * a `merge` when none of its parents is one (so merge outputs do not nest). A final `end` (fan-in all)
+ * depends on every sink and every node feeding an any/count child, so every node runs to completion
+ * before the execution succeeds (none is cancelled as a leftover), which keeps per-node counts exact.
+ */
+export function randomDag(size: number, seed = 20260501): Workload {
+  const random = seededRandom(seed);
+  const pick = (n: number) => Math.floor(random() * n);
+  const nodes: NodeSpec[] = [];
+  const entries = Math.min(5, size);
+  const inner = size - 1;
+  for (let i = 0; i < inner; i++) {
+    const id = `n${i}`;
+    if (i < entries) {
+      nodes.push({ id, type: random() < 0.5 ? "pass" : "noop" });
+      continue;
+    }
+    const r = random();
+    const want = r < 0.55 ? 1 : r < 0.8 ? 2 : r < 0.92 ? 3 : 4 + pick(3);
+    const window = Math.min(i, 40);
+    const parents = new Set<number>();
+    while (parents.size < Math.min(want, window)) parents.add(i - 1 - pick(window));
+    const dependsOn = [...parents].sort((a, b) => a - b).map((p) => `n${p}`);
+    if (dependsOn.length === 1) {
+      nodes.push({ id, type: random() < 0.5 ? "pass" : "noop", dependsOn });
+      continue;
+    }
+    const f = random();
+    const fanIn = f < 0.5 ? "all" : f < 0.75 ? "any" : `count:${1 + pick(dependsOn.length)}`;
+    const parentIsMerge = dependsOn.some((p) => nodes[Number(p.slice(1))]?.type === "merge");
+    const type = !parentIsMerge && random() < 0.5 ? "merge" : "noop";
+    nodes.push({ id, type, dependsOn, fanIn });
+  }
+  const children = new Map<string, NodeSpec[]>();
+  for (const node of nodes) {
+    for (const p of node.dependsOn ?? []) children.set(p, [...(children.get(p) ?? []), node]);
+  }
+  const mustJoin = nodes
+    .filter((n) => {
+      const kids = children.get(n.id) ?? [];
+      return kids.length === 0 || kids.some((k) => (k.fanIn ?? "all") !== "all");
+    })
+    .map((n) => n.id);
+  nodes.push({ id: "end", type: "noop", dependsOn: mustJoin, fanIn: "all" });
+  return {
+    name: "random-dag",
+    description: `a seeded random DAG of ${size} nodes (fan-ins all/any/count:N; "end" joins ${mustJoin.length})`,
+    definition: { name: `bench-random-${size}-${seed}`, description: "benchmark random DAG", nodes },
+    executions: 1,
+  };
+}
+
+export function manySmall(executions: number): Workload {
+  return {
+    name: "many-small",
+    description: `${executions} executions of a 3-node chain, started together`,
+    definition: {
+      name: "bench-small-3",
+      description: "benchmark small workflow",
+      nodes: [
+        { id: "a", type: "pass" },
+        { id: "b", type: "noop", dependsOn: ["a"] },
+        { id: "c", type: "pass", dependsOn: ["b"] },
+      ],
+    },
+    executions,
+  };
+}
+
+export function workloads(quick: boolean): Workload[] {
+  return quick
+    ? [chain(10), fanout(20), randomDag(60), manySmall(10)]
+    : [chain(100), fanout(500), randomDag(1000), manySmall(200)];
+}

@@ -1,0 +1,57 @@
+/**
+ * The emulators the tests (and anything else) run against, chosen by kind, with one endpoint per service:
+ * - "moto": one moto serving DynamoDB, SQS and EventBridge.
+ * - "dynamodb-local": AWS's DynamoDB Local for DynamoDB, fauxqs for SQS, and a moto beside them for
+ *   EventBridge (neither of the other two serves it).
+ */
+import { startDynamoDbLocal } from "./dynamodb-local.js";
+import { startFauxqs } from "./fauxqs.js";
+import { startMoto } from "./moto.js";
+import type { RunningEmulator } from "./process.js";
+
+export const EMULATOR_KINDS = ["moto", "dynamodb-local"] as const;
+export type EmulatorKind = (typeof EMULATOR_KINDS)[number];
+
+export interface ServiceEndpoints {
+  dynamodb: string;
+  sqs: string;
+  eventbridge: string;
+}
+
+export interface EmulatorSet {
+  kind: EmulatorKind;
+  endpoints: ServiceEndpoints;
+  stop(): Promise<void>;
+}
+
+export function isEmulatorKind(value: string): value is EmulatorKind {
+  return (EMULATOR_KINDS as readonly string[]).includes(value);
+}
+
+export async function startEmulatorSet(kind: EmulatorKind): Promise<EmulatorSet> {
+  if (kind === "moto") {
+    const moto = await startMoto();
+    const endpoint = moto.endpoint;
+    return { kind, endpoints: { dynamodb: endpoint, sqs: endpoint, eventbridge: endpoint }, stop: moto.stop };
+  }
+  const started = await Promise.allSettled([startDynamoDbLocal(), startFauxqs(), startMoto()]);
+  const running = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+  const stopAll = async () => {
+    await Promise.all(running.map((emulator: RunningEmulator) => emulator.stop()));
+  };
+  const [dynamodb, sqs, moto] = started;
+  if (dynamodb?.status !== "fulfilled" || sqs?.status !== "fulfilled" || moto?.status !== "fulfilled") {
+    await stopAll();
+    const failed = started.flatMap((result) => (result.status === "rejected" ? [result.reason] : []));
+    throw new AggregateError(failed, `the ${kind} emulators did not start: ${failed.map(String).join("; ")}`);
+  }
+  return {
+    kind,
+    endpoints: {
+      dynamodb: dynamodb.value.endpoint,
+      sqs: sqs.value.endpoint,
+      eventbridge: moto.value.endpoint,
+    },
+    stop: stopAll,
+  };
+}
