@@ -13,7 +13,7 @@
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { marshall } from "@aws-sdk/util-dynamodb";
-import { ATTR, SUMMARY_ATTRIBUTES } from "../shared/adapters/dynamo/keys.js";
+import { ATTR } from "../shared/adapters/dynamo/keys.js";
 
 export type AvItem = Record<string, AttributeValue>;
 
@@ -60,9 +60,9 @@ interface IndexShape {
 
 /** The table's indexes as shared/adapters/dynamo/table.ts creates them. */
 export const INDEXES: readonly IndexShape[] = [
-  { name: "gsi1", hash: ATTR.gsi1pk, range: ATTR.gsi1sk, projected: SUMMARY_ATTRIBUTES },
+  { name: "gsi1", hash: ATTR.gsi1pk, range: ATTR.gsi1sk, projected: "KEYS_ONLY" },
   { name: "gsi2", hash: ATTR.gsi2pk, range: ATTR.gsi2sk, projected: "KEYS_ONLY" },
-  { name: "gsi3", hash: ATTR.gsi3pk, range: ATTR.gsi3sk, projected: SUMMARY_ATTRIBUTES },
+  { name: "gsi3", hash: ATTR.gsi3pk, range: ATTR.gsi3sk, projected: "KEYS_ONLY" },
 ];
 
 function indexEntry(index: IndexShape, item: AvItem | undefined): AvItem | undefined {

@@ -11,7 +11,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import type * as sns from "aws-cdk-lib/aws-sns";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { ATTR, INDEX, SUMMARY_ATTRIBUTES } from "../../shared/adapters/dynamo/keys.js";
+import { ATTR, INDEX } from "../../shared/adapters/dynamo/keys.js";
 import { WeftAlarms } from "./alarms.js";
 import { type WeftApiAuthorization, WeftHttpApi } from "./api.js";
 import { DEFAULT_FUNCTION_SETTINGS, WeftFunction, type WeftFunctionKind } from "./functions.js";
@@ -142,12 +142,9 @@ export class WeftOrchestrator extends Construct {
     });
     // The indexes come from the adapter's own key design, so the deployed table and the code agree.
     const stringKey = (name: string) => ({ name, type: dynamodb.AttributeType.STRING });
-    const listing = {
-      projectionType: dynamodb.ProjectionType.INCLUDE,
-      nonKeyAttributes: [...SUMMARY_ATTRIBUTES],
-    };
-    // A workflow's executions, newest first (summary attributes only: status changes are the only
-    // execution updates that cost an index write).
+    // Keys only: listing reads the records, and no execution update (status included) costs an index write.
+    const listing = { projectionType: dynamodb.ProjectionType.KEYS_ONLY };
+    // A workflow's executions, newest first.
     this.table.addGlobalSecondaryIndex({
       indexName: INDEX.byWorkflow,
       partitionKey: stringKey(ATTR.gsi1pk),

@@ -36,9 +36,9 @@
  * - `gsi3` — executions of all workflows, write-sharded over 8 partitions so that a burst of new
  *   executions does not land on one hot index partition: `gsi3pk = XA#<shard 0..7>` (a hash of the
  *   execution id), `gsi3sk` as gsi1sk. Listing queries the 8 shards and merges newest first.
- * - Both listing indexes project only the summary attributes (INCLUDE: status, workflow, version,
- *   createdAt, startedAt, finishedAt, executionId), so the frequent writes to an execution item
- *   that change none of them (sink completions, history appends) cost no index write.
+ * - Both listing indexes are KEYS_ONLY: a listing reads the records it finds (reads are cheap), and
+ *   no write to an execution item after its creation — status changes included — costs an index
+ *   write.
  * - `gsi2` — the sweeper's due index (KEYS_ONLY, sparse): RUNNING executions that have a `sweepAt`,
  *   write-sharded like gsi3: `gsi2pk = SW#<shard 0..7>` (the same hash of the execution id),
  *   `gsi2sk = <sweepAt, 15 digits>#<executionId>`. Every execution write that sets `sweepAt` sets
@@ -68,17 +68,6 @@ export const INDEX = {
   due: "gsi2",
   all: "gsi3",
 } as const;
-
-/** Attributes the listing indexes project (besides the table and index keys). */
-export const SUMMARY_ATTRIBUTES = [
-  "status",
-  "workflow",
-  "version",
-  "createdAt",
-  "startedAt",
-  "finishedAt",
-  "executionId",
-] as const;
 
 /** Number of write shards of the all-executions listing index. */
 export const LISTING_SHARDS = 8;

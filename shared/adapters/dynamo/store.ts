@@ -452,8 +452,7 @@ export class DynamoStore implements Store {
       return taken.length > 0 ? taken[taken.length - 1]!.sortKey : (position ?? "");
     });
 
-    const records = await this.batchGetExecutions(merged.map((entry) => entry.executionId));
-    const items = records.filter((record) => query.status === undefined || record.status === query.status);
+    const items = merged.map((entry) => entry.record);
     const more = nextPositions.some((position) => position !== null);
     return more ? { items, next: encodeCursor({ p: nextPositions }) } : { items };
   }
@@ -951,37 +950,48 @@ export class DynamoStore implements Store {
   }
 
   /** Up to `limit` listing entries of one index partition below `position`, newest first. */
+  /**
+   * Newest-first entries of one listing partition, with their records. The listing indexes hold keys
+   * only (so an execution's status changes cost no index write): records are batch-read here and
+   * the status filter applies to them.
+   */
   private async readListingPartition(
     partition: { index: string; pkName: string; skName: string; pk: string },
     position: string,
     limit: number,
     status: ExecutionStatus | undefined,
-  ): Promise<{ entries: Array<{ sortKey: string; executionId: string }>; exhausted: boolean }> {
-    const entries: Array<{ sortKey: string; executionId: string }> = [];
+  ): Promise<{ entries: Array<{ sortKey: string; record: ExecutionRecord }>; exhausted: boolean }> {
+    const entries: Array<{ sortKey: string; record: ExecutionRecord }> = [];
     let startKey: Record<string, unknown> | undefined;
     for (;;) {
       const e = new Expression();
       let keyCondition = `${e.name(partition.pkName)} = ${e.value(partition.pk)}`;
       if (position !== "") keyCondition += ` AND ${e.name(partition.skName)} < ${e.value(position)}`;
-      const filter = status === undefined ? undefined : `${e.name("status")} = ${e.value(status)}`;
       const remaining = limit - entries.length;
       const result = await this.doc.send(
         new QueryCommand({
           TableName: this.tableName,
           IndexName: partition.index,
           KeyConditionExpression: keyCondition,
-          FilterExpression: filter,
-          ProjectionExpression: e.projection([partition.skName, "executionId"]),
+          ProjectionExpression: e.projection([partition.skName, ATTR.pk]),
           ExpressionAttributeNames: e.names,
           ExpressionAttributeValues: e.values,
           ScanIndexForward: false,
-          // With a filter, read more per request: non-matching entries still count against Limit.
+          // With a status filter, read more per request: non-matching entries are dropped below.
           Limit: status === undefined ? remaining : Math.max(remaining * 2, 50),
           ExclusiveStartKey: startKey,
         }),
       );
-      for (const item of result.Items ?? []) {
-        entries.push({ sortKey: item[partition.skName] as string, executionId: item.executionId as string });
+      const found = (result.Items ?? []).map((item) => ({
+        sortKey: item[partition.skName] as string,
+        executionId: executionIdFromPk(item[ATTR.pk] as string),
+      }));
+      const records = new Map(
+        (await this.batchGetExecutions(found.map((f) => f.executionId))).map((r) => [r.executionId, r]),
+      );
+      for (const { sortKey, executionId } of found) {
+        const record = records.get(executionId);
+        if (record && (status === undefined || record.status === status)) entries.push({ sortKey, record });
       }
       startKey = result.LastEvaluatedKey;
       if (!startKey) return { entries, exhausted: true };

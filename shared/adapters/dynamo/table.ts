@@ -10,7 +10,7 @@ import {
   type TableDescription,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
-import { ATTR, INDEX, SUMMARY_ATTRIBUTES } from "./keys.js";
+import { ATTR, INDEX } from "./keys.js";
 
 const WAIT_TIMEOUT_MS = 5 * 60_000;
 
@@ -67,7 +67,8 @@ function listingIndex(name: string, hashKey: string, rangeKey: string): GlobalSe
       { AttributeName: hashKey, KeyType: "HASH" },
       { AttributeName: rangeKey, KeyType: "RANGE" },
     ],
-    Projection: { ProjectionType: "INCLUDE", NonKeyAttributes: [...SUMMARY_ATTRIBUTES] },
+    // Keys only: an execution's updates (status included) then never cost an index write.
+    Projection: { ProjectionType: "KEYS_ONLY" },
   };
 }
 
