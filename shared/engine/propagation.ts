@@ -228,6 +228,11 @@ export class Propagation {
     graph: WorkflowGraph,
     node: GraphNode,
   ): Promise<void> {
+    if (graph.sinks.length === 1) {
+      // The only sink: its completion ends the execution (one conditional write, so once).
+      await this.finishExecution(execution.executionId, graph, "SUCCEEDED", "all sinks completed");
+      return;
+    }
     const result = await this.ctx.store.recordSinkDone(execution.executionId, node.index);
     const current = result.ok ? result.record : result.current;
     // Also reached on a repeat: finishes an execution whose last sink was recorded before a crash.

@@ -162,7 +162,9 @@ export class Sweeper {
     node: GraphNode,
     records: Map<string, NodeRecord>,
   ): boolean {
-    if (node.children.length === 0) return !execution.sinksDone.includes(node.index);
+    // A completed sink of a RUNNING execution: the only sink finishes it; others must be counted.
+    if (node.children.length === 0)
+      return graph.sinks.length === 1 || !execution.sinksDone.includes(node.index);
     return node.children.some((childIndex) => {
       const child = records.get(graph.nodes[childIndex]!.id);
       return !child || (child.status === "PENDING" && !child.okDeps.includes(node.index));
