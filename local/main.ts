@@ -3,18 +3,26 @@
  * AWS_ENDPOINT_URL (or the SDK's per-service AWS_ENDPOINT_URL_DYNAMODB / _SQS / _EVENTBRIDGE) when set
  * (moto, DynamoDB Local, LocalStack); real AWS only with `--backend aws`.
  *
- *   npm start -- [--port 3000] [--concurrency 4] [--backend memory|aws] [--sweep-interval 60]
+ *   npm start -- [--port 3000] [--concurrency 4] [--backend memory|aws] [--sweep-interval 60] [--config FILE]
  */
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { endpointsFromEnv } from "../shared/config/env.js";
+import {
+  DEFAULT_LOCAL_CONFIG_FILE,
+  loadLocalConfig,
+  localTaskOptions,
+} from "../shared/tasks/local-config.js";
 import { type LocalBackend, startLocalRuntime } from "./runtime.js";
 
-const USAGE = `usage: npm start -- [--port N] [--concurrency N] [--backend memory|aws] [--sweep-interval SECONDS]
+const USAGE = `usage: npm start -- [--port N] [--concurrency N] [--backend memory|aws] [--sweep-interval SECONDS] [--config FILE]
   --port            HTTP port (default: PORT or 3000; 0 picks a free one)
   --concurrency     worker invocations running at once (default 4)
   --backend         memory (default) or aws (default when AWS_ENDPOINT_URL or an
                     AWS_ENDPOINT_URL_<SERVICE> is set; real AWS needs --backend aws explicitly)
-  --sweep-interval  seconds between sweeper runs (default 60, as the EventBridge schedule; 0 turns it off)`;
+  --sweep-interval  seconds between sweeper runs (default 60, as the EventBridge schedule; 0 turns it off)
+  --config          task configuration (default ./weft.config.json when present, else ./tasks when present):
+                    {"tasksDir": "./tasks", "lambdaModules": {"fn": "./lambdas/fn.ts#handler"}}`;
 
 function fail(message: string): never {
   console.error(`weft: ${message}\n${USAGE}`);
@@ -34,6 +42,7 @@ const optionSpec = {
   concurrency: { type: "string" },
   backend: { type: "string" },
   "sweep-interval": { type: "string" },
+  config: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 try {
@@ -56,9 +65,23 @@ const port = integer("--port", args.values.port ?? process.env.PORT, 0) ?? 3000;
 const concurrency = integer("--concurrency", args.values.concurrency, 1);
 const sweepSeconds = integer("--sweep-interval", args.values["sweep-interval"], 0) ?? 60;
 
+const configPath =
+  args.values.config ?? (existsSync(DEFAULT_LOCAL_CONFIG_FILE) ? DEFAULT_LOCAL_CONFIG_FILE : undefined);
+const taskOptions =
+  configPath === undefined
+    ? existsSync("tasks")
+      ? { customTasksDir: "tasks" }
+      : {}
+    : localTaskOptions(
+        await loadLocalConfig(configPath).catch((error: unknown) =>
+          fail(error instanceof Error ? error.message : String(error)),
+        ),
+      );
+
 const runtime = await startLocalRuntime({
   backend,
   port,
+  taskOptions,
   ...(concurrency === undefined ? {} : { concurrency }),
   ...(sweepSeconds === 0 ? { sweep: false } : { sweepIntervalMs: sweepSeconds * 1000 }),
 }).catch((error: unknown) => {

@@ -32,7 +32,9 @@ import {
 import { Engine, type EngineOptions } from "../shared/engine/engine.js";
 import type { SweepReport } from "../shared/engine/sweeper.js";
 import type { EnginePorts, QueueConsumer } from "../shared/ports.js";
-import { createTaskRegistry } from "../shared/tasks/builtins.js";
+import { type EventSender, MemoryEventSender } from "../shared/tasks/emit.js";
+import { EventBridgeSender } from "../shared/tasks/emit-eventbridge.js";
+import { buildTaskRegistry, type TaskRegistryOptions } from "../shared/tasks/loader.js";
 import type { TaskRegistry } from "../shared/tasks/task-type.js";
 import { startHttpServer } from "./http-server.js";
 import { createLambdaContext } from "./lambda-context.js";
@@ -81,8 +83,10 @@ export interface LocalRuntimeOptions {
   sweep?: boolean;
   /** How often the sweeper runs. Default 60 000 ms (the schedule's one minute). */
   sweepIntervalMs?: number;
-  /** Task types; default the built-ins. */
+  /** Task types; default the built-ins, `http`, `emit`, and what `taskOptions` adds. */
   tasks?: TaskRegistry;
+  /** Custom task folder and local Lambda modules (from weft.config.json); ignored when `tasks` is given. */
+  taskOptions?: Omit<TaskRegistryOptions, "events" | "lifecycleBusName">;
   /** Further periodic jobs, beside the sweeper. */
   timers?: readonly LocalTimer[];
   /**
@@ -172,6 +176,9 @@ interface Backend {
   queueArn: string;
   deadLetterArn: string;
   resources?: LocalRuntime["resources"];
+  /** Where the `emit` task type puts events (the lifecycle bus unless a node names another). */
+  eventSender: EventSender;
+  eventBusName: string;
   close(): void;
 }
 
@@ -190,6 +197,8 @@ function memoryBackend(maxReceiveCount: number): Backend {
     deadLetterConsumer: deadLetter,
     queueArn: DEFAULT_QUEUE_ARN,
     deadLetterArn: DEFAULT_QUEUE_ARN.replace(/:[^:]+$/, `:${DEFAULT_LOCAL_NAMES.deadLetter}`),
+    eventSender: new MemoryEventSender(),
+    eventBusName: DEFAULT_LOCAL_NAMES.eventBus,
     close() {},
   };
 }
@@ -288,6 +297,8 @@ async function awsBackend(
         ...(anyEndpoint ? { endpoints } : {}),
         ...(region === undefined ? {} : { region }),
       },
+      eventSender: new EventBridgeSender(clients.eventBridge),
+      eventBusName: names.eventBus,
       close: () => clients.destroy(),
     };
   } catch (error) {
@@ -330,7 +341,20 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     logger:
       options.engineOptions?.logger ?? powertoolsEngineLogger(new Logger({ serviceName: "weft-engine" })),
   };
-  const engine = new Engine(ports, options.tasks ?? createTaskRegistry(), engineOptions);
+  let tasks: TaskRegistry;
+  try {
+    tasks =
+      options.tasks ??
+      (await buildTaskRegistry({
+        ...options.taskOptions,
+        events: backend.eventSender,
+        lifecycleBusName: backend.eventBusName,
+      }));
+  } catch (error) {
+    backend.close();
+    throw error;
+  }
+  const engine = new Engine(ports, tasks, engineOptions);
   const withLogger = (logger: Logger | undefined) => (logger === undefined ? {} : { logger });
   const apiHandler = createApiHandler(engine, withLogger(options.apiLogger));
   const workerHandler = createWorkerHandler(engine, withLogger(options.workerLogger));

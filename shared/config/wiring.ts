@@ -5,8 +5,10 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
+import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { taskModules } from "../../tasks/index.js";
 import { DynamoStore } from "../adapters/dynamo/store.js";
 import { EventBridgePublisher } from "../adapters/eventbridge/publisher.js";
 import { SqsTaskQueue } from "../adapters/sqs/queue.js";
@@ -14,7 +16,10 @@ import { randomIds, systemClock } from "../adapters/system.js";
 import type { EngineLogger } from "../engine/context.js";
 import { Engine, type EngineOptions } from "../engine/engine.js";
 import type { EnginePorts } from "../ports.js";
-import { createTaskRegistry } from "../tasks/builtins.js";
+import { EventBridgeSender } from "../tasks/emit-eventbridge.js";
+import { AwsLambdaInvoker } from "../tasks/lambda-aws.js";
+import { collectTaskTypes, createFullTaskRegistry } from "../tasks/loader.js";
+import type { TaskRegistry } from "../tasks/task-type.js";
 import { type AwsEndpoints, loadConfig, type WeftConfig } from "./env.js";
 
 export type { AwsEndpoints } from "./env.js";
@@ -118,5 +123,24 @@ export function createEngineFromEnv(
 ): Engine {
   const config = loadConfig(env);
   const logger = options.logger ?? new Logger({ serviceName: "weft-engine" });
-  return new Engine(createAwsPorts(config), createTaskRegistry(), engineOptionsFromConfig(config, logger));
+  const clients = createAwsClients(config.endpoint === undefined ? {} : { endpoint: config.endpoint });
+  return new Engine(
+    createAwsPorts(config, clients),
+    createDeployedTaskRegistry(config, clients),
+    engineOptionsFromConfig(config, logger),
+  );
+}
+
+/**
+ * Every task type a deployed function knows: the built-ins, `http`, `lambda` (invoking the user's
+ * functions), `emit` (to the lifecycle bus or a named one), and the custom task types of `tasks/`,
+ * bundled through its generated index. The api function needs them too: params are checked at submit.
+ */
+export function createDeployedTaskRegistry(config: WeftConfig, clients: AwsClients): TaskRegistry {
+  return createFullTaskRegistry({
+    customTasks: collectTaskTypes(taskModules),
+    lambda: new AwsLambdaInvoker(new LambdaClient({})),
+    events: new EventBridgeSender(clients.eventBridge),
+    lifecycleBusName: config.eventBusName,
+  });
 }
