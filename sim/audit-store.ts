@@ -1,0 +1,200 @@
+/**
+ * A Store decorator that records every accepted write in true write order, with the record as it
+ * was just before and just after. It sits below the scheduler's gates, so the read-before and the
+ * write are one step (atomic to the world). The invariant checker reads this log beside the final
+ * store state and history: it sees what the store *accepted*, whatever the store underneath does.
+ */
+import type { ExecutionRecord, ExecutionStatus, HistoryEvent, NodeRecord } from "../shared/domain/records.js";
+import type {
+  ArrivalRequest,
+  ArrivalResult,
+  ExecutionPatch,
+  NodeCondition,
+  NodePatch,
+  Outcome,
+  Store,
+} from "../shared/ports.js";
+
+export interface NodeWrite {
+  seq: number;
+  at: number;
+  executionId: string;
+  nodeId: string;
+  op: "transition" | "arrival";
+  before: NodeRecord | undefined;
+  after: NodeRecord;
+  condition?: NodeCondition;
+  patch?: NodePatch;
+  event?: HistoryEvent;
+  arrival?: { parentIndex: number; outcome: "ok" | "bad" };
+  /** The execution's status when this write was accepted. */
+  executionStatus: ExecutionStatus | undefined;
+  process: string;
+}
+
+export interface ExecutionWrite {
+  seq: number;
+  at: number;
+  executionId: string;
+  op: "create" | "transition" | "sink";
+  before: ExecutionRecord | undefined;
+  after: ExecutionRecord;
+  event?: HistoryEvent;
+  process: string;
+}
+
+type Delegated = Omit<
+  Store,
+  "createExecution" | "transitionExecution" | "recordSinkDone" | "transitionNode" | "recordArrival"
+>;
+
+export class AuditStore implements Store {
+  readonly nodeWrites: NodeWrite[] = [];
+  readonly executionWrites: ExecutionWrite[] = [];
+  /** Current execution statuses, kept in step with the writes (read synchronously by the world). */
+  readonly executionStatus = new Map<string, ExecutionStatus>();
+  private seq = 0;
+
+  getWorkflowVersion: Delegated["getWorkflowVersion"];
+  findWorkflowVersionByHash: Delegated["findWorkflowVersionByHash"];
+  putWorkflowVersion: Delegated["putWorkflowVersion"];
+  getExecution: Delegated["getExecution"];
+  listExecutions: Delegated["listExecutions"];
+  getNode: Delegated["getNode"];
+  getNodes: Delegated["getNodes"];
+  listNodes: Delegated["listNodes"];
+  listHistory: Delegated["listHistory"];
+  listDueExecutions: Delegated["listDueExecutions"];
+  pullSweepAt: Delegated["pullSweepAt"];
+  acquireLease: Delegated["acquireLease"];
+  putDeadLetter: Delegated["putDeadLetter"];
+  listDeadLetters: Delegated["listDeadLetters"];
+  getDeadLetter: Delegated["getDeadLetter"];
+  deleteDeadLetter: Delegated["deleteDeadLetter"];
+
+  constructor(
+    private readonly inner: Store,
+    private readonly now: () => number,
+    private readonly process: () => string,
+  ) {
+    this.getWorkflowVersion = inner.getWorkflowVersion.bind(inner);
+    this.findWorkflowVersionByHash = inner.findWorkflowVersionByHash.bind(inner);
+    this.putWorkflowVersion = inner.putWorkflowVersion.bind(inner);
+    this.getExecution = inner.getExecution.bind(inner);
+    this.listExecutions = inner.listExecutions.bind(inner);
+    this.getNode = inner.getNode.bind(inner);
+    this.getNodes = inner.getNodes.bind(inner);
+    this.listNodes = inner.listNodes.bind(inner);
+    this.listHistory = inner.listHistory.bind(inner);
+    this.listDueExecutions = inner.listDueExecutions.bind(inner);
+    this.pullSweepAt = inner.pullSweepAt.bind(inner);
+    this.acquireLease = inner.acquireLease.bind(inner);
+    this.putDeadLetter = inner.putDeadLetter.bind(inner);
+    this.listDeadLetters = inner.listDeadLetters.bind(inner);
+    this.getDeadLetter = inner.getDeadLetter.bind(inner);
+    this.deleteDeadLetter = inner.deleteDeadLetter.bind(inner);
+  }
+
+  async createExecution(
+    record: ExecutionRecord,
+    event: HistoryEvent,
+  ): Promise<{ created: true } | { created: false; existing: ExecutionRecord }> {
+    const result = await this.inner.createExecution(record, event);
+    if (result.created) {
+      const after = await this.inner.getExecution(record.executionId);
+      if (after) this.logExecution("create", record.executionId, undefined, after, event);
+    }
+    return result;
+  }
+
+  async transitionExecution(
+    executionId: string,
+    from: readonly ExecutionStatus[],
+    patch: ExecutionPatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<ExecutionRecord>> {
+    const before = await this.inner.getExecution(executionId);
+    const result = await this.inner.transitionExecution(executionId, from, patch, event);
+    if (result.ok) this.logExecution("transition", executionId, before, result.record, event);
+    return result;
+  }
+
+  async recordSinkDone(executionId: string, sinkIndex: number): Promise<Outcome<ExecutionRecord>> {
+    const before = await this.inner.getExecution(executionId);
+    const result = await this.inner.recordSinkDone(executionId, sinkIndex);
+    if (result.ok) this.logExecution("sink", executionId, before, result.record);
+    return result;
+  }
+
+  async transitionNode(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<NodeRecord>> {
+    const before = await this.inner.getNode(executionId, nodeId);
+    const result = await this.inner.transitionNode(executionId, nodeId, condition, patch, event);
+    if (result.ok) {
+      this.logNode({
+        executionId,
+        nodeId,
+        op: "transition",
+        before,
+        after: result.record,
+        condition,
+        patch,
+        ...(event ? { event } : {}),
+      });
+    }
+    return result;
+  }
+
+  async recordArrival(request: ArrivalRequest): Promise<ArrivalResult> {
+    const before = await this.inner.getNode(request.executionId, request.childId);
+    const result = await this.inner.recordArrival(request);
+    if (result.recorded) {
+      const queued = result.node.status === "QUEUED" && before?.status !== "QUEUED";
+      this.logNode({
+        executionId: request.executionId,
+        nodeId: request.childId,
+        op: "arrival",
+        before,
+        after: result.node,
+        arrival: { parentIndex: request.parentIndex, outcome: request.outcome },
+        ...(queued && request.event ? { event: request.event } : {}),
+      });
+    }
+    return result;
+  }
+
+  private logNode(write: Omit<NodeWrite, "seq" | "at" | "executionStatus" | "process">): void {
+    this.nodeWrites.push({
+      ...structuredClone(write),
+      seq: ++this.seq,
+      at: this.now(),
+      executionStatus: this.executionStatus.get(write.executionId),
+      process: this.process(),
+    });
+  }
+
+  private logExecution(
+    op: ExecutionWrite["op"],
+    executionId: string,
+    before: ExecutionRecord | undefined,
+    after: ExecutionRecord,
+    event?: HistoryEvent,
+  ): void {
+    this.executionStatus.set(executionId, after.status);
+    this.executionWrites.push({
+      seq: ++this.seq,
+      at: this.now(),
+      executionId,
+      op,
+      before,
+      after: structuredClone(after),
+      ...(event ? { event: structuredClone(event) } : {}),
+      process: this.process(),
+    });
+  }
+}

@@ -1,0 +1,69 @@
+/** A campaign: many seeds in a row, stopping (by default) at the first that violates an invariant. */
+import { formatResult } from "./report.js";
+import { type RunResult, runWorld } from "./world.js";
+
+export interface CampaignOptions {
+  runs: number;
+  start: number;
+  stopAtFirstFailure?: boolean;
+  onProgress?: (done: number, failures: number, elapsedMs: number) => void;
+}
+
+export interface CampaignSummary {
+  runs: number;
+  failures: RunResult[];
+  /** Seeds that passed but left warnings (e.g. nodes left RUNNING in a finished execution), by rule. */
+  warnings: Map<string, number[]>;
+  statuses: Record<string, number>;
+  steps: number;
+  elapsedMs: number;
+  text: string;
+}
+
+export async function runCampaign(options: CampaignOptions): Promise<CampaignSummary> {
+  const started = Date.now();
+  const failures: RunResult[] = [];
+  const warnings = new Map<string, number[]>();
+  const statuses: Record<string, number> = {};
+  let steps = 0;
+  let done = 0;
+  for (let seed = options.start; seed < options.start + options.runs; seed++) {
+    const result = await runWorld({ seed });
+    done++;
+    steps += result.steps;
+    for (const e of result.executions) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
+    for (const rule of new Set(result.warnings.map((w) => w.rule)))
+      warnings.set(rule, [...(warnings.get(rule) ?? []), seed]);
+    options.onProgress?.(done, failures.length, Date.now() - started);
+    if (result.violations.length > 0) {
+      failures.push(result);
+      if (options.stopAtFirstFailure !== false) break;
+    }
+  }
+  const elapsedMs = Date.now() - started;
+  const lines = [
+    `${done} seed(s) from ${options.start}: ${failures.length} failing, ${steps} steps, ${(elapsedMs / 1000).toFixed(1)} s`,
+    `  executions ended: ${Object.entries(statuses)
+      .map(([s, n]) => `${s} ${n}`)
+      .join(", ")}`,
+  ];
+  for (const [rule, seeds] of warnings)
+    lines.push(`  warning ${rule} in ${seeds.length} seed(s), e.g. ${seeds.slice(0, 5).join(", ")}`);
+  if (failures.length > 1) {
+    const byRule = new Map<string, number[]>();
+    for (const f of failures)
+      for (const rule of new Set(f.violations.map((v) => v.rule)))
+        byRule.set(rule, [...(byRule.get(rule) ?? []), f.seed]);
+    for (const [rule, seeds] of byRule)
+      lines.push(
+        `  violated ${rule} in ${seeds.length} seed(s): ${seeds.slice(0, 20).join(", ")}${seeds.length > 20 ? ", …" : ""}`,
+      );
+  }
+  const first = failures[0];
+  if (first) {
+    lines.push(`first failing seed ${first.seed}:`);
+    lines.push(formatResult(first, { traceLines: 30 }));
+    lines.push(`  replay: npm run sim -- --seed ${first.seed}`);
+  }
+  return { runs: done, failures, warnings, statuses, steps, elapsedMs, text: lines.join("\n") };
+}

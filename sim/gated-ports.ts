@@ -1,0 +1,77 @@
+/**
+ * Turns every port call into a yield point: a Proxy whose methods first await the scheduler's gate,
+ * then (by a seeded fault) may fail before the call has any effect, or after it took effect with the
+ * answer lost — what a throttled or timed-out AWS call looks like to the caller.
+ */
+import type { Rng } from "./prng.js";
+import type { Scheduler } from "./scheduler.js";
+
+export interface PortFaults {
+  rng: Rng;
+  /** Chance that a call fails with no effect. */
+  before: number;
+  /** Chance that a call takes effect but its caller sees an error. */
+  after: number;
+  stats: { before: number; after: number };
+}
+
+export class TransientPortError extends Error {
+  override name = "TransientPortError";
+}
+
+export type Describe = (method: string, args: readonly unknown[]) => string;
+
+export function gatePort<T extends object>(
+  target: T,
+  port: string,
+  scheduler: Scheduler,
+  faults?: PortFaults,
+  describe: Describe = () => "",
+): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      const value: unknown = Reflect.get(object, property, receiver);
+      if (typeof value !== "function") return value;
+      const method = String(property);
+      return async (...args: unknown[]) => {
+        await scheduler.gate(`${port}.${method}${describe(method, args)}`);
+        const active = scheduler.active && faults !== undefined;
+        if (active && faults.rng.chance(faults.before)) {
+          faults.stats.before++;
+          throw new TransientPortError(`${port}.${method} failed (injected, no effect)`);
+        }
+        const result: unknown = await (value as (...a: unknown[]) => unknown).apply(object, args);
+        if (active && faults.rng.chance(faults.after)) {
+          faults.stats.after++;
+          throw new TransientPortError(`${port}.${method} failed (injected, after its effect)`);
+        }
+        return result;
+      };
+    },
+  });
+}
+
+/** Short, readable arguments of store calls for the trace. */
+export const describeStoreCall: Describe = (method, args) => {
+  const [a, b, c, d] = args as [unknown, unknown, unknown, unknown];
+  switch (method) {
+    case "transitionNode": {
+      const condition = c as { status: string[]; attempt?: number };
+      const patch = d as { status?: string; attempt?: number; lease?: unknown };
+      const to = patch.status ?? (patch.lease ? "lease" : "patch");
+      return ` ${a}/${b} [${condition.status.join("|")}${condition.attempt ? `#${condition.attempt}` : ""}]→${to}`;
+    }
+    case "recordArrival": {
+      const r = a as { executionId: string; childId: string; parentIndex: number; outcome: string };
+      return ` ${r.executionId}/${r.childId} from ${r.parentIndex} ${r.outcome}`;
+    }
+    case "transitionExecution": {
+      const patch = c as { status?: string };
+      return ` ${a} [${(b as string[]).join("|")}]→${patch.status ?? "patch"}`;
+    }
+    case "getNode":
+      return ` ${a}/${b}`;
+    default:
+      return typeof a === "string" ? ` ${a}` : "";
+  }
+};

@@ -1,0 +1,384 @@
+/**
+ * The invariants checked after every run, from the final store state, each execution's history,
+ * and the audit log of accepted writes (in true write order):
+ *
+ *  - every execution reaches a terminal state, and terminal states never change (executions and nodes);
+ *  - no node completes twice; each child is queued once (≤ 1 NodeQueued), each attempt starts and is
+ *    retried at most once; each parent arrives at each child at most once;
+ *  - a fan-in never fires before its condition (okDeps ≥ required when it leaves PENDING; every ok
+ *    arrival follows its parent's completion) nor more than once;
+ *  - no write from a superseded attempt is accepted (fenced writes match the live token and attempt;
+ *    no event of attempt k after attempt k+1 began; the completed attempt is the last one);
+ *  - node status changes follow the state machine;
+ *  - every completed node's output, and a SUCCEEDED execution's output, equal the reference evaluator's;
+ *  - an execution ends CANCELLED only when cancelled, FAILED only with a node that failed for good
+ *    (attempts exhausted, non-retryable, dead-lettered), and a node that failed for good while its
+ *    execution ran ends that execution FAILED (or CANCELLED by a racing request);
+ *  - the store's history holds exactly the events of the accepted writes.
+ *
+ * Warnings (reported, not failures): nodes left QUEUED or RUNNING in a finished execution.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { WorkflowDefinition } from "../shared/domain/definition.js";
+import { requiredCompletions } from "../shared/domain/fan-in.js";
+import { compileGraph, type WorkflowGraph } from "../shared/domain/graph.js";
+import type { HistoryEvent, NodeRecord, NodeStatus } from "../shared/domain/records.js";
+import { canTransitionNode, isTerminalExecution, isTerminalNode } from "../shared/domain/states.js";
+import type { Engine } from "../shared/engine/engine.js";
+import { HISTORY } from "../shared/engine/lifecycle.js";
+import type { Store } from "../shared/ports.js";
+import type { AuditStore, NodeWrite } from "./audit-store.js";
+import { referenceOutputs } from "./reference.js";
+
+export interface Violation {
+  rule: string;
+  executionId?: string;
+  nodeId?: string;
+  message: string;
+}
+
+export interface CheckResult {
+  violations: Violation[];
+  warnings: Violation[];
+}
+
+export interface CheckInput {
+  /** The store the engine wrote to, read directly (no gates). */
+  store: Store;
+  audit: AuditStore;
+  /** An engine over `store`, for describeExecution. */
+  engine: Engine;
+  definitions: ReadonlyMap<string, WorkflowDefinition>;
+  /** Executions a client asked to cancel (whether or not the request got through). */
+  cancelRequested: ReadonlySet<string>;
+  /** Executions whose cancel request was answered 202. */
+  cancelAccepted: ReadonlySet<string>;
+}
+
+const NODE_TERMINAL_EVENTS = new Set<string>([
+  HISTORY.nodeCompleted,
+  HISTORY.nodeFailed,
+  HISTORY.nodeCancelled,
+]);
+const EXECUTION_TERMINAL_EVENTS = new Set<string>([
+  HISTORY.executionSucceeded,
+  HISTORY.executionFailed,
+  HISTORY.executionCancelled,
+]);
+
+export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
+  const violations: Violation[] = [];
+  const warnings: Violation[] = [];
+  const graphs = new Map<string, WorkflowGraph>();
+  for (const [name, definition] of input.definitions) graphs.set(name, compileGraph(definition));
+
+  const executions = [];
+  for (let next: string | undefined, first = true; first || next; first = false) {
+    const page = await input.store.listExecutions({ limit: 100, ...(next ? { next } : {}) });
+    executions.push(...page.items);
+    next = page.next;
+  }
+
+  const writesByNode = new Map<string, NodeWrite[]>();
+  for (const write of input.audit.nodeWrites) {
+    const key = `${write.executionId}/${write.nodeId}`;
+    writesByNode.set(key, [...(writesByNode.get(key) ?? []), write]);
+  }
+
+  for (const execution of executions) {
+    const id = execution.executionId;
+    const v = (rule: string, message: string, nodeId?: string) =>
+      violations.push({ rule, executionId: id, ...(nodeId ? { nodeId } : {}), message });
+    const definition = input.definitions.get(execution.workflow);
+    const graph = graphs.get(execution.workflow);
+    if (!definition || !graph) {
+      v("unknown-workflow", `workflow ${execution.workflow} is not one the simulation registered`);
+      continue;
+    }
+
+    // ── the execution's own lifecycle ──────────────────────────────────────────────────────────
+    if (!isTerminalExecution(execution.status)) v("terminal", `execution ended the run ${execution.status}`);
+    const executionWrites = input.audit.executionWrites.filter((w) => w.executionId === id);
+    let terminalSeen = false;
+    for (const write of executionWrites) {
+      if (write.before && isTerminalExecution(write.before.status))
+        v(
+          "execution-terminal-stable",
+          `a ${write.op} write was accepted after it ended ${write.before.status}`,
+        );
+      if (terminalSeen && write.event)
+        v("execution-terminal-stable", `event ${write.event.type} after its terminal event`);
+      if (write.event && EXECUTION_TERMINAL_EVENTS.has(write.event.type)) terminalSeen = true;
+    }
+    const history = await input.store.listHistory(id);
+    const executionEvents = history.filter((e) => e.nodeId === undefined);
+    const terminalEvents = executionEvents.filter((e) => EXECUTION_TERMINAL_EVENTS.has(e.type));
+    if (isTerminalExecution(execution.status) && terminalEvents.length !== 1)
+      v(
+        "execution-terminal-stable",
+        `${terminalEvents.length} terminal events for a ${execution.status} execution`,
+      );
+    const expectedTerminal = {
+      SUCCEEDED: HISTORY.executionSucceeded,
+      FAILED: HISTORY.executionFailed,
+      CANCELLED: HISTORY.executionCancelled,
+    }[execution.status as "SUCCEEDED"];
+    if (expectedTerminal && terminalEvents[0] && terminalEvents[0].type !== expectedTerminal)
+      v(
+        "execution-terminal-stable",
+        `status ${execution.status} but terminal event ${terminalEvents[0].type}`,
+      );
+
+    // ── history = the events of the accepted writes ───────────────────────────────────────────
+    const auditEvents: HistoryEvent[] = [
+      ...executionWrites.flatMap((w) => (w.event ? [w.event] : [])),
+      ...input.audit.nodeWrites
+        .filter((w) => w.executionId === id)
+        .flatMap((w) => (w.event ? [w.event] : [])),
+    ];
+    if (!sameEvents(history, auditEvents))
+      v(
+        "history",
+        `the store's history (${history.length} events) differs from the accepted writes' events (${auditEvents.length})`,
+      );
+
+    // ── nodes ─────────────────────────────────────────────────────────────────────────────────
+    const records = new Map((await input.store.listNodes(id)).map((r) => [r.nodeId, r]));
+    const idOf = (index: number) => graph.nodes[index]!.id;
+    const completionSeq = new Map<string, number>();
+    const badSeq = new Map<string, number>();
+    for (const node of graph.nodes) {
+      for (const w of writesByNode.get(`${id}/${node.id}`) ?? []) {
+        if (w.after.status === "COMPLETED" && w.before?.status !== "COMPLETED" && !completionSeq.has(node.id))
+          completionSeq.set(node.id, w.seq);
+        if ((w.after.status === "FAILED" || w.after.status === "CANCELLED") && !badSeq.has(node.id))
+          badSeq.set(node.id, w.seq);
+      }
+    }
+
+    let failedForGood = false;
+    const lostAttempts = new Map<string, boolean>();
+    for (const node of graph.nodes) {
+      const record = records.get(node.id);
+      const writes = writesByNode.get(`${id}/${node.id}`) ?? [];
+      const events = writes.flatMap((w) => (w.event ? [w.event] : []));
+      const count = (type: string, attempt?: number) =>
+        events.filter((e) => e.type === type && (attempt === undefined || e.attempt === attempt)).length;
+      const nv = (rule: string, message: string) => v(rule, message, node.id);
+
+      if (count(HISTORY.nodeCompleted) > 1)
+        nv("complete-once", `${count(HISTORY.nodeCompleted)} NodeCompleted events`);
+      const completions = writes.filter(
+        (w) => w.after.status === "COMPLETED" && w.before?.status !== "COMPLETED",
+      );
+      if (completions.length > 1) nv("complete-once", `${completions.length} writes completed it`);
+      if (count(HISTORY.nodeQueued) > 1)
+        nv("dispatch-once", `${count(HISTORY.nodeQueued)} NodeQueued events`);
+      const attempts = new Set(events.map((e) => e.attempt ?? 0));
+      for (const attempt of attempts) {
+        if (count(HISTORY.nodeStarted, attempt) > 1)
+          nv("dispatch-once", `attempt ${attempt} started ${count(HISTORY.nodeStarted, attempt)} times`);
+        if (count(HISTORY.nodeRetryScheduled, attempt) > 1)
+          nv(
+            "dispatch-once",
+            `attempt ${attempt} scheduled ${count(HISTORY.nodeRetryScheduled, attempt)} times`,
+          );
+      }
+
+      // arrivals: once per parent, ok only after the parent completed, bad only after it failed/cancelled
+      const arrived = new Set<number>();
+      for (const w of writes.filter((x) => x.arrival)) {
+        const { parentIndex, outcome } = w.arrival!;
+        if (arrived.has(parentIndex)) nv("arrival-once", `parent ${idOf(parentIndex)} arrived twice`);
+        arrived.add(parentIndex);
+        if (!node.parents.includes(parentIndex))
+          nv("fan-in", `arrival from ${idOf(parentIndex)}, not a parent`);
+        const parentSeq = (outcome === "ok" ? completionSeq : badSeq).get(idOf(parentIndex));
+        if (parentSeq === undefined || parentSeq > w.seq)
+          nv(
+            "fan-in",
+            `${outcome} arrival from ${idOf(parentIndex)} before that parent ${outcome === "ok" ? "completed" : "failed"}`,
+          );
+      }
+
+      // fan-in: leaving PENDING for QUEUED needs enough completed dependencies, once
+      const required = node.parents.length === 0 ? 0 : requiredCompletions(node.fanIn, node.parents.length);
+      for (const w of writes) {
+        if ((w.before?.status ?? "PENDING") !== "PENDING" || w.after.status !== "QUEUED") continue;
+        const ok = w.after.okDeps;
+        if (ok.length < required)
+          nv("fan-in", `queued with ${ok.length} of ${required} required dependencies`);
+        if (ok.some((p) => !node.parents.includes(p))) nv("fan-in", `okDeps ${ok} include a non-parent`);
+        for (const p of ok) {
+          const seq = completionSeq.get(idOf(p));
+          if (seq === undefined || seq > w.seq)
+            nv("fan-in", `queued counting ${idOf(p)} before it completed`);
+        }
+      }
+
+      // state machine, terminal stability, fencing
+      let maxAttempt = 0;
+      let terminalEvent: string | undefined;
+      for (const w of writes) {
+        const from: NodeStatus = w.before?.status ?? "PENDING";
+        const to = w.after.status;
+        if (isTerminalNode(from))
+          nv("node-terminal-stable", `a ${w.op} write was accepted on a ${from} node`);
+        else if (from !== to && !canTransitionNode(from, to)) nv("state-machine", `${from} → ${to}`);
+        const c = w.condition;
+        if (c?.leaseToken !== undefined && w.before?.lease?.token !== c.leaseToken)
+          nv(
+            "superseded-write",
+            `a write fenced on token ${c.leaseToken} was accepted while the lease was ${w.before?.lease?.token ?? "none"} (attempt ${w.before?.attempt}) [${w.process}]`,
+          );
+        if (c?.attempt !== undefined && w.before !== undefined && w.before.attempt !== c.attempt)
+          nv(
+            "superseded-write",
+            `a write for attempt ${c.attempt} was accepted at attempt ${w.before.attempt}`,
+          );
+        const e = w.event;
+        if (!e) continue;
+        if (terminalEvent) nv("node-terminal-stable", `${e.type} after ${terminalEvent}`);
+        if (NODE_TERMINAL_EVENTS.has(e.type)) terminalEvent = e.type;
+        const attempt = e.attempt ?? 0;
+        if (attempt > 0 && attempt < maxAttempt)
+          nv(
+            "superseded-write",
+            `${e.type} of attempt ${attempt} accepted after attempt ${maxAttempt} began [${w.process}]`,
+          );
+        maxAttempt = Math.max(maxAttempt, attempt);
+      }
+      if (record?.status === "COMPLETED") {
+        const done = events.find((e) => e.type === HISTORY.nodeCompleted);
+        if (!done) nv("history", "COMPLETED without a NodeCompleted event");
+        else if (done.attempt !== record.attempt || record.attempt !== maxAttempt)
+          nv("superseded-write", `completed by attempt ${done.attempt}; the last attempt is ${maxAttempt}`);
+      }
+      if (record?.okDeps.some((p) => record.badDeps.includes(p)))
+        nv("fan-in", "a parent is in both okDeps and badDeps");
+      // flaky fail nodes: RetryableError only on attempts ≤ times; other lost attempts shift the pass
+      const params = (definition.nodes[node.index]!.params ?? {}) as { times?: number; retryable?: boolean };
+      if (node.type === "fail" && params.times !== undefined) {
+        const retries = events.filter((e) => e.type === HISTORY.nodeRetryScheduled);
+        const lost = retries.some((e) => errorName(e) !== "RetryableError");
+        lostAttempts.set(node.id, lost);
+        for (const e of retries)
+          if (errorName(e) === "RetryableError" && (e.attempt ?? 0) - 1 > params.times)
+            nv(
+              "output",
+              `attempt ${(e.attempt ?? 0) - 1} failed though the node passes after ${params.times}`,
+            );
+        if (record?.status === "COMPLETED" && record.attempt <= params.times)
+          nv("output", `completed on attempt ${record.attempt} though it fails its first ${params.times}`);
+      }
+
+      // a node that failed for good: for a reason, and (while the execution ran) failing it
+      if (record?.status === "FAILED") {
+        const error = record.error;
+        const legit =
+          error?.name === "DeadLettered" ||
+          error?.retryable === false ||
+          record.attempt >= node.retry.maxAttempts;
+        if (!legit)
+          nv(
+            "failed-node-cause",
+            `FAILED on attempt ${record.attempt} of ${node.retry.maxAttempts} with ${error?.name}`,
+          );
+        const failure = writes.find((w) => w.after.status === "FAILED");
+        if (failure?.executionStatus === "RUNNING") {
+          failedForGood = true;
+          if (execution.status === "SUCCEEDED")
+            nv(
+              "fail-fast",
+              `failed for good (${error?.name}) while the execution ran, yet the execution SUCCEEDED`,
+            );
+        }
+      }
+
+      if (
+        isTerminalExecution(execution.status) &&
+        (record?.status === "QUEUED" || record?.status === "RUNNING")
+      )
+        warnings.push({
+          rule: "leftover",
+          executionId: id,
+          nodeId: node.id,
+          message: `left ${record.status} (attempt ${record.attempt}) in a ${execution.status} execution`,
+        });
+    }
+
+    // ── outputs against the reference evaluator ───────────────────────────────────────────────
+    const reference = referenceOutputs(definition, {
+      input: execution.input,
+      okDepsOf: (nodeId) => {
+        const node = graph.byId.get(nodeId)!;
+        const record = records.get(nodeId);
+        if (node.fanIn.kind === "all" || !record) return node.parents.map(idOf);
+        return record.okDeps.map(idOf);
+      },
+      passingAttemptOf: (nodeId, times) => {
+        const record = records.get(nodeId);
+        return lostAttempts.get(nodeId) && record ? record.attempt : times + 1;
+      },
+    });
+    for (const record of records.values()) {
+      if (record.status !== "COMPLETED") continue;
+      const expected = reference.get(record.nodeId);
+      if (!isDeepStrictEqual(record.output ?? null, expected))
+        v("output", `output ${json(record.output)} but the reference says ${json(expected)}`, record.nodeId);
+    }
+
+    switch (execution.status) {
+      case "SUCCEEDED": {
+        for (const sink of graph.sinks)
+          if (records.get(idOf(sink))?.status !== "COMPLETED")
+            v(
+              "succeeded-sinks",
+              `SUCCEEDED with sink ${idOf(sink)} ${records.get(idOf(sink))?.status ?? "never run"}`,
+            );
+        const view = await input.engine.describeExecution(id);
+        const expected = Object.fromEntries(graph.sinks.map((s) => [idOf(s), reference.get(idOf(s))]));
+        if (!isDeepStrictEqual(view.output, expected))
+          v("execution-output", `output ${json(view.output)} but the reference says ${json(expected)}`);
+        break;
+      }
+      case "FAILED":
+        if (![...records.values()].some((r: NodeRecord) => r.status === "FAILED"))
+          v("failed-without-cause", "FAILED with no failed node");
+        break;
+      case "CANCELLED":
+        if (!input.cancelRequested.has(id)) v("cancel", "CANCELLED though nobody asked");
+        break;
+      default:
+        break;
+    }
+    if (input.cancelAccepted.has(id) && execution.status !== "CANCELLED")
+      v("cancel", `a cancel was accepted, yet it ended ${execution.status}`);
+    if (failedForGood && execution.status === "RUNNING")
+      v("fail-fast", "a node failed for good, yet it still runs");
+  }
+  return { violations, warnings };
+}
+
+function errorName(event: HistoryEvent): string | undefined {
+  const error = event.detail?.error as { name?: string } | undefined;
+  return error?.name;
+}
+
+function sameEvents(a: readonly HistoryEvent[], b: readonly HistoryEvent[]): boolean {
+  if (a.length !== b.length) return false;
+  const key = (e: HistoryEvent) => JSON.stringify([e.type, e.nodeId ?? "", e.attempt ?? -1, e.at]);
+  const counts = new Map<string, number>();
+  for (const e of a) counts.set(key(e), (counts.get(key(e)) ?? 0) + 1);
+  for (const e of b) {
+    const n = counts.get(key(e)) ?? 0;
+    if (n === 0) return false;
+    counts.set(key(e), n - 1);
+  }
+  return true;
+}
+
+function json(value: unknown): string {
+  const text = JSON.stringify(value) ?? "undefined";
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

@@ -1,0 +1,53 @@
+/**
+ * The simulation's command line.
+ *   npm run sim -- --seed S [--trace] [--grep TEXT]   replay one seed and print its trace summary
+ *   npm run sim -- --runs N [--start S] [--keep-going] a campaign; prints the first failing seed
+ *                                                      (with --keep-going, every failing seed by rule)
+ * Exit code 1 when an invariant is violated.
+ */
+import { runCampaign } from "./campaign.js";
+import { formatResult } from "./report.js";
+import { runWorld } from "./world.js";
+
+function option(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+}
+const flag = (name: string) => process.argv.includes(`--${name}`);
+
+async function main(): Promise<number> {
+  const seed = option("seed");
+  if (seed !== undefined) {
+    const result = await runWorld({
+      seed: Number(seed),
+      keepTrace: flag("trace") || option("grep") !== undefined,
+    });
+    const grep = option("grep");
+    if (flag("trace") || grep !== undefined) {
+      for (const line of result.trace) if (grep === undefined || line.includes(grep)) console.log(line);
+    }
+    console.log(formatResult(result, { traceLines: flag("trace") || grep !== undefined ? 0 : 40 }));
+    return result.violations.length > 0 ? 1 : 0;
+  }
+  const runs = Number(option("runs") ?? 100);
+  const start = Number(option("start") ?? 1);
+  const summary = await runCampaign({
+    runs,
+    start,
+    stopAtFirstFailure: !flag("keep-going"),
+    onProgress: (done, failures, ms) => {
+      if (done % 500 === 0)
+        console.error(`  ${done}/${runs} seeds, ${failures} failing, ${(ms / 1000).toFixed(1)} s`);
+    },
+  });
+  console.log(summary.text);
+  return summary.failures.length > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,38 @@
+/**
+ * Planted bugs: store decorators that break one guarantee on purpose, so tests can prove the
+ * invariant checker notices. Never used by a campaign.
+ */
+import type { Store } from "../shared/ports.js";
+
+function overrideTransition(store: Store, transitionNode: Store["transitionNode"]): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === "transitionNode") return transitionNode;
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Fencing broken: a completion is accepted whatever lease token it carries (a zombie's too). */
+export function acceptStaleCompletions(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) => {
+    if (patch.status === "COMPLETED" && condition.leaseToken !== undefined) {
+      const { leaseToken: _ignored, ...rest } = condition;
+      return store.transitionNode(executionId, nodeId, rest, patch, event);
+    }
+    return store.transitionNode(executionId, nodeId, condition, patch, event);
+  });
+}
+
+/** Dispatch broken: queueing a child that is already QUEUED "succeeds" again. */
+export function queueTwice(store: Store): Store {
+  return overrideTransition(store, async (executionId, nodeId, condition, patch, event) => {
+    const result = await store.transitionNode(executionId, nodeId, condition, patch, event);
+    const queueing =
+      patch.status === "QUEUED" && condition.status.length === 1 && condition.status[0] === "PENDING";
+    if (!result.ok && queueing && result.current?.status === "QUEUED" && result.current.attempt === 1)
+      return store.transitionNode(executionId, nodeId, { status: ["QUEUED"] }, patch, event);
+    return result;
+  });
+}

@@ -1,0 +1,116 @@
+/**
+ * A run's settings and fault rates, drawn from its seed. Rates vary from run to run (some runs are
+ * calm, some brutal) so a campaign explores both the common paths and the rare interleavings.
+ */
+import type { Rng } from "./prng.js";
+
+export interface Profile {
+  /** Executions started (1–4) over how many distinct workflows (1–2). */
+  executions: number;
+  workflows: number;
+  /** Engine instances ("Lambda containers"), each with its own graph cache and sweeper identity. */
+  engines: number;
+  /** Concurrent worker invocations at most. */
+  workers: number;
+  leaseSeconds: number;
+  visibilitySeconds: number;
+  maxReceiveCount: number;
+  sweep: { firstCheckMs: number; idleMs: number; graceMs: number };
+  sweepEveryMs: number;
+  /** Extra sweeps at random moments (some forced past the sweeper lease, some two at once). */
+  extraSweeps: number;
+  doubleSweep: number;
+  forceSweep: number;
+  /** Chance that an execution is created with start: false and triggered later. */
+  twoStep: number;
+  /** Chance that a client cancels an execution, at a random moment. */
+  cancel: number;
+
+  crash: number;
+  stall: number;
+  /** A stall lasts between one lease and this many leases. */
+  stallMaxLeases: number;
+  tick: number;
+  tickMaxMs: number;
+  portErrorBefore: number;
+  portErrorAfter: number;
+  duplicateSend: number;
+  duplicateReceive: number;
+  extraDelay: number;
+  extraDelayMaxMs: number;
+}
+
+export function drawProfile(rng: Rng): Profile {
+  const level = rng.pick([0, 1, 1, 2, 2, 3]); // 0 = calm
+  const rate = (low: number, high: number) => (level === 0 ? 0 : rng.pick([0, low, high, high * level]));
+  const leaseSeconds = rng.pick([5, 10, 30]);
+  const drawn = draw(rng, rate, leaseSeconds);
+  // One run in six hunts zombies: frequent long stalls, eager sweeps, early redelivery.
+  if (rng.chance(1 / 6))
+    return {
+      ...drawn,
+      stall: rng.pick([0.02, 0.05]),
+      stallMaxLeases: 8,
+      sweepEveryMs: rng.pick([5_000, 10_000]),
+      visibilitySeconds: rng.pick([leaseSeconds / 2, leaseSeconds]),
+    };
+  return drawn;
+}
+
+function draw(rng: Rng, rate: (low: number, high: number) => number, leaseSeconds: number): Profile {
+  return {
+    executions: rng.int(1, 4),
+    workflows: rng.int(1, 2),
+    engines: rng.int(1, 3),
+    workers: rng.int(1, 6),
+    leaseSeconds,
+    visibilitySeconds: rng.pick([leaseSeconds / 2, leaseSeconds * 2, leaseSeconds * 6]),
+    maxReceiveCount: 5,
+    sweep: { firstCheckMs: rng.pick([5_000, 20_000]), idleMs: 30_000, graceMs: rng.pick([3_000, 20_000]) },
+    sweepEveryMs: rng.pick([10_000, 60_000]),
+    extraSweeps: rng.int(0, 4),
+    doubleSweep: rng.pick([0, 0.3]),
+    forceSweep: rng.pick([0, 0.3]),
+    twoStep: rng.pick([0, 0.3]),
+    cancel: rng.pick([0, 0.2, 0.5]),
+    crash: rate(0.003, 0.01),
+    stall: rate(0.002, 0.006),
+    stallMaxLeases: rng.pick([2, 6]),
+    tick: rng.pick([0, 0.02, 0.1]),
+    tickMaxMs: rng.pick([200, 2_000]),
+    portErrorBefore: rate(0.002, 0.006),
+    portErrorAfter: rate(0.002, 0.006),
+    duplicateSend: rate(0.05, 0.15),
+    duplicateReceive: rate(0.05, 0.15),
+    extraDelay: rate(0.1, 0.3),
+    extraDelayMaxMs: 5_000,
+  };
+}
+
+/** A profile with every fault off (for the replay and reference tests). */
+export function calm(profile: Profile): Profile {
+  return {
+    ...profile,
+    crash: 0,
+    stall: 0,
+    portErrorBefore: 0,
+    portErrorAfter: 0,
+    duplicateSend: 0,
+    duplicateReceive: 0,
+    extraDelay: 0,
+    cancel: 0,
+  };
+}
+
+/** A profile that makes zombies likely: long, frequent stalls, eager sweeps, early redelivery, no crashes. */
+export function zombieHunt(profile: Profile): Profile {
+  return {
+    ...profile,
+    crash: 0,
+    stall: 0.05,
+    stallMaxLeases: 8,
+    workers: 6,
+    sweepEveryMs: 5_000,
+    visibilitySeconds: profile.leaseSeconds / 2,
+  };
+}

@@ -1,0 +1,36 @@
+/** Human-readable summaries of runs. */
+import type { RunResult } from "./world.js";
+
+export function formatResult(result: RunResult, options: { traceLines?: number } = {}): string {
+  const p = result.profile;
+  const lines = [
+    `seed ${result.seed}: ${result.violations.length === 0 ? "OK" : `${result.violations.length} VIOLATION(S)`} — ended ${result.end} after ${result.steps} steps, ${(result.virtualMs / 1000).toFixed(1)} s virtual, trace ${result.traceHash}`,
+    `  profile: ${p.executions} execution(s) of ${p.workflows} workflow(s), ${p.engines} engine(s), ≤${p.workers} workers, lease ${p.leaseSeconds} s, visibility ${p.visibilitySeconds} s, grace ${p.sweep.graceMs} ms; crash ${p.crash}, stall ${p.stall}, port errors ${p.portErrorBefore}/${p.portErrorAfter}, dup send/receive ${p.duplicateSend}/${p.duplicateReceive}, delay ${p.extraDelay}, cancel ${p.cancel}, two-step ${p.twoStep}`,
+    ...result.workflows.map(
+      (w) =>
+        `  ${w.name}: ${w.nodes
+          .map(
+            (n) =>
+              `${n.id}${n.dependsOn ? `←[${n.dependsOn.map((d) => d.split("-")[0]).join(",")}]` : ""}${n.fanIn && n.fanIn !== "all" ? `(${n.fanIn})` : ""}`,
+          )
+          .join(" ")}`,
+    ),
+    `  executions: ${result.executions.map((e) => `${e.executionId}(${e.workflow}) ${e.status}`).join(", ") || "none"}`,
+    `  stats: ${Object.entries(result.stats)
+      .filter(([, v]) => v !== 0)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}`,
+  ];
+  for (const v of result.violations)
+    lines.push(
+      `  VIOLATION [${v.rule}] ${v.executionId ?? ""}${v.nodeId ? `/${v.nodeId}` : ""}: ${v.message}`,
+    );
+  for (const w of result.warnings)
+    lines.push(`  warning [${w.rule}] ${w.executionId ?? ""}${w.nodeId ? `/${w.nodeId}` : ""}: ${w.message}`);
+  const tail = options.traceLines ?? 0;
+  if (tail > 0 && result.violations.length > 0) {
+    lines.push(`  last ${tail} trace lines:`);
+    for (const line of result.trace.slice(-tail)) lines.push(`    ${line}`);
+  }
+  return lines.join("\n");
+}

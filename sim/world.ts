@@ -1,0 +1,386 @@
+/**
+ * One simulated world, built from a seed: random workflows, a few executions created (and maybe
+ * triggered, cancelled) by clients that retry, worker invocations for every delivered message,
+ * periodic and random sweeps, a dead-letter consumer — all on one MemoryStore and one SimQueue,
+ * driven by the deterministic scheduler with seeded faults. After the world runs out of work the
+ * invariants are checked. `runWorld(seed)` is a pure function of the seed.
+ */
+import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
+import { MemoryStore } from "../shared/adapters/memory/store.js";
+import type { WorkflowDefinition } from "../shared/domain/definition.js";
+import { Engine } from "../shared/engine/engine.js";
+import { WeftError } from "../shared/engine/errors.js";
+import type { Store, TaskMessage, TaskQueue } from "../shared/ports.js";
+import { createTaskRegistry } from "../shared/tasks/builtins.js";
+import { AuditStore } from "./audit-store.js";
+import { FakeClock } from "./clock.js";
+import { generateWorkflow } from "./dag.js";
+import { describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
+import { SimIds } from "./ids.js";
+import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
+import { Rng } from "./prng.js";
+import { drawProfile, type Profile } from "./profile.js";
+import { type RunEnd, Scheduler, type SimProcess, type WorldAction } from "./scheduler.js";
+import { type SimMessage, SimQueue } from "./sim-queue.js";
+import { Trace } from "./trace.js";
+
+export interface WorldOptions {
+  seed: number;
+  /** Wraps the store beneath the audit layer: how the checker's tests plant a bug. */
+  plant?: (store: Store) => Store;
+  /** Adjusts the drawn profile (e.g. more zombies for a test). */
+  adjust?: (profile: Profile) => Profile;
+  /** Keep every trace line (for printing), not only the last ones. */
+  keepTrace?: boolean;
+  maxSteps?: number;
+  /** Virtual time limit in ms. */
+  maxTime?: number;
+}
+
+export interface RunResult extends CheckResult {
+  seed: number;
+  end: RunEnd;
+  traceHash: string;
+  trace: string[];
+  steps: number;
+  virtualMs: number;
+  profile: Profile;
+  workflows: WorkflowDefinition[];
+  executions: Array<{ executionId: string; workflow: string; status: string }>;
+  stats: Record<string, number>;
+}
+
+interface ClientOp {
+  kind: "create" | "trigger" | "cancel";
+  plan: number;
+  at: number;
+  proc?: SimProcess;
+  done?: boolean;
+}
+
+interface PlannedExecution {
+  workflow: string;
+  input: unknown;
+  key: string;
+  twoStep: boolean;
+  executionId?: string;
+}
+
+const DEFAULT_MAX_STEPS = 150_000;
+const DEFAULT_MAX_TIME = 4 * 3600_000;
+
+export async function runWorld(options: WorldOptions): Promise<RunResult> {
+  const root = new Rng(options.seed);
+  const drawn = drawProfile(root.fork("profile"));
+  const profile = options.adjust ? options.adjust(drawn) : drawn;
+  const trace = new Trace(300, options.keepTrace ?? false);
+  const durations = root.fork("durations");
+  const scheduler = new Scheduler(
+    root.fork("schedule"),
+    {
+      crash: profile.crash,
+      stall: profile.stall,
+      // long enough for the lease to expire, so the stalled process comes back a zombie
+      stallMs: () =>
+        durations.int(profile.leaseSeconds * 1000 + 1, profile.leaseSeconds * 1000 * profile.stallMaxLeases),
+      tick: profile.tick,
+      tickMs: () => durations.int(1, profile.tickMaxMs),
+    },
+    trace,
+  );
+  const world = root.fork("world");
+  const clock = new FakeClock(scheduler);
+  const ids = new SimIds(root.fork("ids"));
+  const memory = new MemoryStore();
+  const processName = () => {
+    const p = scheduler.running;
+    return p ? `p${p.id} ${p.kind} ${p.label}` : "setup";
+  };
+  const audit = new AuditStore(
+    options.plant ? options.plant(memory) : memory,
+    () => clock.now(),
+    processName,
+  );
+  const portFaults: PortFaults = {
+    rng: root.fork("ports"),
+    before: profile.portErrorBefore,
+    after: profile.portErrorAfter,
+    stats: { before: 0, after: 0 },
+  };
+  const visibilityMs = profile.visibilitySeconds * 1000;
+  const deadLetterQueue = new SimQueue(() => scheduler.now, root.fork("dlq"), {
+    name: "d",
+    visibilityMs,
+    duplicateSend: 0,
+    duplicateReceive: 0,
+    extraDelay: 0,
+    extraDelayMaxMs: 1,
+  });
+  const queue = new SimQueue(() => scheduler.now, root.fork("queue"), {
+    name: "m",
+    visibilityMs,
+    maxReceiveCount: profile.maxReceiveCount,
+    deadLetter: deadLetterQueue,
+    duplicateSend: profile.duplicateSend,
+    duplicateReceive: profile.duplicateReceive,
+    extraDelay: profile.extraDelay,
+    extraDelayMaxMs: profile.extraDelayMaxMs,
+  });
+  const sqs = gatePort(
+    {
+      send: (messages: readonly TaskMessage[], o?: { delaySeconds?: number }) => queue.send(messages, o),
+      deleteMessage: async (from: SimQueue, receipt: string) => from.delete(receipt),
+    },
+    "sqs",
+    scheduler,
+    portFaults,
+    (method, args) =>
+      method === "send"
+        ? ` ${(args[0] as TaskMessage[]).map((m) => `${m.executionId}/${m.nodeId}#${m.attempt}`).join(",")}${
+            (args[1] as { delaySeconds?: number } | undefined)?.delaySeconds
+              ? ` delay ${(args[1] as { delaySeconds: number }).delaySeconds}s`
+              : ""
+          }`
+        : ` ${args[1]}`,
+  );
+  const taskQueue: TaskQueue = { send: (messages, o) => sqs.send(messages, o) };
+  const events = gatePort(new MemoryEventPublisher(), "events", scheduler, portFaults);
+  const store = gatePort<Store>(audit, "store", scheduler, portFaults, describeStoreCall);
+  const engines = Array.from(
+    { length: profile.engines },
+    () =>
+      new Engine({ store, queue: taskQueue, events, clock, ids }, createTaskRegistry(), {
+        leaseSeconds: profile.leaseSeconds,
+        sweep: profile.sweep,
+      }),
+  );
+  const anyEngine = () => world.pick(engines);
+
+  // ── workflows and the clients' plan ──────────────────────────────────────────────────────────
+  const generated = Array.from({ length: profile.workflows }, (_, w) =>
+    generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`),
+  );
+  for (const { definition } of generated) await engines[0]!.registerWorkflow(definition);
+  const plans: PlannedExecution[] = [];
+  const ops: ClientOp[] = [];
+  for (let i = 0; i < profile.executions; i++) {
+    const workflow = world.pick(generated);
+    plans.push({
+      workflow: workflow.definition.name,
+      input: workflow.input,
+      key: `key${i}`,
+      twoStep: world.chance(profile.twoStep),
+    });
+    ops.push({ kind: "create", plan: i, at: world.int(0, 5_000) });
+    if (world.chance(profile.cancel)) ops.push({ kind: "cancel", plan: i, at: world.int(0, 90_000) });
+  }
+  const cancelRequested = new Set<string>();
+  const cancelAccepted = new Set<string>();
+  const counters = { workerErrors: 0, clientRetries: 0, sweeps: 0, doubleSweeps: 0, deadLetterRuns: 0 };
+
+  const retryLater = (op: ClientOp, why: string) => {
+    counters.clientRetries++;
+    op.proc = undefined;
+    op.at = scheduler.now + world.int(1_000, 10_000);
+    trace.add(`@${scheduler.now} client retries ${op.kind} of plan ${op.plan} at @${op.at} (${why})`);
+  };
+  const runClientOp = (op: ClientOp) => {
+    const plan = plans[op.plan]!;
+    const engine = anyEngine();
+    if (op.kind === "cancel") cancelRequested.add(plan.executionId!);
+    op.proc = scheduler.spawn("api", `${op.kind} plan${op.plan}`, async () => {
+      try {
+        if (op.kind === "create") {
+          const summary = await engine.createExecution({
+            workflow: plan.workflow,
+            input: plan.input,
+            idempotencyKey: plan.key,
+            start: !plan.twoStep,
+          });
+          plan.executionId = summary.executionId;
+          if (plan.twoStep && summary.status === "PENDING")
+            ops.push({ kind: "trigger", plan: op.plan, at: scheduler.now + world.int(0, 10_000) });
+        } else if (op.kind === "trigger") {
+          await engine.triggerExecution(plan.executionId!);
+        } else {
+          await engine.cancelExecution(plan.executionId!, "cancelled by the simulation");
+          cancelAccepted.add(plan.executionId!);
+        }
+        op.done = true;
+      } catch (error) {
+        if (error instanceof WeftError && error.status === 409) op.done = true;
+        else retryLater(op, error instanceof Error ? error.name : String(error));
+      }
+    });
+  };
+
+  // ── the sweeper's schedule ───────────────────────────────────────────────────────────────────
+  let nextSweep = world.int(0, profile.sweepEveryMs);
+  const extraSweeps = Array.from({ length: profile.extraSweeps }, () => world.int(0, 150_000)).sort(
+    (a, b) => a - b,
+  );
+  let sweepsDue = 0;
+  const runSweep = () => {
+    const count = world.chance(profile.doubleSweep) ? 2 : 1;
+    if (count === 2) counters.doubleSweeps++;
+    for (let i = 0; i < count; i++) {
+      counters.sweeps++;
+      const force = world.chance(profile.forceSweep);
+      const engine = anyEngine();
+      scheduler.spawn("sweeper", force ? "forced" : "", async () => {
+        await engine.sweep({ force }).catch(() => {});
+      });
+    }
+  };
+
+  const receive = (from: SimQueue, message: SimMessage, kind: "worker" | "dlq") => {
+    const received = from.receive(message.id);
+    if (received === "deadLettered") {
+      trace.add(`@${scheduler.now} ${message.id} moved to the DLQ after ${message.receiveCount} receives`);
+      return;
+    }
+    if (!received) return;
+    const { body, receiveCount } = received.message;
+    const engine = anyEngine();
+    const label = `${message.id} ${body.executionId}/${body.nodeId}#${body.attempt} rc${receiveCount}`;
+    scheduler.spawn(kind, label, async () => {
+      try {
+        if (kind === "worker") await engine.handleTask(body, { receiveCount });
+        else {
+          counters.deadLetterRuns++;
+          await engine.recordDeadLetter(body, { messageId: message.id, receiveCount });
+        }
+      } catch {
+        counters.workerErrors++;
+        return; // not deleted: it comes back after the visibility timeout
+      }
+      await sqs.deleteMessage(from, received.receipt);
+    });
+  };
+
+  const executionsDone = () =>
+    plans.every((p) => p.executionId !== undefined) &&
+    [...audit.executionStatus.values()].every((s) => s !== "PENDING" && s !== "RUNNING");
+
+  const end = await scheduler.run(
+    {
+      actions(now): WorldAction[] {
+        const actions: WorldAction[] = [];
+        for (const op of ops) {
+          if (op.done) continue;
+          if (op.proc) {
+            // a client whose call died never hears back: it times out and tries again
+            if (op.proc.state === "crashed") retryLater(op, "no answer");
+            else continue;
+          }
+          if (op.at > now) continue;
+          if (op.kind !== "create" && plans[op.plan]!.executionId === undefined) {
+            op.at = now + 5_000; // nothing to trigger or cancel yet
+            continue;
+          }
+          actions.push({ label: `client ${op.kind} plan${op.plan}`, run: () => runClientOp(op) });
+        }
+        if (scheduler.liveProcesses("worker") < profile.workers)
+          for (const message of queue.visible())
+            actions.push({ label: `receive ${message.id}`, run: () => receive(queue, message, "worker") });
+        for (const message of deadLetterQueue.visible())
+          actions.push({
+            label: `dlq receive ${message.id}`,
+            run: () => receive(deadLetterQueue, message, "dlq"),
+          });
+        while (extraSweeps.length > 0 && extraSweeps[0]! <= now) {
+          extraSweeps.shift();
+          sweepsDue++;
+        }
+        while (nextSweep <= now) {
+          nextSweep += profile.sweepEveryMs;
+          sweepsDue++;
+        }
+        if (sweepsDue > 0)
+          actions.push({
+            label: "sweep",
+            run: () => {
+              sweepsDue--;
+              runSweep();
+            },
+          });
+        return actions;
+      },
+      nextTime(now) {
+        const times = [
+          queue.nextVisibleAt(),
+          deadLetterQueue.nextVisibleAt(),
+          nextSweep,
+          extraSweeps[0],
+          ...ops.filter((o) => !o.done && !o.proc && o.at > now).map((o) => o.at),
+        ].filter((t): t is number => t !== undefined && t > now);
+        return times.length === 0 ? undefined : Math.min(...times);
+      },
+      finished() {
+        return (
+          executionsDone() &&
+          ops.every((o) => o.done || (o.kind === "cancel" && !o.proc)) &&
+          !scheduler.hasPendingWork() &&
+          scheduler.liveProcesses() === 0 &&
+          queue.size === 0 &&
+          deadLetterQueue.size === 0
+        );
+      },
+    },
+    { maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS, maxTime: options.maxTime ?? DEFAULT_MAX_TIME },
+  );
+  trace.add(`end ${end} @${scheduler.now} after ${scheduler.stats.steps} steps`);
+
+  // ── the check ────────────────────────────────────────────────────────────────────────────────
+  const reader = new Engine(
+    { store: memory, queue: { send: async () => {} }, events: new MemoryEventPublisher(), clock, ids },
+    createTaskRegistry(),
+  );
+  const checked = await checkInvariants({
+    store: memory,
+    audit,
+    engine: reader,
+    definitions: new Map(generated.map((g) => [g.definition.name, g.definition])),
+    cancelRequested,
+    cancelAccepted,
+  });
+  const violations: Violation[] = [...checked.violations];
+  if (end === "maxSteps")
+    violations.push({
+      rule: "progress",
+      message: `the world did not settle within ${scheduler.stats.steps} steps`,
+    });
+  for (const [i, plan] of plans.entries())
+    if (plan.executionId === undefined && end !== "maxSteps")
+      violations.push({ rule: "terminal", message: `plan ${i}: the client never got its execution created` });
+
+  const listed = await memory.listExecutions({ limit: 100 });
+  return {
+    seed: options.seed,
+    end,
+    traceHash: trace.hash(),
+    trace: trace.lastLines(),
+    steps: scheduler.stats.steps,
+    virtualMs: scheduler.now,
+    profile,
+    workflows: generated.map((g) => g.definition),
+    executions: listed.items
+      .map((e) => ({ executionId: e.executionId, workflow: e.workflow, status: e.status }))
+      .reverse(),
+    violations,
+    warnings: checked.warnings,
+    stats: {
+      ...scheduler.stats,
+      ...counters,
+      portErrorsBefore: portFaults.stats.before,
+      portErrorsAfter: portFaults.stats.after,
+      messagesSent: queue.stats.sent,
+      duplicateSends: queue.stats.duplicateSends,
+      duplicateReceives: queue.stats.duplicateReceives,
+      delayedMessages: queue.stats.delayed,
+      deliveries: queue.stats.received,
+      deadLettered: queue.stats.deadLettered,
+      writes: audit.nodeWrites.length + audit.executionWrites.length,
+    },
+  };
+}

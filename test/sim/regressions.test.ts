@@ -1,0 +1,58 @@
+/**
+ * Seeds on which the simulation found engine bugs. Each replays one world exactly
+ * (`npm run sim -- --seed S --trace` prints it) and asserts that no invariant is violated.
+ *
+ * ┌──────────────────────────────────────────────────────────────────────────────────────────────┐
+ * │ KNOWN ENGINE BUGS, NOT FIXED YET. These tests are marked `it.fails`: they pass while the bug  │
+ * │ is there. Once the engine is fixed, vitest reports them as failing ("expected to fail") —     │
+ * │ then change `it.fails` to `it` so they guard against the bug coming back.                     │
+ * │ A seed replays one world only while the engine makes the same port calls: if an unrelated     │
+ * │ engine change reshapes the worlds, re-find seeds with `npm run sim -- --runs 10000            │
+ * │ --keep-going` (the campaign groups failing seeds by violated rule).                           │
+ * └──────────────────────────────────────────────────────────────────────────────────────────────┘
+ */
+import { describe, expect, it } from "vitest";
+import { formatResult } from "../../sim/report.js";
+import { runWorld } from "../../sim/world.js";
+
+async function violationsOf(seed: number) {
+  const result = await runWorld({ seed });
+  return { rules: [...new Set(result.violations.map((v) => v.rule))], report: formatResult(result) };
+}
+
+describe("simulation regressions", () => {
+  // Bug A — a child whose fan-in is met but which was never queued is never recovered.
+  // A parent completes, its arrival at a multi-parent child is recorded (the last one needed), and
+  // the process dies (crash or transient error) before the PENDING → QUEUED write. Recovery relies on
+  // the parent's task message coming back; when no message is left (a duplicate delivery of it was
+  // deleted by another worker that found the node RUNNING, or the parent ran inline or in a sweep),
+  // nothing ever queues the child: the sweeper's propagationMissing only looks for *missing* arrivals,
+  // and this arrival is there. The execution stays RUNNING forever.
+  for (const seed of [932, 2798]) {
+    it.fails(`seed ${seed}: an execution ends (child with a met fan-in left PENDING) [bug A]`, async () => {
+      const { rules, report } = await violationsOf(seed);
+      expect(rules, report).toEqual([]);
+    });
+  }
+
+  // Bug B — an execution whose every sink is recorded done is never finished (workflows with ≥ 2 sinks).
+  // The last sink's recordSinkDone is accepted and the worker dies before the RUNNING → SUCCEEDED
+  // write. Recovery relies on the sink's task message coming back; here SQS delivered it twice, the
+  // duplicate's worker found the node RUNNING and deleted the message, so nothing comes back. The
+  // sweeper sees every sink in sinksDone, so propagationMissing is false and it never finishes the
+  // execution. (Before the single-sink shortcut in completeSink, the same happened with an inline
+  // `merge` sink run by createExecution itself, whose client retry returned the existing execution.)
+  it.fails("seed 5730: an execution ends (all sinks done, still RUNNING) [bug B]", async () => {
+    const { rules, report } = await violationsOf(5730);
+    expect(rules, report).toEqual([]);
+  });
+
+  // Finding C — fail-fast is not atomic. A node fails for good (TerminalError) while its execution
+  // runs; the worker dies (a transient error) before afterFailure's RUNNING → FAILED write; a sibling
+  // branch then completes the only sink (an `any` fan-in), and the execution ends SUCCEEDED with a
+  // node failed for good. The same race exists without faults (a slow failing worker).
+  it.fails("seed 1180: a node that failed for good while the execution ran fails it [finding C]", async () => {
+    const { rules, report } = await violationsOf(1180);
+    expect(rules, report).toEqual([]);
+  });
+});

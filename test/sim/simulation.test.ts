@@ -1,0 +1,81 @@
+/**
+ * The deterministic simulation (sim/): the real engine on the in-memory adapters under a seeded
+ * scheduler and fake clock, with random DAGs and injected faults (crashes between port calls,
+ * zombies, duplicate/reordered/delayed deliveries, transient port errors, cancellations, concurrent
+ * sweepers). Every run is checked against the invariants in sim/invariants.ts.
+ *
+ * Seeds 1–500 here (about 8 s on one core); `npm run sim -- --runs 10000` runs a long campaign.
+ * Seeds that found engine bugs are kept in regressions.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { acceptStaleCompletions, queueTwice } from "../../sim/planted.js";
+import { zombieHunt } from "../../sim/profile.js";
+import { formatResult } from "../../sim/report.js";
+import { runWorld, type WorldOptions } from "../../sim/world.js";
+
+const SEEDS = 500;
+
+describe("deterministic simulation", () => {
+  it(`violates no invariant over seeds 1–${SEEDS}`, async () => {
+    const failures: string[] = [];
+    const totals: Record<string, number> = {};
+    const statuses: Record<string, number> = {};
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const result = await runWorld({ seed });
+      if (result.violations.length > 0) failures.push(formatResult(result, { traceLines: 20 }));
+      for (const [key, value] of Object.entries(result.stats)) totals[key] = (totals[key] ?? 0) + value;
+      for (const e of result.executions) statuses[e.status] = (statuses[e.status] ?? 0) + 1;
+    }
+    expect(failures, failures.join("\n\n")).toEqual([]);
+    // The faults were really injected, and every way of ending was reached.
+    for (const key of [
+      "crashes",
+      "stalls",
+      "portErrorsBefore",
+      "portErrorsAfter",
+      "duplicateSends",
+      "duplicateReceives",
+      "delayedMessages",
+      "doubleSweeps",
+      "clientRetries",
+    ])
+      expect(totals[key], key).toBeGreaterThan(0);
+    for (const status of ["SUCCEEDED", "FAILED", "CANCELLED"])
+      expect(statuses[status], status).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("replays a seed identically (a busy one: ~1,500 steps, crashes and zombies)", async () => {
+    const first = await runWorld({ seed: 4032, keepTrace: true });
+    const second = await runWorld({ seed: 4032, keepTrace: true });
+    expect(first.steps).toBeGreaterThan(1000);
+    expect(second.traceHash).toBe(first.traceHash);
+    expect(second.trace).toEqual(first.trace);
+    expect(second.executions).toEqual(first.executions);
+    const other = await runWorld({ seed: 4033 });
+    expect(other.traceHash).not.toBe(first.traceHash);
+  });
+
+  // The checker must bite: with a bug planted beneath the audit layer, some world must report it,
+  // while the same world without the bug is clean. Seeds are searched (not pinned) so that engine
+  // changes that reshape the worlds cannot make these tests pass vacuously or fail spuriously.
+  async function firstCaught(rule: string, options: Omit<WorldOptions, "seed">): Promise<number | undefined> {
+    for (let seed = 1; seed <= 200; seed++) {
+      const bugged = await runWorld({ seed, ...options });
+      if (!bugged.violations.some((v) => v.rule === rule)) continue;
+      const { plant: _bug, ...clean } = options;
+      const result = await runWorld({ seed, ...clean });
+      if (result.violations.length === 0) return seed;
+    }
+    return undefined;
+  }
+
+  it("catches a planted bug: a zombie's completion accepted with a stale lease token", async () => {
+    const seed = await firstCaught("superseded-write", { adjust: zombieHunt, plant: acceptStaleCompletions });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: a child queued twice", async () => {
+    const seed = await firstCaught("dispatch-once", { plant: queueTwice });
+    expect(seed).toBeDefined();
+  });
+});
