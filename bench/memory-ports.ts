@@ -49,11 +49,11 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
       read("DynamoDB.GetItem");
       return store.getExecution(id);
     },
-    transitionExecution: async (id, from, patch, event) => {
+    transitionExecution: async (id, from, patch, event, guard) => {
       write();
-      // Status changes rewrite both listing index entries; finishing leaves the due index.
-      if (patch.status !== undefined) log.ddb.indexWriteUnits += 2 + (patch.sweepAt === null ? 1 : 0);
-      return store.transitionExecution(id, from, patch, event);
+      // The listing indexes are keys-only (no write on a status change); finishing leaves the due index.
+      if (patch.sweepAt === null) log.ddb.indexWriteUnits += 1;
+      return store.transitionExecution(id, from, patch, event, guard);
     },
     recordSinkDone: async (id, sink) => {
       write();
@@ -81,6 +81,12 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
     transitionNode: async (...args) => {
       write();
       return store.transitionNode(...args);
+    },
+    failNode: async (...args) => {
+      // A transaction of two items (the node and its execution's mark): 2 write units each.
+      log.op("DynamoDB.TransactWriteItems");
+      log.ddb.writeUnits += 4;
+      return store.failNode(...args);
     },
     recordArrival: async (request) => {
       write();

@@ -60,6 +60,13 @@ export interface ExecutionPatch {
   cancelRequested?: { reason: string; at: number } | null;
   deadline?: number;
   sweepAt?: number | null;
+  /** Only `null`: a redrive forgets the failure that barred the execution from succeeding. */
+  failedNode?: null;
+}
+
+export interface ExecutionGuard {
+  /** Refuse when a node failed for good (the `failedNode` mark): such an execution must not succeed. */
+  noFailedNode?: boolean;
 }
 
 export interface ArrivalRequest {
@@ -117,6 +124,7 @@ export interface Store {
     from: readonly ExecutionStatus[],
     patch: ExecutionPatch,
     event?: HistoryEvent,
+    guard?: ExecutionGuard,
   ): Promise<Outcome<ExecutionRecord>>;
   /** Adds a completed sink once (while RUNNING); a repeat or a finished execution is not recorded. */
   recordSinkDone(executionId: string, sinkIndex: number): Promise<Outcome<ExecutionRecord>>;
@@ -134,6 +142,18 @@ export interface Store {
     patch: NodePatch,
     event?: HistoryEvent,
   ): Promise<Outcome<NodeRecord>>;
+  /**
+   * A node's failure for good: the node write, atomically with setting its execution's `failedNode`
+   * mark (first failure wins) while the execution is RUNNING. When the execution is not RUNNING the
+   * node write happens alone. Refused (with the node's current record) when `condition` fails.
+   */
+  failNode(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<NodeRecord>>;
   /** Records a dependency's final outcome at a PENDING child exactly once (see ArrivalRequest). */
   recordArrival(request: ArrivalRequest): Promise<ArrivalResult>;
 
@@ -142,7 +162,11 @@ export interface Store {
   listHistory(executionId: string): Promise<HistoryEvent[]>;
 
   // ── sweeping ──────────────────────────────────────────────────────────────────────────────────
-  /** RUNNING executions whose sweepAt ≤ now, earliest first, at most `limit`. */
+  /**
+   * Executions whose sweepAt ≤ now, earliest first, at most `limit`: RUNNING ones, and finished ones
+   * whose cleanup (cancelling leftover nodes) is still to be confirmed. A write that finishes an
+   * execution removes its sweepAt unless the same write sets one.
+   */
   listDueExecutions(now: number, limit: number): Promise<ExecutionRecord[]>;
   /** Moves sweepAt earlier (never later) while the execution is RUNNING; false when nothing changed. */
   pullSweepAt(executionId: string, at: number): Promise<boolean>;

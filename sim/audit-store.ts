@@ -8,6 +8,7 @@ import type { ExecutionRecord, ExecutionStatus, HistoryEvent, NodeRecord } from 
 import type {
   ArrivalRequest,
   ArrivalResult,
+  ExecutionGuard,
   ExecutionPatch,
   NodeCondition,
   NodePatch,
@@ -45,7 +46,12 @@ export interface ExecutionWrite {
 
 type Delegated = Omit<
   Store,
-  "createExecution" | "transitionExecution" | "recordSinkDone" | "transitionNode" | "recordArrival"
+  | "createExecution"
+  | "transitionExecution"
+  | "recordSinkDone"
+  | "transitionNode"
+  | "failNode"
+  | "recordArrival"
 >;
 
 export class AuditStore implements Store {
@@ -53,6 +59,8 @@ export class AuditStore implements Store {
   readonly executionWrites: ExecutionWrite[] = [];
   /** Current execution statuses, kept in step with the writes (read synchronously by the world). */
   readonly executionStatus = new Map<string, ExecutionStatus>();
+  /** Executions still in the sweeper's index (a sweepAt set), kept in step with the writes. */
+  readonly sweepPending = new Set<string>();
   private seq = 0;
 
   getWorkflowVersion: Delegated["getWorkflowVersion"];
@@ -112,9 +120,10 @@ export class AuditStore implements Store {
     from: readonly ExecutionStatus[],
     patch: ExecutionPatch,
     event?: HistoryEvent,
+    guard?: ExecutionGuard,
   ): Promise<Outcome<ExecutionRecord>> {
     const before = await this.inner.getExecution(executionId);
-    const result = await this.inner.transitionExecution(executionId, from, patch, event);
+    const result = await this.inner.transitionExecution(executionId, from, patch, event, guard);
     if (result.ok) this.logExecution("transition", executionId, before, result.record, event);
     return result;
   }
@@ -146,6 +155,35 @@ export class AuditStore implements Store {
         patch,
         ...(event ? { event } : {}),
       });
+    }
+    return result;
+  }
+
+  async failNode(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<NodeRecord>> {
+    const before = await this.inner.getNode(executionId, nodeId);
+    const executionBefore = await this.inner.getExecution(executionId);
+    const result = await this.inner.failNode(executionId, nodeId, condition, patch, event);
+    if (result.ok) {
+      this.logNode({
+        executionId,
+        nodeId,
+        op: "transition",
+        before,
+        after: result.record,
+        condition,
+        patch,
+        ...(event ? { event } : {}),
+      });
+      const executionAfter = await this.inner.getExecution(executionId);
+      if (executionAfter && executionAfter.failedNode !== executionBefore?.failedNode) {
+        this.logExecution("transition", executionId, executionBefore, executionAfter);
+      }
     }
     return result;
   }
@@ -186,6 +224,8 @@ export class AuditStore implements Store {
     event?: HistoryEvent,
   ): void {
     this.executionStatus.set(executionId, after.status);
+    if (after.sweepAt === undefined) this.sweepPending.delete(executionId);
+    else this.sweepPending.add(executionId);
     this.executionWrites.push({
       seq: ++this.seq,
       at: this.now(),

@@ -319,6 +319,8 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       finished() {
         return (
           executionsDone() &&
+          // and every finished execution's cleanup confirmed (out of the sweeper's index)
+          audit.sweepPending.size === 0 &&
           ops.every((o) => o.done || (o.kind === "cancel" && !o.proc)) &&
           !scheduler.hasPendingWork() &&
           scheduler.liveProcesses() === 0 &&

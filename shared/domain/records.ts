@@ -44,6 +44,12 @@ export interface ExecutionRecord {
   /** Indexes (in definition order) of sink nodes that have completed; the execution succeeds when all have. */
   sinksDone: number[];
   cancelRequested?: { reason: string; at: number };
+  /**
+   * Set, atomically with the node's FAILED write, when a node fails for good while the execution
+   * runs: the execution can then no longer succeed (fail-fast holds even if its own FAILED write
+   * is lost to a crash and another branch completes the sinks meanwhile).
+   */
+  failedNode?: string;
   /** Epoch ms after which the execution times out (from the definition's timeoutSeconds). */
   deadline?: number;
   /**

@@ -16,7 +16,14 @@ export async function cancelExecution(
   const cancelled = await ctx.store.transitionExecution(
     executionId,
     ["PENDING", "RUNNING"],
-    { status: "CANCELLED", finishedAt: now, error, cancelRequested: { reason, at: now } },
+    {
+      status: "CANCELLED",
+      finishedAt: now,
+      error,
+      cancelRequested: { reason, at: now },
+      // In the sweeper's index until the cleanup below is confirmed (it finishes it after a crash).
+      sweepAt: now + ctx.sweep.graceMs,
+    },
     executionEvent(HISTORY.executionCancelled, now, { reason }),
   );
   if (!cancelled.ok) {
@@ -24,6 +31,6 @@ export async function cancelExecution(
     throw conflict(`execution "${executionId}" is already ${cancelled.current.status}`);
   }
   await ctx.events.publish([executionLifecycleEvent(cancelled.record, error)]);
-  await propagation.cancelOutstanding(executionId, reason);
+  await propagation.cleanUp(executionId, "CANCELLED", reason);
   return { executionId, status: "CANCELLED", created: false };
 }

@@ -61,7 +61,7 @@ export class DeadLetters {
       message: `the task was received ${delivery.receiveCount} times without being processed, so SQS moved it to the dead-letter queue`,
       retryable: false,
     };
-    const failed = await this.ctx.store.transitionNode(
+    const failed = await this.ctx.store.failNode(
       message.executionId,
       message.nodeId,
       { status: ["QUEUED", "RUNNING"], attempt: message.attempt },
@@ -135,7 +135,13 @@ export class DeadLetters {
       const revived = await this.ctx.store.transitionExecution(
         execution.executionId,
         ["FAILED"],
-        { status: "RUNNING", error: null, finishedAt: null, sweepAt: now + this.ctx.sweep.firstCheckMs },
+        {
+          status: "RUNNING",
+          error: null,
+          finishedAt: null,
+          failedNode: null,
+          sweepAt: now + this.ctx.sweep.firstCheckMs,
+        },
         executionEvent(HISTORY.executionRedriven, now, { deadLetter: record.id }),
       );
       if (revived.ok) {

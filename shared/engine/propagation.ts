@@ -147,26 +147,56 @@ export class Propagation {
         : status === "FAILED"
           ? HISTORY.executionFailed
           : HISTORY.executionCancelled;
+    // A succeeded execution has leftovers only when an `any`/`count:N` fan-in fired early.
+    const mayHaveLeftovers = status !== "SUCCEEDED" || graph.nodes.some((n) => n.fanIn.kind !== "all");
     const finished = await this.ctx.store.transitionExecution(
       executionId,
       ["RUNNING"],
-      { status, finishedAt: now, sweepAt: null, ...(error ? { error } : {}) },
+      {
+        status,
+        finishedAt: now,
+        // With leftovers to cancel, stay in the sweeper's index until the cleanup is confirmed.
+        sweepAt: mayHaveLeftovers ? now + this.ctx.sweep.graceMs : null,
+        ...(error ? { error } : {}),
+      },
       executionEvent(historyType, now, error ? { error } : undefined),
+      // Fail-fast: once a node failed for good, no branch can make the execution succeed.
+      status === "SUCCEEDED" ? { noFailedNode: true } : {},
     );
     if (finished.ok) await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
-    // A succeeded execution has leftovers only when an `any`/`count:N` fan-in fired early.
-    const mayHaveLeftovers = status !== "SUCCEEDED" || graph.nodes.some((n) => n.fanIn.kind !== "all");
-    if (mayHaveLeftovers)
-      await this.cancelOutstanding(executionId, `execution ${status.toLowerCase()}: ${reason}`);
+    // Also on a repeat (a re-drive after a crash), but never when the success was refused by the guard.
+    const ended = finished.ok || finished.current?.status === status;
+    if (mayHaveLeftovers && ended) {
+      await this.cleanUp(executionId, status, `execution ${status.toLowerCase()}: ${reason}`);
+    }
   }
 
-  /** PENDING and QUEUED nodes are cancelled now; RUNNING ones are told through their heartbeat. */
-  async cancelOutstanding(executionId: string, reason: string): Promise<void> {
+  /**
+   * Cancels what a finished execution left outstanding; once nothing is, takes the execution out of
+   * the sweeper's index. Cut short by a crash, the sweeper finishes it.
+   */
+  async cleanUp(executionId: string, status: ExecutionStatus, reason: string): Promise<void> {
+    const open = await this.cancelOutstanding(executionId, reason);
+    const next = open === 0 ? null : this.ctx.clock.now() + this.ctx.sweep.graceMs;
+    await this.ctx.store.transitionExecution(executionId, [status], { sweepAt: next });
+  }
+
+  /**
+   * PENDING and QUEUED nodes are cancelled now, and RUNNING ones whose worker died (lease expired);
+   * live RUNNING ones are told through their heartbeat. Returns how many nodes are still open.
+   */
+  async cancelOutstanding(executionId: string, reason: string): Promise<number> {
+    const now = this.ctx.clock.now();
     const nodes = await this.ctx.store.listNodes(executionId);
-    await mapLimit(nodes, STORE_CONCURRENCY, async (node) => {
+    const stillOpen = await mapLimit(nodes, STORE_CONCURRENCY, async (node) => {
       if (node.status === "PENDING" || node.status === "QUEUED") {
-        await this.cancelNode(executionId, node.nodeId, reason);
-      } else if (node.status === "RUNNING" && !node.cancelRequested) {
+        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now }));
+      }
+      if (node.status !== "RUNNING") return false;
+      if ((node.lease?.expiresAt ?? now) < now) {
+        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now }));
+      }
+      if (!node.cancelRequested) {
         await this.ctx.store.transitionNode(
           executionId,
           node.nodeId,
@@ -174,19 +204,51 @@ export class Propagation {
           { cancelRequested: true },
         );
       }
+      return true;
     });
+    return stillOpen.filter(Boolean).length;
   }
 
-  async cancelNode(executionId: string, nodeId: string, reason: string): Promise<boolean> {
+  /**
+   * Cancels a node not yet running, or (with `leaseExpiredBy`) one whose worker died: a RUNNING node
+   * whose lease expired before that instant.
+   */
+  async cancelNode(
+    executionId: string,
+    nodeId: string,
+    reason: string,
+    options: { leaseExpiredBy?: number } = {},
+  ): Promise<boolean> {
     const now = this.ctx.clock.now();
+    const patch = {
+      status: "CANCELLED",
+      finishedAt: now,
+      error: { name: "Cancelled", message: reason },
+    } as const;
+    const event = nodeEvent(HISTORY.nodeCancelled, now, nodeId, 0, { reason });
     const result = await this.ctx.store.transitionNode(
       executionId,
       nodeId,
       { status: ["PENDING", "QUEUED"] },
-      { status: "CANCELLED", finishedAt: now, error: { name: "Cancelled", message: reason } },
-      nodeEvent(HISTORY.nodeCancelled, now, nodeId, 0, { reason }),
+      patch,
+      event,
     );
-    return result.ok;
+    if (result.ok || options.leaseExpiredBy === undefined || result.current?.status !== "RUNNING")
+      return result.ok;
+    const abandoned = await this.ctx.store.transitionNode(
+      executionId,
+      nodeId,
+      { status: ["RUNNING"], leaseExpiredBy: options.leaseExpiredBy },
+      { ...patch, lease: null },
+      event,
+    );
+    return abandoned.ok;
+  }
+
+  /** Queues (and dispatches) a PENDING node whose fan-in is met, or cancels one that can no longer be. */
+  async settlePending(execution: ExecutionRecord, graph: WorkflowGraph, node: GraphNode, record: NodeRecord) {
+    const queued = await this.queueIfReady(execution, node, record, this.ctx.clock.now());
+    if (queued) await this.dispatch(execution, graph, [queued]);
   }
 
   private async queueIfReady(
@@ -273,7 +335,7 @@ export class Propagation {
         name: "InlineTaskError",
         message: String((cause as Error)?.message ?? cause),
       };
-      const failed = await this.ctx.store.transitionNode(
+      const failed = await this.ctx.store.failNode(
         execution.executionId,
         node.id,
         { status: ["QUEUED"], attempt: record.attempt },

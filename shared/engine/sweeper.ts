@@ -66,6 +66,15 @@ export class Sweeper {
   }
 
   private async reconcile(execution: ExecutionRecord, now: number, report: SweepReport): Promise<void> {
+    if (execution.status !== "RUNNING") {
+      // Finished, but its cleanup was not confirmed (cut short, or running nodes still stopping).
+      await this.propagation.cleanUp(
+        execution.executionId,
+        execution.status,
+        `execution ${execution.status.toLowerCase()}`,
+      );
+      return;
+    }
     const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
     if (execution.deadline !== undefined && execution.deadline <= now) {
       const seconds = graph.definition.timeoutSeconds;
@@ -89,6 +98,7 @@ export class Sweeper {
     const resend: OutgoingTask[] = [];
     const completed: GraphNode[] = [];
     const failed: Array<{ node: GraphNode; record: NodeRecord }> = [];
+    const pending: Array<{ node: GraphNode; record: NodeRecord }> = [];
     if (graph.entries.some((i) => !records.has(graph.nodes[i]!.id))) {
       // Started, but an entry was never queued (a crash between the start and the dispatch).
       if ((execution.startedAt ?? now) + graceMs <= now)
@@ -133,6 +143,10 @@ export class Sweeper {
         case "FAILED":
           failed.push({ node, record });
           break;
+        case "PENDING":
+          // Its fan-in may be met with nobody left to queue it (a crash after the last arrival).
+          pending.push({ node, record });
+          break;
         default:
           break;
       }
@@ -147,6 +161,17 @@ export class Sweeper {
         graph,
         node,
         record.error ?? { name: "Error", message: "failed" },
+      );
+    }
+    for (const { node, record } of pending)
+      await this.propagation.settlePending(execution, graph, node, record);
+    if (graph.sinks.length > 1 && execution.sinksDone.length === graph.sinks.length) {
+      // Every sink was counted but the finishing write was lost to a crash.
+      await this.propagation.finishExecution(
+        execution.executionId,
+        graph,
+        "SUCCEEDED",
+        "all sinks completed",
       );
     }
     report.reDriven += completed.length + failed.length;

@@ -47,11 +47,10 @@ export class TaskRunner {
     if (execution.status === "PENDING")
       throw new Error("execution is not started yet; the task will come back");
     if (execution.status !== "RUNNING") {
-      await this.propagation.cancelNode(
-        execution.executionId,
-        node.id,
-        `execution ${execution.status.toLowerCase()}`,
-      );
+      // Also a node whose worker died: nobody else would ever move it out of RUNNING.
+      const reason = `execution ${execution.status.toLowerCase()}`;
+      const now = this.ctx.clock.now();
+      await this.propagation.cancelNode(execution.executionId, node.id, reason, { leaseExpiredBy: now });
       return;
     }
     const task = this.ctx.tasks.get(node.type);
@@ -186,7 +185,7 @@ export class TaskRunner {
       }
       return;
     }
-    const failed = await store.transitionNode(
+    const failed = await store.failNode(
       execution.executionId,
       node.id,
       fenced,
@@ -278,7 +277,7 @@ export class TaskRunner {
     error: ErrorInfo,
   ): Promise<void> {
     const now = this.ctx.clock.now();
-    const failed = await this.ctx.store.transitionNode(
+    const failed = await this.ctx.store.failNode(
       execution.executionId,
       node.id,
       { status: ["QUEUED"], attempt },

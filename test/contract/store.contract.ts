@@ -1001,6 +1001,29 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
     // ── sweeping ────────────────────────────────────────────────────────────────────────────────
 
     describe("sweeping", () => {
+      it("keeps a finished execution listed when its finishing write keeps a sweepAt (cleanup pending)", async () => {
+        const fresh = await makeStore();
+        try {
+          const s = fresh.store;
+          const record = execution({ status: "RUNNING", sweepAt: 100 });
+          await s.createExecution(record, event(1, "ExecutionCreated"));
+          await s.transitionExecution(record.executionId, ["RUNNING"], {
+            status: "FAILED",
+            finishedAt: 5,
+            sweepAt: 200,
+          });
+          const due = await s.listDueExecutions(300, 10);
+          expect(due.map((r) => [r.executionId, r.status, r.sweepAt])).toEqual([
+            [record.executionId, "FAILED", 200],
+          ]);
+          // Cleanup confirmed: it leaves the index.
+          await s.transitionExecution(record.executionId, ["FAILED"], { sweepAt: null });
+          expect(await s.listDueExecutions(300, 10)).toEqual([]);
+        } finally {
+          await fresh.cleanup?.();
+        }
+      });
+
       it("lists RUNNING executions due at `now`, earliest first, at most `limit`", async () => {
         const fresh = await makeStore();
         try {

@@ -60,7 +60,7 @@ describe("DynamoStore due-index keys (emulator)", () => {
     ...overrides,
   });
 
-  it("sets the keys with sweepAt and removes them with it, or when the execution finishes", async () => {
+  it("sets the keys with sweepAt and removes them with it, or when the execution finishes without one", async () => {
     const record = running({ sweepAt: 1_700_000_000_123 });
     const id = record.executionId;
     await store.createExecution(record, { at: 1, type: "ExecutionCreated" });
@@ -77,16 +77,20 @@ describe("DynamoStore due-index keys (emulator)", () => {
     await store.transitionExecution(id, ["RUNNING"], { sweepAt: null });
     expect(await dueAttributes(id)).toEqual({ sweepAt: undefined, gsi2pk: undefined, gsi2sk: undefined });
 
-    // Finishing removes them even when the same write sets a sweepAt.
+    // Finishing removes them, unless the same write keeps a sweepAt (cleanup still to confirm).
     for (const status of ["SUCCEEDED", "FAILED", "CANCELLED"] as const) {
       const other = running({ sweepAt: 5 });
       await store.createExecution(other, { at: 1, type: "ExecutionCreated" });
-      await store.transitionExecution(other.executionId, ["RUNNING"], { status, sweepAt: 9 });
+      await store.transitionExecution(other.executionId, ["RUNNING"], { status });
       expect(await dueAttributes(other.executionId)).toEqual({
         sweepAt: undefined,
         gsi2pk: undefined,
         gsi2sk: undefined,
       });
+      const kept = running({ sweepAt: 5 });
+      await store.createExecution(kept, { at: 1, type: "ExecutionCreated" });
+      await store.transitionExecution(kept.executionId, ["RUNNING"], { status, sweepAt: 9 });
+      expect(await dueAttributes(kept.executionId)).toEqual({ sweepAt: 9, ...dueKeys(kept.executionId, 9) });
     }
   });
 

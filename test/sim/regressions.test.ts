@@ -2,14 +2,13 @@
  * Seeds on which the simulation found engine bugs. Each replays one world exactly
  * (`npm run sim -- --seed S --trace` prints it) and asserts that no invariant is violated.
  *
- * ┌──────────────────────────────────────────────────────────────────────────────────────────────┐
- * │ KNOWN ENGINE BUGS, NOT FIXED YET. These tests are marked `it.fails`: they pass while the bug  │
- * │ is there. Once the engine is fixed, vitest reports them as failing ("expected to fail") —     │
- * │ then change `it.fails` to `it` so they guard against the bug coming back.                     │
- * │ A seed replays one world only while the engine makes the same port calls: if an unrelated     │
- * │ engine change reshapes the worlds, re-find seeds with `npm run sim -- --runs 10000            │
- * │ --keep-going` (the campaign groups failing seeds by violated rule).                           │
- * └──────────────────────────────────────────────────────────────────────────────────────────────┘
+ * These were engine bugs, all fixed; the tests guard against their return:
+ * - A: the sweeper now settles a PENDING node whose fan-in is met (or can no longer be).
+ * - B: the sweeper now finishes an execution whose every sink was counted.
+ * - C: a node's failure for good marks its execution in the same transaction, and success is
+ *   conditioned on that mark's absence (fail-fast is atomic).
+ * A seed replays one world only while the engine makes the same port calls: after an engine change
+ * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
  */
 import { describe, expect, it } from "vitest";
 import { formatResult } from "../../sim/report.js";
@@ -29,7 +28,7 @@ describe("simulation regressions", () => {
   // nothing ever queues the child: the sweeper's propagationMissing only looks for *missing* arrivals,
   // and this arrival is there. The execution stays RUNNING forever.
   for (const seed of [932, 2798]) {
-    it.fails(`seed ${seed}: an execution ends (child with a met fan-in left PENDING) [bug A]`, async () => {
+    it(`seed ${seed}: an execution ends (child with a met fan-in left PENDING) [bug A]`, async () => {
       const { rules, report } = await violationsOf(seed);
       expect(rules, report).toEqual([]);
     });
@@ -42,7 +41,7 @@ describe("simulation regressions", () => {
   // sweeper sees every sink in sinksDone, so propagationMissing is false and it never finishes the
   // execution. (Before the single-sink shortcut in completeSink, the same happened with an inline
   // `merge` sink run by createExecution itself, whose client retry returned the existing execution.)
-  it.fails("seed 5730: an execution ends (all sinks done, still RUNNING) [bug B]", async () => {
+  it("seed 5730: an execution ends (all sinks done, still RUNNING) [bug B]", async () => {
     const { rules, report } = await violationsOf(5730);
     expect(rules, report).toEqual([]);
   });
@@ -51,7 +50,7 @@ describe("simulation regressions", () => {
   // runs; the worker dies (a transient error) before afterFailure's RUNNING → FAILED write; a sibling
   // branch then completes the only sink (an `any` fan-in), and the execution ends SUCCEEDED with a
   // node failed for good. The same race exists without faults (a slow failing worker).
-  it.fails("seed 1180: a node that failed for good while the execution ran fails it [finding C]", async () => {
+  it("seed 1180: a node that failed for good while the execution ran fails it [finding C]", async () => {
     const { rules, report } = await violationsOf(1180);
     expect(rules, report).toEqual([]);
   });

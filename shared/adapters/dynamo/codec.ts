@@ -44,6 +44,7 @@ export const EXECUTION_RECORD_ATTRIBUTES = [
   "cancelRequested",
   "deadline",
   "sweepAt",
+  "failedNode",
 ] as const;
 
 export function toNumberArray(value: unknown): number[] {
@@ -137,6 +138,7 @@ export function executionFromItem(item: Item): ExecutionRecord {
     "cancelRequested",
     "deadline",
     "sweepAt",
+    "failedNode",
   ]) {
     setIfPresent(target, item, name);
   }

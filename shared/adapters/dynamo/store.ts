@@ -40,6 +40,7 @@ import {
 import type {
   ArrivalRequest,
   ArrivalResult,
+  ExecutionGuard,
   ExecutionPatch,
   ExecutionQuery,
   NodeCondition,
@@ -365,13 +366,17 @@ export class DynamoStore implements Store {
     from: readonly ExecutionStatus[],
     patch: ExecutionPatch,
     event?: HistoryEvent,
+    guard: ExecutionGuard = {},
   ): Promise<Outcome<ExecutionRecord>> {
     const e = new Expression();
     const status = e.name("status");
-    const condition =
+    const statusCondition =
       from.length === 0
         ? `attribute_exists(${e.name(ATTR.pk)}) AND attribute_not_exists(${e.name(ATTR.pk)})`
         : `${status} IN (${from.map((s) => e.value(s)).join(", ")})`;
+    const condition = guard.noFailedNode
+      ? `${statusCondition} AND attribute_not_exists(${e.name("failedNode")})`
+      : statusCondition;
     const sets: string[] = [];
     const removes: string[] = [];
     const finishing = patch.status !== undefined && FINAL_EXECUTION_STATUSES.includes(patch.status);
@@ -381,9 +386,10 @@ export class DynamoStore implements Store {
       if (value === null && field !== "input") removes.push(e.name(field));
       else if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
     }
-    // sweepAt and the due-index keys change together; a finished execution leaves the index.
+    // sweepAt and the due-index keys change together; a finished execution leaves the index unless
+    // the same write keeps a sweepAt (its cleanup is still to be confirmed by the sweeper).
     const dueAttributes = ["sweepAt", ATTR.gsi2pk, ATTR.gsi2sk];
-    if (finishing || patch.sweepAt === null) {
+    if (patch.sweepAt === null || (finishing && patch.sweepAt === undefined)) {
       removes.push(...dueAttributes.map((name) => e.name(name)));
     } else if (patch.sweepAt !== undefined) {
       const keys = dueKeys(executionId, patch.sweepAt);
@@ -497,6 +503,66 @@ export class DynamoStore implements Store {
     patch: NodePatch,
     event?: HistoryEvent,
   ): Promise<Outcome<NodeRecord>> {
+    const write = this.nodeWrite(executionId, nodeId, condition, patch, event);
+    const result = await this.conditionalUpdate(write.key, write.e, write.condition, write.update);
+    if (result.ok) return { ok: true, record: nodeFromItem(result.item) };
+    return { ok: false, current: result.current && nodeFromItem(result.current) };
+  }
+
+  async failNode(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<NodeRecord>> {
+    const node = this.nodeWrite(executionId, nodeId, condition, patch, event);
+    const x = new Expression();
+    const failedNode = x.name("failedNode");
+    const outcome = await this.transact({
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: node.key,
+            ConditionExpression: node.condition,
+            UpdateExpression: node.update,
+            ExpressionAttributeNames: node.e.names,
+            ExpressionAttributeValues: node.e.valuesOrUndefined,
+          },
+        },
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: executionKey(executionId),
+            ConditionExpression: `${x.name("status")} = ${x.value("RUNNING")}`,
+            UpdateExpression: `SET ${failedNode} = if_not_exists(${failedNode}, ${x.value(nodeId)})`,
+            ExpressionAttributeNames: x.names,
+            ExpressionAttributeValues: x.values,
+          },
+        },
+      ],
+    });
+    if (outcome === "ok") {
+      const item = await this.get(node.key);
+      return { ok: true, record: nodeFromItem(item ?? {}) };
+    }
+    if (outcome[0]?.Code === "ConditionalCheckFailed") {
+      const current = await this.get(node.key);
+      return { ok: false, current: current && nodeFromItem(current) };
+    }
+    // Only the execution's condition failed: it is not RUNNING, so the node fails alone.
+    return this.transitionNode(executionId, nodeId, condition, patch, event);
+  }
+
+  /** The conditional UpdateItem of a node write, built but not sent (a transaction may carry it). */
+  private nodeWrite(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event?: HistoryEvent,
+  ): { key: Key; e: Expression; condition: string; update: string } {
     const e = new Expression();
     const status = e.name("status");
     const attempt = e.name("attempt");
@@ -561,15 +627,12 @@ export class DynamoStore implements Store {
     this.retention(e, final, patch.finishedAt, sets, removes);
     if (event) sets.push(e.appendHistory(event));
 
-    const key = nodeKey(executionId, nodeId);
-    const result = await this.conditionalUpdate(
-      key,
+    return {
+      key: nodeKey(executionId, nodeId),
       e,
-      conditions.join(" AND "),
-      updateExpression(sets, removes),
-    );
-    if (result.ok) return { ok: true, record: nodeFromItem(result.item) };
-    return { ok: false, current: result.current && nodeFromItem(result.current) };
+      condition: conditions.join(" AND "),
+      update: updateExpression(sets, removes),
+    };
   }
 
   async recordArrival(request: ArrivalRequest): Promise<ArrivalResult> {
@@ -666,7 +729,7 @@ export class DynamoStore implements Store {
       );
       for (const item of items) {
         const record = executionFromItem(item);
-        if (record.status === "RUNNING" && record.sweepAt !== undefined && record.sweepAt <= now) {
+        if (record.status !== "PENDING" && record.sweepAt !== undefined && record.sweepAt <= now) {
           found.set(record.executionId, record);
         }
       }

@@ -14,6 +14,7 @@ import {
 import type {
   ArrivalRequest,
   ArrivalResult,
+  ExecutionGuard,
   ExecutionPatch,
   ExecutionQuery,
   NodeCondition,
@@ -93,9 +94,11 @@ export class MemoryStore implements Store {
     from: readonly ExecutionRecord["status"][],
     patch: ExecutionPatch,
     event?: HistoryEvent,
+    guard: ExecutionGuard = {},
   ): Promise<Outcome<ExecutionRecord>> {
     const stored = this.executions.get(executionId);
-    if (!stored || !from.includes(stored.record.status)) {
+    const barred = guard.noFailedNode === true && stored?.record.failedNode !== undefined;
+    if (!stored || !from.includes(stored.record.status) || barred) {
       return { ok: false, current: stored && copy(stored.record) };
     }
     const next: Record<string, unknown> = { ...stored.record };
@@ -103,8 +106,10 @@ export class MemoryStore implements Store {
       if (value === null && key !== "input") delete next[key];
       else if (value !== undefined) next[key] = copy(value);
     }
-    // A finished execution leaves the sweeper's due index, as in DynamoDB.
-    if (next.status !== "PENDING" && next.status !== "RUNNING") delete next.sweepAt;
+    // A finished execution leaves the sweeper's due index, as in DynamoDB, unless the write keeps a
+    // sweepAt (cleanup still to be confirmed).
+    if (next.status !== "PENDING" && next.status !== "RUNNING" && patch.sweepAt === undefined)
+      delete next.sweepAt;
     stored.record = next as unknown as ExecutionRecord;
     if (event) stored.history.push(copy(event));
     return { ok: true, record: copy(stored.record) };
@@ -160,6 +165,17 @@ export class MemoryStore implements Store {
     patch: NodePatch,
     event?: HistoryEvent,
   ): Promise<Outcome<NodeRecord>> {
+    return this.transitionNodeNow(executionId, nodeId, condition, patch, event);
+  }
+
+  /** The check and the write in one synchronous step, so nothing can interleave. */
+  private transitionNodeNow(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event?: HistoryEvent,
+  ): Outcome<NodeRecord> {
     const stored = this.nodes.get(executionId)?.get(nodeId);
     const current = stored?.record ?? pendingNode(executionId, nodeId);
     if (!nodeConditionHolds(current, condition)) {
@@ -168,6 +184,22 @@ export class MemoryStore implements Store {
     const next = applyNodePatch(current, copy(patch));
     this.saveNode(next, stored, event);
     return { ok: true, record: copy(next) };
+  }
+
+  async failNode(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event?: HistoryEvent,
+  ): Promise<Outcome<NodeRecord>> {
+    const result = this.transitionNodeNow(executionId, nodeId, condition, patch, event);
+    const execution = this.executions.get(executionId);
+    // Same synchronous step as the node write: nothing can interleave in between.
+    if (result.ok && execution?.record.status === "RUNNING" && execution.record.failedNode === undefined) {
+      execution.record = { ...execution.record, failedNode: nodeId };
+    }
+    return result;
   }
 
   async recordArrival(request: ArrivalRequest): Promise<ArrivalResult> {
@@ -198,7 +230,7 @@ export class MemoryStore implements Store {
   async listDueExecutions(now: number, limit: number): Promise<ExecutionRecord[]> {
     return [...this.executions.values()]
       .map((e) => e.record)
-      .filter((r) => r.status === "RUNNING" && r.sweepAt !== undefined && r.sweepAt <= now)
+      .filter((r) => r.status !== "PENDING" && r.sweepAt !== undefined && r.sweepAt <= now)
       .sort((a, b) => a.sweepAt! - b.sweepAt!)
       .slice(0, limit)
       .map(copy);
