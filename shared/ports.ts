@@ -135,12 +135,13 @@ export interface Store {
   /** Stored records among `nodeIds` (missing ones are PENDING and left out). */
   getNodes(executionId: string, nodeIds: readonly string[]): Promise<NodeRecord[]>;
   listNodes(executionId: string): Promise<NodeRecord[]>;
+  /** `events` (one or several) are appended to the node's history in the same write. */
   transitionNode(
     executionId: string,
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    events?: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>>;
   /**
    * A node's failure for good: the node write, atomically with setting its execution's `failedNode`

@@ -26,7 +26,8 @@ export interface NodeWrite {
   after: NodeRecord;
   condition?: NodeCondition;
   patch?: NodePatch;
-  event?: HistoryEvent;
+  /** The history events the write appended (a direct node's claim appends NodeQueued and NodeStarted). */
+  events: HistoryEvent[];
   arrival?: { parentIndex: number; outcome: "ok" | "bad" };
   /** The execution's status when this write was accepted. */
   executionStatus: ExecutionStatus | undefined;
@@ -140,7 +141,7 @@ export class AuditStore implements Store {
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    event?: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
     const before = await this.inner.getNode(executionId, nodeId);
     const result = await this.inner.transitionNode(executionId, nodeId, condition, patch, event);
@@ -153,7 +154,7 @@ export class AuditStore implements Store {
         after: result.record,
         condition,
         patch,
-        ...(event ? { event } : {}),
+        events: eventList(event),
       });
     }
     return result;
@@ -178,7 +179,7 @@ export class AuditStore implements Store {
         after: result.record,
         condition,
         patch,
-        ...(event ? { event } : {}),
+        events: eventList(event),
       });
       const executionAfter = await this.inner.getExecution(executionId);
       if (executionAfter && executionAfter.failedNode !== executionBefore?.failedNode) {
@@ -200,7 +201,7 @@ export class AuditStore implements Store {
         before,
         after: result.node,
         arrival: { parentIndex: request.parentIndex, outcome: request.outcome },
-        ...(queued && request.event ? { event: request.event } : {}),
+        events: queued && request.event ? [request.event] : [],
       });
     }
     return result;
@@ -237,4 +238,8 @@ export class AuditStore implements Store {
       process: this.process(),
     });
   }
+}
+
+function eventList(event: HistoryEvent | readonly HistoryEvent[] | undefined): HistoryEvent[] {
+  return event === undefined ? [] : Array.isArray(event) ? [...event] : [event as HistoryEvent];
 }

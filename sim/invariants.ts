@@ -137,9 +137,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     // ── history = the events of the accepted writes ───────────────────────────────────────────
     const auditEvents: HistoryEvent[] = [
       ...executionWrites.flatMap((w) => (w.event ? [w.event] : [])),
-      ...input.audit.nodeWrites
-        .filter((w) => w.executionId === id)
-        .flatMap((w) => (w.event ? [w.event] : [])),
+      ...input.audit.nodeWrites.filter((w) => w.executionId === id).flatMap((w) => w.events),
     ];
     if (!sameEvents(history, auditEvents))
       v(
@@ -166,7 +164,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     for (const node of graph.nodes) {
       const record = records.get(node.id);
       const writes = writesByNode.get(`${id}/${node.id}`) ?? [];
-      const events = writes.flatMap((w) => (w.event ? [w.event] : []));
+      const events = writes.flatMap((w) => w.events);
       const count = (type: string, attempt?: number) =>
         events.filter((e) => e.type === type && (attempt === undefined || e.attempt === attempt)).length;
       const nv = (rule: string, message: string) => v(rule, message, node.id);
@@ -209,6 +207,14 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       // fan-in: leaving PENDING for QUEUED needs enough completed dependencies, once
       const required = node.parents.length === 0 ? 0 : requiredCompletions(node.fanIn, node.parents.length);
       for (const w of writes) {
+        if ((w.before?.status ?? "PENDING") === "PENDING" && w.after.status === "RUNNING") {
+          // A direct node's claim straight from PENDING: at most one parent, completed before it.
+          if (node.parents.length > 1) nv("fan-in", "claimed from PENDING with several dependencies");
+          const parent = node.parents[0];
+          if (parent !== undefined && (completionSeq.get(idOf(parent)) ?? Number.POSITIVE_INFINITY) > w.seq)
+            nv("fan-in", `claimed before its dependency ${idOf(parent)} completed`);
+          continue;
+        }
         if ((w.before?.status ?? "PENDING") !== "PENDING" || w.after.status !== "QUEUED") continue;
         const ok = w.after.okDeps;
         if (ok.length < required)
@@ -241,17 +247,17 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
             "superseded-write",
             `a write for attempt ${c.attempt} was accepted at attempt ${w.before.attempt}`,
           );
-        const e = w.event;
-        if (!e) continue;
-        if (terminalEvent) nv("node-terminal-stable", `${e.type} after ${terminalEvent}`);
-        if (NODE_TERMINAL_EVENTS.has(e.type)) terminalEvent = e.type;
-        const attempt = e.attempt ?? 0;
-        if (attempt > 0 && attempt < maxAttempt)
-          nv(
-            "superseded-write",
-            `${e.type} of attempt ${attempt} accepted after attempt ${maxAttempt} began [${w.process}]`,
-          );
-        maxAttempt = Math.max(maxAttempt, attempt);
+        for (const e of w.events) {
+          if (terminalEvent) nv("node-terminal-stable", `${e.type} after ${terminalEvent}`);
+          if (NODE_TERMINAL_EVENTS.has(e.type)) terminalEvent = e.type;
+          const attempt = e.attempt ?? 0;
+          if (attempt > 0 && attempt < maxAttempt)
+            nv(
+              "superseded-write",
+              `${e.type} of attempt ${attempt} accepted after attempt ${maxAttempt} began [${w.process}]`,
+            );
+          maxAttempt = Math.max(maxAttempt, attempt);
+        }
       }
       if (record?.status === "COMPLETED") {
         const done = events.find((e) => e.type === HISTORY.nodeCompleted);
@@ -318,7 +324,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       okDepsOf: (nodeId) => {
         const node = graph.byId.get(nodeId)!;
         const record = records.get(nodeId);
-        if (node.fanIn.kind === "all" || !record) return node.parents.map(idOf);
+        // Direct nodes (at most one parent) record no arrivals: their deps are their parents.
+        if (node.fanIn.kind === "all" || node.parents.length <= 1 || !record) return node.parents.map(idOf);
         return record.okDeps.map(idOf);
       },
       passingAttemptOf: (nodeId, times) => {

@@ -20,6 +20,10 @@ import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
 import { Rng } from "./prng.js";
 import { drawProfile, type Profile } from "./profile.js";
+
+/** A simulated worker invocation's time budget (Lambda's 15-minute maximum). */
+const INVOCATION_MS = 15 * 60_000;
+
 import { type RunEnd, Scheduler, type SimProcess, type WorldAction } from "./scheduler.js";
 import { type SimMessage, SimQueue } from "./sim-queue.js";
 import { Trace } from "./trace.js";
@@ -155,6 +159,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       }),
   );
   const anyEngine = () => world.pick(engines);
+  const continuation = world.chance(0.5);
 
   // ── workflows and the clients' plan ──────────────────────────────────────────────────────────
   const generated = Array.from({ length: profile.workflows }, (_, w) =>
@@ -245,8 +250,12 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     const label = `${message.id} ${body.executionId}/${body.nodeId}#${body.attempt} rc${receiveCount}`;
     scheduler.spawn(kind, label, async () => {
       try {
-        if (kind === "worker") await engine.handleTask(body, { receiveCount });
-        else {
+        // Half the worlds give invocations a deadline (as Lambda does), which lets the engine run
+        // a ready child in the same invocation (continuation); the others send every child.
+        if (kind === "worker") {
+          const deadline = continuation ? { deadline: clock.now() + INVOCATION_MS } : {};
+          await engine.handleTask(body, { receiveCount, ...deadline });
+        } else {
           counters.deadLetterRuns++;
           await engine.recordDeadLetter(body, { messageId: message.id, receiveCount });
         }

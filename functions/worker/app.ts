@@ -21,8 +21,14 @@ export interface WorkerHandlerOptions {
 export function createWorkerHandler(engine: Engine, options: WorkerHandlerOptions = {}): WorkerHandler {
   const logger = options.logger ?? new Logger({ serviceName: "weft-worker" });
 
-  const processRecord = async (record: SQSRecord): Promise<void> => {
-    const delivery = { receiveCount: receiveCountOf(record) };
+  const processRecord = async (record: SQSRecord, deadline?: number): Promise<void> => {
+    const sentAt = Number(record.attributes.SentTimestamp);
+    const delivery = {
+      receiveCount: receiveCountOf(record),
+      ...(Number.isFinite(sentAt) ? { sentAt } : {}),
+      // Lets the engine run a ready child in this same invocation while it fits before the timeout.
+      ...(deadline === undefined ? {} : { deadline }),
+    };
     let message: TaskMessage;
     try {
       message = parseTaskMessage(record.body);
@@ -58,7 +64,10 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
     // One processor per invocation: a BatchProcessor keeps the batch's state between register() and
     // response(), and the local runtime runs several invocations of this handler at once.
     const processor = new BatchProcessor(EventType.SQS);
-    return processPartialResponse(event, processRecord, processor, {
+    // A safety margin before the Lambda timeout for the last writes and the batch response.
+    const deadline =
+      context === undefined ? undefined : Date.now() + context.getRemainingTimeInMillis() - 5_000;
+    return processPartialResponse(event, (record: SQSRecord) => processRecord(record, deadline), processor, {
       ...(context === undefined ? {} : { context }),
       // Report every failed record instead of throwing when all fail: SQS treats both alike, and the
       // response stays the same shape for the local poller.

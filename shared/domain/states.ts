@@ -7,7 +7,9 @@ import type { ExecutionStatus, NodeStatus } from "./records.js";
 import { EXECUTION_STATUSES, NODE_STATUSES } from "./records.js";
 
 export const NODE_TRANSITIONS: Readonly<Record<NodeStatus, readonly NodeStatus[]>> = Object.freeze({
-  PENDING: Object.freeze(["QUEUED", "CANCELLED"] as const),
+  // PENDING → RUNNING: a direct node (at most one parent) is dispatched by its message alone and
+  // claimed straight from PENDING; its QUEUED phase is the message in flight (dispatch-mode.ts).
+  PENDING: Object.freeze(["QUEUED", "RUNNING", "CANCELLED"] as const),
   QUEUED: Object.freeze([
     "RUNNING",
     "CANCELLED",

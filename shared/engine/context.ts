@@ -29,6 +29,8 @@ export interface EngineContext extends EnginePorts {
   graphs: GraphCache;
   leaseMs: number;
   sweep: SweepSettings;
+  /** Ready children a worker may run in the same invocation before it sends the next one. */
+  maxContinuations: number;
   logger: EngineLogger;
 }
 

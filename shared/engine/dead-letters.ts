@@ -8,9 +8,10 @@
 import { evaluateFanIn } from "../domain/fan-in.js";
 import type { WorkflowGraph } from "../domain/graph.js";
 import type { DeadLetterRecord, ErrorInfo, ExecutionRecord, NodeRecord } from "../domain/records.js";
-import type { Page, TaskMessage } from "../ports.js";
+import type { Outcome, Page, TaskMessage } from "../ports.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
+import { dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
 import { executionEvent, HISTORY, nodeEvent } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 
@@ -61,13 +62,18 @@ export class DeadLetters {
       message: `the task was received ${delivery.receiveCount} times without being processed, so SQS moved it to the dead-letter queue`,
       retryable: false,
     };
-    const failed = await this.ctx.store.failNode(
-      message.executionId,
-      message.nodeId,
-      { status: ["QUEUED", "RUNNING"], attempt: message.attempt },
-      { status: "FAILED", error, finishedAt: now, lease: null },
-      nodeEvent(HISTORY.nodeFailed, now, message.nodeId, message.attempt, { error }),
-    );
+    const mode = dispatchMode(this.ctx.tasks, node);
+    let failed: Outcome<NodeRecord> = { ok: false, current: undefined };
+    for (const condition of unclaimedConditions(mode, message.attempt, ["QUEUED", "RUNNING"])) {
+      failed = await this.ctx.store.failNode(
+        message.executionId,
+        message.nodeId,
+        condition,
+        { status: "FAILED", attempt: message.attempt, error, finishedAt: now, lease: null },
+        nodeEvent(HISTORY.nodeFailed, now, message.nodeId, message.attempt, { error }),
+      );
+      if (failed.ok) break;
+    }
     if (!failed.ok && failed.current?.status !== "FAILED") {
       // The node moved on (completed, or a newer attempt): this copy of the message was stale.
       this.ctx.logger.info("stale dead-lettered task ignored", {
@@ -161,6 +167,7 @@ export class DeadLetters {
   /** Failed and cancelled nodes get a new attempt when ready, or go back to waiting; outputs stay. */
   private async reviveNodes(execution: ExecutionRecord, graph: WorkflowGraph, now: number): Promise<void> {
     const records = await this.ctx.store.listNodes(execution.executionId);
+    const byId = new Map(records.map((r) => [r.nodeId, r]));
     const ready = await mapLimit(records, 16, async (record): Promise<NodeRecord | undefined> => {
       const node = graph.byId.get(record.nodeId);
       if (!node) return undefined;
@@ -183,9 +190,14 @@ export class DeadLetters {
         return undefined;
       }
       if (record.status !== "FAILED" && record.status !== "CANCELLED") return undefined;
+      // A direct node records no arrivals: it can run when its only parent completed.
+      const completed =
+        dispatchMode(this.ctx.tasks, node) === "direct"
+          ? node.parents.filter((p) => byId.get(graph.nodes[p]!.id)?.status === "COMPLETED").length
+          : record.okDeps.length;
       const canRun =
         record.status === "FAILED" ||
-        evaluateFanIn(node.fanIn, node.parents.length, record.okDeps.length, 0) === "ready";
+        evaluateFanIn(node.fanIn, node.parents.length, completed, 0) === "ready";
       const attempt = record.attempt + 1;
       const reset = { error: null, finishedAt: null, lease: null, notBefore: null, badDeps: null } as const;
       const revived = await this.ctx.store.transitionNode(

@@ -17,7 +17,7 @@ import { Propagation } from "./propagation.js";
 import { type ExecutionListItem, type HistoryPage, listExecutions, listHistory } from "./queries.js";
 import { Sweeper, type SweepReport } from "./sweeper.js";
 import type { CreateExecutionRequest, ExecutionSummary, ExecutionView, RegisterResult } from "./views.js";
-import { TaskRunner } from "./worker.js";
+import { type Delivery, TaskRunner } from "./worker.js";
 import { getWorkflow, registerWorkflow } from "./workflows.js";
 
 export interface EngineOptions {
@@ -25,6 +25,11 @@ export interface EngineOptions {
   leaseSeconds?: number;
   /** Sweeper timing (defaults suit production; tests shorten them). */
   sweep?: Partial<SweepSettings>;
+  /**
+   * How many ready children a worker runs in the same invocation, one after another, before it
+   * sends the next (default 16; 0 sends every one). Only when the delivery gives a deadline.
+   */
+  maxContinuations?: number;
   logger?: EngineLogger;
 }
 
@@ -47,6 +52,7 @@ export class Engine {
       graphs: new GraphCache(ports),
       leaseMs: (options.leaseSeconds ?? 60) * 1000,
       sweep: { ...DEFAULT_SWEEP, ...options.sweep },
+      maxContinuations: options.maxContinuations ?? 16,
       logger: options.logger ?? silentLogger,
     };
     this.propagation = new Propagation(this.ctx);
@@ -127,10 +133,7 @@ export class Engine {
     return this.deadLetters.redrive(ids);
   }
 
-  async handleTask(
-    message: TaskMessage,
-    _delivery: { receiveCount: number } = { receiveCount: 1 },
-  ): Promise<void> {
-    await this.runner.handle(message);
+  async handleTask(message: TaskMessage, delivery: Delivery = {}): Promise<void> {
+    await this.runner.handle(message, delivery);
   }
 }

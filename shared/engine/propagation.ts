@@ -9,6 +9,7 @@ import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
+import { dispatchMode } from "./dispatch-mode.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, nodeEvent } from "./lifecycle.js";
 import { type OutgoingTask, sendTasks } from "./send.js";
 
@@ -21,20 +22,29 @@ export class Propagation {
    * After `node` COMPLETED. With `recovery` (a redelivered message found the node already complete),
    * children found QUEUED get their message again and inline children are re-driven, since the
    * earlier run may have crashed before sending; duplicate messages are refused by the claim.
+   * With `keepOne`, one ready direct child is not sent but returned, for the caller to run in the
+   * same invocation (and to send, if it decides not to).
    */
   async afterCompletion(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
-    options: { recovery: boolean },
-  ): Promise<void> {
+    options: { recovery: boolean; keepOne?: boolean },
+  ): Promise<GraphNode | undefined> {
     const now = this.ctx.clock.now();
     const ready: NodeRecord[] = [];
+    const direct: GraphNode[] = [];
     const reDrive: GraphNode[] = [];
     const sink = node.children.length === 0 ? this.completeSink(execution, graph, node) : Promise.resolve();
 
     await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
       const child = graph.nodes[childIndex]!;
+      if (dispatchMode(this.ctx.tasks, child) === "direct") {
+        // Its only parent completed: it is ready, and its message is its dispatch.
+        if (!options.recovery) direct.push(child);
+        else if (!isFinal(await this.ctx.store.getNode(execution.executionId, child.id))) direct.push(child);
+        return;
+      }
       const readyOnArrival = requiredCompletions(child.fanIn, child.parents.length) === 1;
       const notBefore = this.notBeforeOf(child, now);
       const arrival = await this.ctx.store.recordArrival({
@@ -58,8 +68,24 @@ export class Propagation {
       }
     });
 
-    await Promise.all([sink, this.dispatch(execution, graph, ready)]);
-    for (const child of reDrive) await this.afterCompletion(execution, graph, child, options);
+    // Children in definition order, so which one is kept for this invocation is deterministic.
+    direct.sort((a, b) => a.index - b.index);
+    const kept = options.keepOne ? direct.shift() : undefined;
+    await Promise.all([
+      sink,
+      this.dispatch(execution, graph, ready),
+      this.sendDirect(execution.executionId, direct),
+    ]);
+    for (const child of reDrive) await this.afterCompletion(execution, graph, child, { recovery: true });
+    return kept;
+  }
+
+  /** The first attempt of direct nodes: the message alone (the claim creates the record). */
+  async sendDirect(executionId: string, nodes: readonly GraphNode[]): Promise<void> {
+    await sendTasks(
+      this.ctx,
+      nodes.map((n) => ({ message: { executionId, nodeId: n.id, attempt: 1 } })),
+    );
   }
 
   /** After `node` FAILED for good: fail-fast, as the brief says. */
@@ -110,26 +136,38 @@ export class Propagation {
     for (const { node, record } of inline) await this.runInline(execution, graph, node, record);
   }
 
-  /** Queues the entry nodes (PENDING → QUEUED, conditional, so once) and dispatches them. */
+  /**
+   * Dispatches the entry nodes: direct ones by their message alone; deferred and inline ones are
+   * queued first (PENDING → QUEUED, conditional, so once). Also the sweeper's repair when an entry
+   * never started: a duplicate message is refused by the claim.
+   */
   async startEntries(execution: ExecutionRecord, graph: WorkflowGraph): Promise<void> {
     const now = this.ctx.clock.now();
-    const queued = await mapLimit(graph.entries, STORE_CONCURRENCY, async (index) => {
-      const node = graph.nodes[index]!;
-      const notBefore = this.notBeforeOf(node, now);
-      const result = await this.ctx.store.transitionNode(
-        execution.executionId,
-        node.id,
-        { status: ["PENDING"] },
-        { status: "QUEUED", attempt: 1, queuedAt: now, ...(notBefore !== undefined ? { notBefore } : {}) },
-        nodeEvent(HISTORY.nodeQueued, now, node.id, 1),
-      );
-      return result.ok ? result.record : undefined;
-    });
-    await this.dispatch(
-      execution,
-      graph,
-      queued.filter((r): r is NodeRecord => r !== undefined),
+    const entries = graph.entries.map((index) => graph.nodes[index]!);
+    const direct = entries.filter((node) => dispatchMode(this.ctx.tasks, node) === "direct");
+    const queued = await mapLimit(
+      entries.filter((node) => !direct.includes(node)),
+      STORE_CONCURRENCY,
+      async (node) => {
+        const notBefore = this.notBeforeOf(node, now);
+        const result = await this.ctx.store.transitionNode(
+          execution.executionId,
+          node.id,
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 1, queuedAt: now, ...(notBefore !== undefined ? { notBefore } : {}) },
+          nodeEvent(HISTORY.nodeQueued, now, node.id, 1),
+        );
+        return result.ok ? result.record : undefined;
+      },
     );
+    await Promise.all([
+      this.sendDirect(execution.executionId, direct),
+      this.dispatch(
+        execution,
+        graph,
+        queued.filter((r): r is NodeRecord => r !== undefined),
+      ),
+    ]);
   }
 
   /** Ends a RUNNING execution once; then cancels what is still outstanding. */
@@ -377,3 +415,7 @@ export async function loadDeps(
   }
   return deps;
 }
+
+const isFinal = (record: NodeRecord | undefined) =>
+  record !== undefined &&
+  (record.status === "COMPLETED" || record.status === "FAILED" || record.status === "CANCELLED");

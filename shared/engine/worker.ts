@@ -6,14 +6,24 @@
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ErrorInfo, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { backoffDelayMs, classifyError, shouldRetry } from "../domain/retry.js";
-import type { NodeCondition, TaskMessage } from "../ports.js";
+import type { NodeCondition, Outcome, TaskMessage } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import { runAttempt } from "./attempt.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
+import { depIndexesOf, dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, nodeLifecycleEvent } from "./lifecycle.js";
 import { loadDeps, type Propagation } from "./propagation.js";
 import { sendTasks } from "./send.js";
+
+/** How a task message arrived: from the worker handler (an SQS record and the Lambda context). */
+export interface Delivery {
+  receiveCount?: number;
+  /** When the message was sent (SQS SentTimestamp): a direct node's queued time. */
+  sentAt?: number;
+  /** When the invocation must end (epoch ms): continuation runs only while a child fits before it. */
+  deadline?: number;
+}
 
 export class TaskRunner {
   constructor(
@@ -31,7 +41,7 @@ export class TaskRunner {
       await this.ctx.events.publish([nodeLifecycleEvent(execution, ...event)]);
   }
 
-  async handle(message: TaskMessage): Promise<void> {
+  async handle(message: TaskMessage, delivery: Delivery = {}): Promise<void> {
     const { store, clock, logger } = this.ctx;
     const execution = await store.getExecution(message.executionId);
     if (!execution) {
@@ -63,18 +73,78 @@ export class TaskRunner {
       return;
     }
 
-    const now = clock.now();
-    const lease: Lease = { token: this.ctx.ids.token(), expiresAt: now + this.ctx.leaseMs };
-    const claim = await store.transitionNode(
-      execution.executionId,
-      node.id,
-      { status: ["QUEUED"], attempt: message.attempt, dueBy: now },
-      { status: "RUNNING", lease, startedAt: now },
-      nodeEvent(HISTORY.nodeStarted, now, node.id, message.attempt),
-    );
+    const claim = await this.claim(execution, graph, node, message.attempt, delivery.sentAt);
     if (!claim.ok) return this.onClaimRefused(execution, graph, node, message, claim.current);
-    await this.publishNode(execution, graph, "Node Started", node.id, message.attempt);
-    await this.runClaimed(execution, graph, node, task, claim.record, lease);
+    let next = await this.runClaimed(execution, graph, node, task, claim.record, claim.lease, delivery);
+    // Continuation: a ready direct child runs in this same invocation (no queue round trip), while
+    // the budget and the invocation's remaining time allow; otherwise it is sent.
+    for (let budget = this.ctx.maxContinuations; next; budget--) {
+      const child = next;
+      next = undefined;
+      const childTask = this.ctx.tasks.get(child.type);
+      const room =
+        delivery.deadline !== undefined && clock.now() + child.timeoutSeconds * 1000 < delivery.deadline;
+      const current =
+        budget > 0 && room && childTask ? await store.getExecution(execution.executionId) : undefined;
+      if (!current || current.status !== "RUNNING" || !childTask) {
+        await this.propagation.sendDirect(execution.executionId, [child]);
+        return;
+      }
+      try {
+        const childClaim = await this.claim(current, graph, child, 1, clock.now());
+        if (!childClaim.ok) {
+          await this.propagation.sendDirect(execution.executionId, [child]);
+          return;
+        }
+        const { record, lease } = childClaim;
+        next = await this.runClaimed(current, graph, child, childTask, record, lease, delivery);
+      } catch (error) {
+        // The parent's work is done: a failure here must not fail the parent's message. The child
+        // gets its own message instead (its own retries and dead-letter path); a duplicate of it,
+        // if the child was claimed after all, is refused by its claim.
+        logger.warn("continuation failed; the child is sent as its own task", {
+          executionId: execution.executionId,
+          nodeId: child.id,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        await this.propagation.sendDirect(execution.executionId, [child]);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Claims a node with a new lease: from QUEUED at the message's attempt, or — the first attempt of
+   * a direct node — straight from PENDING, recording when it was queued (its message's send time).
+   */
+  private async claim(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    attempt: number,
+    queuedAt: number | undefined,
+  ): Promise<Outcome<NodeRecord> & { lease: Lease }> {
+    const now = this.ctx.clock.now();
+    const lease: Lease = { token: this.ctx.ids.token(), expiresAt: now + this.ctx.leaseMs };
+    const started = nodeEvent(HISTORY.nodeStarted, now, node.id, attempt);
+    const direct = attempt === 1 && dispatchMode(this.ctx.tasks, node) === "direct";
+    const result = direct
+      ? await this.ctx.store.transitionNode(
+          execution.executionId,
+          node.id,
+          { status: ["PENDING"], attempt: 0 },
+          { status: "RUNNING", attempt: 1, lease, startedAt: now, queuedAt: queuedAt ?? now },
+          [nodeEvent(HISTORY.nodeQueued, Math.min(queuedAt ?? now, now), node.id, 1), started],
+        )
+      : await this.ctx.store.transitionNode(
+          execution.executionId,
+          node.id,
+          { status: ["QUEUED"], attempt, dueBy: now },
+          { status: "RUNNING", lease, startedAt: now },
+          started,
+        );
+    if (result.ok) await this.publishNode(execution, graph, "Node Started", node.id, attempt);
+    return { ...result, lease };
   }
 
   private async runClaimed(
@@ -84,8 +154,15 @@ export class TaskRunner {
     task: TaskType,
     record: NodeRecord,
     lease: Lease,
-  ): Promise<void> {
-    const deps = await loadDeps(this.ctx, execution.executionId, graph, record.okDeps);
+    delivery: Delivery,
+  ): Promise<GraphNode | undefined> {
+    const mode = dispatchMode(this.ctx.tasks, node);
+    const deps = await loadDeps(
+      this.ctx,
+      execution.executionId,
+      graph,
+      depIndexesOf(mode, node, record.okDeps),
+    );
     const result = await runAttempt(this.ctx, execution, node, task, record, lease, deps);
     const now = this.ctx.clock.now();
 
@@ -101,8 +178,10 @@ export class TaskRunner {
         );
         if (done.ok) {
           await this.publishNode(execution, graph, "Node Completed", node.id, record.attempt);
-          await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
-        } else if (isCancelRequested(done.current, lease)) {
+          const keepOne = this.ctx.maxContinuations > 0 && delivery.deadline !== undefined;
+          return this.propagation.afterCompletion(execution, graph, node, { recovery: false, keepOne });
+        }
+        if (isCancelRequested(done.current, lease)) {
           await this.stopCancelled(execution, node, record, lease);
         } else {
           this.ctx.logger.warn(
@@ -122,14 +201,16 @@ export class TaskRunner {
         await this.stopCancelled(execution, node, record, lease);
         return;
       case "timedOut":
-        return this.retryOrFail(execution, graph, node, record, lease, {
+        await this.retryOrFail(execution, graph, node, record, lease, {
           name: "TimeoutError",
           message: `attempt ${record.attempt} exceeded the node timeout of ${node.timeoutSeconds} s`,
           retryable: true,
         });
+        return undefined;
       case "threw": {
         const { retryAfterSeconds, ...error } = classifyError(result.error, node.retry);
-        return this.retryOrFail(execution, graph, node, record, lease, error, retryAfterSeconds);
+        await this.retryOrFail(execution, graph, node, record, lease, error, retryAfterSeconds);
+        return undefined;
       }
     }
   }
@@ -277,19 +358,23 @@ export class TaskRunner {
     error: ErrorInfo,
   ): Promise<void> {
     const now = this.ctx.clock.now();
-    const failed = await this.ctx.store.failNode(
-      execution.executionId,
-      node.id,
-      { status: ["QUEUED"], attempt },
-      { status: "FAILED", error, finishedAt: now },
-      nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
-    );
-    if (!failed.ok) return;
-    await this.deadLetters.recordTerminal(
-      { executionId: execution.executionId, nodeId: node.id, attempt },
-      error,
-    );
-    await this.propagation.afterFailure(execution, graph, node, error);
+    const mode = dispatchMode(this.ctx.tasks, node);
+    for (const condition of unclaimedConditions(mode, attempt, ["QUEUED"])) {
+      const failed = await this.ctx.store.failNode(
+        execution.executionId,
+        node.id,
+        condition,
+        { status: "FAILED", attempt, error, finishedAt: now },
+        nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
+      );
+      if (!failed.ok) continue;
+      await this.deadLetters.recordTerminal(
+        { executionId: execution.executionId, nodeId: node.id, attempt },
+        error,
+      );
+      await this.propagation.afterFailure(execution, graph, node, error);
+      return;
+    }
   }
 
   /** The attempt was told to stop: it ends CANCELLED (fenced, so only while it still holds the lease). */

@@ -24,8 +24,14 @@ async function claimAndDie(
   const claim = await store.transitionNode(
     executionId,
     nodeId,
-    { status: ["QUEUED"], attempt: 1 },
-    { status: "RUNNING", lease: { token: `dead-${nodeId}`, expiresAt: now + leaseMs }, startedAt: now },
+    // An entry node is claimed straight from PENDING (its message was its dispatch).
+    { status: ["PENDING"], attempt: 0 },
+    {
+      status: "RUNNING",
+      attempt: 1,
+      lease: { token: `dead-${nodeId}`, expiresAt: now + leaseMs },
+      startedAt: now,
+    },
   );
   expect(claim.ok).toBe(true);
 }

@@ -75,6 +75,8 @@ describe("local runtime: dead-letter queue consumer", () => {
       maxReceiveCount: 2,
       visibilityTimeoutSeconds: 0.2,
       wrapPorts: crashOnClaim("b", claims),
+      // Every claim of b through its own message: counts receives exactly (no continuation from a).
+      engineOptions: { maxContinuations: 0 },
     });
     const api = apiClient(runtime.url);
     const workflow = {

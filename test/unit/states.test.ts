@@ -18,6 +18,7 @@ import {
 
 const NODE_ALLOWED = new Set([
   "PENDING→QUEUED",
+  "PENDING→RUNNING", // a direct node, claimed straight from PENDING
   "PENDING→CANCELLED",
   "QUEUED→RUNNING",
   "QUEUED→CANCELLED",
@@ -49,7 +50,6 @@ describe("node transitions", () => {
     ["FAILED", "QUEUED"],
     ["COMPLETED", "RUNNING"],
     ["CANCELLED", "PENDING"],
-    ["PENDING", "RUNNING"],
     ["PENDING", "COMPLETED"],
   ] as const)("notably refuses %s → %s", (from, to) => {
     expect(canTransitionNode(from, to)).toBe(false);
@@ -62,7 +62,7 @@ describe("node transitions", () => {
   it.each([
     ["PENDING", []],
     ["QUEUED", ["PENDING", "RUNNING"]],
-    ["RUNNING", ["QUEUED"]],
+    ["RUNNING", ["PENDING", "QUEUED"]],
     ["COMPLETED", ["QUEUED", "RUNNING"]],
     ["FAILED", ["QUEUED", "RUNNING"]],
     ["CANCELLED", ["PENDING", "QUEUED", "RUNNING"]],

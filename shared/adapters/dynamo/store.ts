@@ -134,9 +134,10 @@ class Expression {
     return Object.keys(this.values).length > 0 ? this.values : undefined;
   }
 
-  appendHistory(event: HistoryEvent): string {
+  appendHistory(events: HistoryEvent | readonly HistoryEvent[]): string {
     const history = this.name(ATTR.history);
-    return `${history} = list_append(if_not_exists(${history}, ${this.value([])}), ${this.value([event])})`;
+    const list = Array.isArray(events) ? [...events] : [events];
+    return `${history} = list_append(if_not_exists(${history}, ${this.value([])}), ${this.value(list)})`;
   }
 
   projection(attributes: readonly string[]): string {
@@ -501,7 +502,7 @@ export class DynamoStore implements Store {
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    event?: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
     const write = this.nodeWrite(executionId, nodeId, condition, patch, event);
     const result = await this.conditionalUpdate(write.key, write.e, write.condition, write.update);
@@ -561,7 +562,7 @@ export class DynamoStore implements Store {
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    event?: HistoryEvent | readonly HistoryEvent[],
   ): { key: Key; e: Expression; condition: string; update: string } {
     const e = new Expression();
     const status = e.name("status");

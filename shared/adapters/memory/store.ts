@@ -163,7 +163,7 @@ export class MemoryStore implements Store {
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    event?: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
     return this.transitionNodeNow(executionId, nodeId, condition, patch, event);
   }
@@ -174,7 +174,7 @@ export class MemoryStore implements Store {
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    event?: HistoryEvent | readonly HistoryEvent[],
   ): Outcome<NodeRecord> {
     const stored = this.nodes.get(executionId)?.get(nodeId);
     const current = stored?.record ?? pendingNode(executionId, nodeId);
@@ -280,10 +280,15 @@ export class MemoryStore implements Store {
     return this.deadLetters.delete(id);
   }
 
-  private saveNode(next: NodeRecord, stored: StoredNode | undefined, event: HistoryEvent | undefined): void {
+  private saveNode(
+    next: NodeRecord,
+    stored: StoredNode | undefined,
+    event: HistoryEvent | readonly HistoryEvent[] | undefined,
+  ): void {
+    const events = event === undefined ? [] : Array.isArray(event) ? [...event] : [event];
     if (stored) {
       stored.record = next;
-      if (event) stored.history.push(copy(event));
+      stored.history.push(...copy(events));
       return;
     }
     let nodes = this.nodes.get(next.executionId);
@@ -291,7 +296,7 @@ export class MemoryStore implements Store {
       nodes = new Map();
       this.nodes.set(next.executionId, nodes);
     }
-    nodes.set(next.nodeId, { record: next, history: event ? [copy(event)] : [] });
+    nodes.set(next.nodeId, { record: next, history: copy(events) });
   }
 }
 
