@@ -86,7 +86,7 @@ export class TaskRunner {
         delivery.deadline !== undefined && clock.now() + child.timeoutSeconds * 1000 < delivery.deadline;
       const current =
         budget > 0 && room && childTask ? await store.getExecution(execution.executionId) : undefined;
-      if (!current || current.status !== "RUNNING" || !childTask) {
+      if (current?.status !== "RUNNING" || !childTask) {
         await this.propagation.sendDirect(execution.executionId, [child]);
         return;
       }
