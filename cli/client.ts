@@ -3,10 +3,12 @@
  * ApiError (the API's `{error: {code, message, details}}`) or UnreachableError (no answer at all).
  */
 import type { ErrorInfo, ExecutionStatus } from "../shared/domain/records.js";
+import type { ExecutionListItem, HistoryPage } from "../shared/engine/queries.js";
 import type { ExecutionView } from "../shared/engine/views.js";
 import { ApiError, CliError, UnreachableError } from "./errors.js";
 import { isLoopback, type RequestSigner } from "./signing.js";
 
+export type { ExecutionListItem } from "../shared/engine/queries.js";
 export type { ExecutionView, NodeView } from "../shared/engine/views.js";
 
 export interface RegisterResponse {
@@ -20,28 +22,9 @@ export interface ExecutionRef {
   status: ExecutionStatus;
 }
 
-export interface HistoryEventView {
-  at: string;
-  type: string;
-  nodeId?: string;
-  attempt?: number;
-  detail?: Record<string, unknown>;
-}
-
-export interface EventsPage {
-  events: HistoryEventView[];
-  next?: string;
-}
-
-export interface ExecutionListItem {
-  executionId: string;
-  workflow: string;
-  version: number;
-  status: ExecutionStatus;
-  createdAt: string;
-  startedAt?: string;
-  finishedAt?: string;
-}
+/** One history event as the API answers it (the engine's own page type). */
+export type HistoryEventView = HistoryPage["events"][number];
+export type EventsPage = HistoryPage;
 
 export interface ExecutionsPage {
   executions: ExecutionListItem[];

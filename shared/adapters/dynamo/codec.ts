@@ -28,6 +28,18 @@ import {
 
 export type Item = Record<string, unknown>;
 
+/** An execution record's optional fields, stored as attributes of the same name. */
+const OPTIONAL_EXECUTION_ATTRIBUTES = [
+  "error",
+  "startedAt",
+  "finishedAt",
+  "idempotencyKey",
+  "cancelRequested",
+  "deadline",
+  "sweepAt",
+  "failedNode",
+] as const satisfies ReadonlyArray<keyof ExecutionRecord>;
+
 /** Execution attributes a record is read from (everything but keys and history). */
 export const EXECUTION_RECORD_ATTRIBUTES = [
   "executionId",
@@ -99,15 +111,7 @@ export function executionToItem(record: ExecutionRecord, history: readonly Histo
     [ATTR.history]: [...history],
   };
   if (record.input !== undefined) item.input = record.input;
-  for (const name of [
-    "error",
-    "startedAt",
-    "finishedAt",
-    "idempotencyKey",
-    "cancelRequested",
-    "deadline",
-    "sweepAt",
-  ] as const) {
+  for (const name of OPTIONAL_EXECUTION_ATTRIBUTES) {
     if (record[name] !== undefined) item[name] = record[name];
   }
   // In the due index while the execution is not finished (a finished one is never due).
@@ -130,16 +134,7 @@ export function executionFromItem(item: Item): ExecutionRecord {
     sinksDone: toNumberArray(item.sinksDone),
   };
   const target = record as unknown as Record<string, unknown>;
-  for (const name of [
-    "error",
-    "startedAt",
-    "finishedAt",
-    "idempotencyKey",
-    "cancelRequested",
-    "deadline",
-    "sweepAt",
-    "failedNode",
-  ]) {
+  for (const name of OPTIONAL_EXECUTION_ATTRIBUTES) {
     setIfPresent(target, item, name);
   }
   return record;
