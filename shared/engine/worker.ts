@@ -86,7 +86,13 @@ export class TaskRunner {
         delivery.deadline !== undefined && clock.now() + child.timeoutSeconds * 1000 < delivery.deadline;
       const current =
         budget > 0 && room && childTask ? await store.getExecution(execution.executionId) : undefined;
-      if (current?.status !== "RUNNING" || !childTask) {
+      if (current !== undefined && current.status !== "RUNNING") {
+        // Ended meanwhile (cancelled, failed): the child never starts.
+        const reason = `execution ${current.status.toLowerCase()}`;
+        await this.propagation.cancelNode(execution.executionId, child.id, reason);
+        return;
+      }
+      if (current === undefined || !childTask) {
         await this.propagation.sendDirect(execution.executionId, [child]);
         return;
       }
