@@ -143,21 +143,9 @@ export class AuditStore implements Store {
     patch: NodePatch,
     event?: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
-    const before = await this.inner.getNode(executionId, nodeId);
-    const result = await this.inner.transitionNode(executionId, nodeId, condition, patch, event);
-    if (result.ok) {
-      this.logNode({
-        executionId,
-        nodeId,
-        op: "transition",
-        before,
-        after: result.record,
-        condition,
-        patch,
-        events: eventList(event),
-      });
-    }
-    return result;
+    return this.auditNodeWrite(executionId, nodeId, condition, patch, event, () =>
+      this.inner.transitionNode(executionId, nodeId, condition, patch, event),
+    );
   }
 
   async failNode(
@@ -167,9 +155,31 @@ export class AuditStore implements Store {
     patch: NodePatch,
     event?: HistoryEvent,
   ): Promise<Outcome<NodeRecord>> {
-    const before = await this.inner.getNode(executionId, nodeId);
     const executionBefore = await this.inner.getExecution(executionId);
-    const result = await this.inner.failNode(executionId, nodeId, condition, patch, event);
+    const result = await this.auditNodeWrite(executionId, nodeId, condition, patch, event, () =>
+      this.inner.failNode(executionId, nodeId, condition, patch, event),
+    );
+    if (result.ok) {
+      // The same write may have set the execution's failedNode mark.
+      const executionAfter = await this.inner.getExecution(executionId);
+      if (executionAfter && executionAfter.failedNode !== executionBefore?.failedNode) {
+        this.logExecution("transition", executionId, executionBefore, executionAfter);
+      }
+    }
+    return result;
+  }
+
+  /** Performs a node write and logs it, with the record before and after, when accepted. */
+  private async auditNodeWrite(
+    executionId: string,
+    nodeId: string,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event: HistoryEvent | readonly HistoryEvent[] | undefined,
+    write: () => Promise<Outcome<NodeRecord>>,
+  ): Promise<Outcome<NodeRecord>> {
+    const before = await this.inner.getNode(executionId, nodeId);
+    const result = await write();
     if (result.ok) {
       this.logNode({
         executionId,
@@ -181,10 +191,6 @@ export class AuditStore implements Store {
         patch,
         events: eventList(event),
       });
-      const executionAfter = await this.inner.getExecution(executionId);
-      if (executionAfter && executionAfter.failedNode !== executionBefore?.failedNode) {
-        this.logExecution("transition", executionId, executionBefore, executionAfter);
-      }
     }
     return result;
   }
