@@ -40,6 +40,11 @@ export interface NodePatch {
   attempt?: number;
   lease?: Lease | null;
   notBefore?: number | null;
+  /**
+   * The dependencies a fan-in decided by reading its parents saw completed, written by the write
+   * that queues it (a fan-in that records arrivals has them already).
+   */
+  okDeps?: readonly number[];
   /** Only `null` (forget failed arrivals): a redrive gives failed dependencies another chance. */
   badDeps?: null;
   output?: unknown;

@@ -1,9 +1,10 @@
 /**
- * Fan-in rules: when a node with several dependencies may start. The engine keeps, per node, the
- * set of dependencies that completed and the set that failed or were cancelled; these functions
- * turn those counts into a decision.
+ * Fan-in rules: when a node with several dependencies may start. The engine learns which
+ * dependencies completed and which failed or were cancelled (recorded arrivals, or the parents' own
+ * records); these functions turn those counts into a decision.
  */
 import type { FanIn } from "./definition.js";
+import type { NodeStatus } from "./records.js";
 
 /** How many dependencies must complete before the node is ready. */
 export function requiredCompletions(fanIn: FanIn, parentCount: number): number {
@@ -32,4 +33,22 @@ export function evaluateFanIn(
   if (completed >= required) return "ready";
   const remaining = Math.max(0, parentCount - completed - failed);
   return completed + remaining < required ? "unsatisfiable" : "waiting";
+}
+
+/**
+ * Which of `parents` (node indexes) completed and which failed or were cancelled, given each one's
+ * status (undefined: no record yet, so PENDING).
+ */
+export function tallyParents(
+  parents: readonly number[],
+  statusOf: (parentIndex: number) => NodeStatus | undefined,
+): { ok: number[]; bad: number[] } {
+  const ok: number[] = [];
+  const bad: number[] = [];
+  for (const parent of parents) {
+    const status = statusOf(parent);
+    if (status === "COMPLETED") ok.push(parent);
+    else if (status === "FAILED" || status === "CANCELLED") bad.push(parent);
+  }
+  return { ok: ok.sort((a, b) => a - b), bad: bad.sort((a, b) => a - b) };
 }

@@ -11,7 +11,7 @@ import type { DeadLetterRecord, ErrorInfo, ExecutionRecord, NodeRecord } from ".
 import type { Outcome, Page, TaskMessage } from "../ports.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
-import { dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
+import { dispatchMode, fanInSource, unclaimedConditions } from "./dispatch-mode.js";
 import { executionEvent, HISTORY, nodeEvent } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 
@@ -190,11 +190,11 @@ export class DeadLetters {
         return undefined;
       }
       if (record.status !== "FAILED" && record.status !== "CANCELLED") return undefined;
-      // A direct node records no arrivals: it can run when its only parent completed.
+      // Only wide fan-ins record arrivals; the others can run once enough parents completed.
       const completed =
-        dispatchMode(this.ctx.tasks, node) === "direct"
-          ? node.parents.filter((p) => byId.get(graph.nodes[p]!.id)?.status === "COMPLETED").length
-          : record.okDeps.length;
+        fanInSource(node) === "arrivals"
+          ? record.okDeps.length
+          : node.parents.filter((p) => byId.get(graph.nodes[p]!.id)?.status === "COMPLETED").length;
       const canRun =
         record.status === "FAILED" ||
         evaluateFanIn(node.fanIn, node.parents.length, completed, 0) === "ready";

@@ -16,6 +16,23 @@ import type { TaskRegistry } from "../tasks/task-type.js";
 
 export type DispatchMode = "direct" | "fanIn" | "deferred" | "inline";
 
+/**
+ * How a node that is not direct learns that its dependencies are done (shared/engine/fan-in.ts):
+ * - "read": up to READ_FAN_IN_MAX_PARENTS parents. A finishing parent, its own write durable,
+ *   reads the child and its other parents (strongly consistent) and decides; nothing is written
+ *   per edge. Reads cost a fifth of a write, so this is cheaper while k parents × k reads stays
+ *   below k writes × 5.
+ * - "arrivals": wider fan-ins. Each parent's outcome is recorded once on the child (a number set
+ *   written under a condition); reading hundreds of parents per completion would be quadratic.
+ */
+export type FanInSource = "read" | "arrivals";
+
+export const READ_FAN_IN_MAX_PARENTS = 4;
+
+export function fanInSource(node: GraphNode): FanInSource {
+  return node.parents.length <= READ_FAN_IN_MAX_PARENTS ? "read" : "arrivals";
+}
+
 export function dispatchMode(tasks: TaskRegistry, node: GraphNode): DispatchMode {
   const task = tasks.get(node.type);
   if (task?.inline) return "inline";

@@ -1,22 +1,28 @@
 /**
- * What happens after a node reaches a final state: its arrival at each child's fan-in (exactly once
- * per parent), dispatch of every child that becomes ready (exactly once, by a conditional
- * PENDING → QUEUED write), inline nodes run on the spot, sink bookkeeping, and the end of the
- * execution. Every step is idempotent, so a redelivered message can re-drive all of it after a crash.
+ * What happens after a node reaches a final state: each child decided (fan-in.ts: dispatched
+ * exactly once, by a conditional PENDING → QUEUED write, or sent at once when it is direct), inline
+ * nodes run on the spot, sink bookkeeping, and the end of the execution. Every step is idempotent, so a redelivered message can re-drive all of it after a crash.
  */
-import { evaluateFanIn, requiredCompletions } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { dispatchMode } from "./dispatch-mode.js";
+import { FanInGate, notBeforeOf, type StatusOf } from "./fan-in.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, nodeEvent } from "./lifecycle.js";
 import { type OutgoingTask, sendTasks } from "./send.js";
 
 const STORE_CONCURRENCY = 16;
 
 export class Propagation {
-  constructor(private readonly ctx: EngineContext) {}
+  readonly fanIn: FanInGate;
+
+  constructor(private readonly ctx: EngineContext) {
+    this.fanIn = new FanInGate(ctx, {
+      isInline: (node) => this.isInline(node),
+      cancel: (executionId, nodeId, reason) => this.cancelNode(executionId, nodeId, reason),
+    });
+  }
 
   /**
    * After `node` COMPLETED. With `recovery` (a redelivered message found the node already complete),
@@ -31,7 +37,6 @@ export class Propagation {
     node: GraphNode,
     options: { recovery: boolean; keepOne?: boolean },
   ): Promise<GraphNode | undefined> {
-    const now = this.ctx.clock.now();
     const ready: NodeRecord[] = [];
     const direct: GraphNode[] = [];
     const reDrive: GraphNode[] = [];
@@ -45,27 +50,16 @@ export class Propagation {
         else if (!isFinal(await this.ctx.store.getNode(execution.executionId, child.id))) direct.push(child);
         return;
       }
-      const readyOnArrival = requiredCompletions(child.fanIn, child.parents.length) === 1;
-      const notBefore = this.notBeforeOf(child, now);
-      const arrival = await this.ctx.store.recordArrival({
-        executionId: execution.executionId,
-        childId: child.id,
-        parentIndex: node.index,
-        outcome: "ok",
-        readyOnArrival,
-        now,
-        ...(notBefore !== undefined ? { notBefore } : {}),
-        event: nodeEvent(HISTORY.nodeQueued, now, child.id, 1),
-      });
-      const record = arrival.node;
-      if (record.status === "PENDING") {
-        const queued = await this.queueIfReady(execution, child, record, now);
-        if (queued) ready.push(queued);
-      } else if (record.status === "QUEUED" && record.attempt === 1) {
-        if ((arrival.recorded && readyOnArrival) || options.recovery) ready.push(record);
-      } else if (options.recovery && record.status === "COMPLETED" && this.isInline(child)) {
-        reDrive.push(child);
-      }
+      const decision = await this.fanIn.afterParent(
+        execution,
+        graph,
+        child,
+        node.index,
+        "ok",
+        options.recovery,
+      );
+      if (decision.ready) ready.push(decision.ready);
+      if (decision.reDrive) reDrive.push(child);
     });
 
     // Children in definition order, so which one is kept for this invocation is deterministic.
@@ -95,19 +89,11 @@ export class Propagation {
     node: GraphNode,
     error: ErrorInfo,
   ): Promise<void> {
-    const now = this.ctx.clock.now();
-    await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
-      const child = graph.nodes[childIndex]!;
-      const arrival = await this.ctx.store.recordArrival({
-        executionId: execution.executionId,
-        childId: child.id,
-        parentIndex: node.index,
-        outcome: "bad",
-        readyOnArrival: false,
-        now,
-      });
-      if (arrival.node.status === "PENDING") await this.queueIfReady(execution, child, arrival.node, now);
-    });
+    // Children that can no longer run are cancelled (the execution is failing anyway; this keeps
+    // their records final and says why).
+    await mapLimit(node.children, STORE_CONCURRENCY, (childIndex) =>
+      this.fanIn.afterParent(execution, graph, graph.nodes[childIndex]!, node.index, "bad", false),
+    );
     const reason = `node "${node.id}" failed: ${error.message}`;
     await this.finishExecution(execution.executionId, graph, "FAILED", reason, {
       name: error.name,
@@ -149,7 +135,7 @@ export class Propagation {
       entries.filter((node) => !direct.includes(node)),
       STORE_CONCURRENCY,
       async (node) => {
-        const notBefore = this.notBeforeOf(node, now);
+        const notBefore = notBeforeOf(this.ctx, node, now);
         const result = await this.ctx.store.transitionNode(
           execution.executionId,
           node.id,
@@ -283,44 +269,19 @@ export class Propagation {
     return abandoned.ok;
   }
 
-  /** Queues (and dispatches) a PENDING node whose fan-in is met, or cancels one that can no longer be. */
-  async settlePending(execution: ExecutionRecord, graph: WorkflowGraph, node: GraphNode, record: NodeRecord) {
-    const queued = await this.queueIfReady(execution, node, record, this.ctx.clock.now());
-    if (queued) await this.dispatch(execution, graph, [queued]);
-  }
-
-  private async queueIfReady(
+  /**
+   * Queues (and dispatches) a PENDING node whose fan-in is met, or cancels one that can no longer
+   * be met; `statusOf` gives the other nodes' statuses as the caller read them.
+   */
+  async settlePending(
     execution: ExecutionRecord,
-    child: GraphNode,
+    graph: WorkflowGraph,
+    node: GraphNode,
     record: NodeRecord,
-    now: number,
-  ): Promise<NodeRecord | undefined> {
-    const verdict = evaluateFanIn(
-      child.fanIn,
-      child.parents.length,
-      record.okDeps.length,
-      record.badDeps.length,
-    );
-    if (verdict === "unsatisfiable") {
-      await this.cancelNode(execution.executionId, child.id, "fan-in can no longer be met");
-      return undefined;
-    }
-    if (verdict !== "ready") return undefined;
-    const notBefore = this.notBeforeOf(child, now);
-    const queued = await this.ctx.store.transitionNode(
-      execution.executionId,
-      child.id,
-      { status: ["PENDING"] },
-      { status: "QUEUED", attempt: 1, queuedAt: now, ...(notBefore !== undefined ? { notBefore } : {}) },
-      nodeEvent(HISTORY.nodeQueued, now, child.id, 1),
-    );
-    return queued.ok ? queued.record : undefined;
-  }
-
-  /** When a deferred task type (e.g. `wait`) may start, if it defers at all. */
-  private notBeforeOf(node: GraphNode, now: number): number | undefined {
-    const delayMs = this.ctx.tasks.get(node.type)?.defer?.(node.params as never);
-    return delayMs === undefined || delayMs <= 0 ? undefined : now + delayMs;
+    statusOf: StatusOf,
+  ): Promise<void> {
+    const queued = await this.fanIn.settle(execution, graph, node, record, statusOf);
+    if (queued) await this.dispatch(execution, graph, [queued]);
   }
 
   private async completeSink(

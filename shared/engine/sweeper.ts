@@ -11,6 +11,7 @@ import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
+import { dispatchMode } from "./dispatch-mode.js";
 import type { Propagation } from "./propagation.js";
 import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks } from "./send.js";
 import type { TaskRunner } from "./worker.js";
@@ -163,8 +164,9 @@ export class Sweeper {
         record.error ?? { name: "Error", message: "failed" },
       );
     }
+    const statusOf = (id: string) => records.get(id)?.status;
     for (const { node, record } of pending)
-      await this.propagation.settlePending(execution, graph, node, record);
+      await this.propagation.settlePending(execution, graph, node, record, statusOf);
     if (graph.sinks.length > 1 && execution.sinksDone.length === graph.sinks.length) {
       // Every sink was counted but the finishing write was lost to a crash.
       await this.propagation.finishExecution(
@@ -191,8 +193,16 @@ export class Sweeper {
     if (node.children.length === 0)
       return graph.sinks.length === 1 || !execution.sinksDone.includes(node.index);
     return node.children.some((childIndex) => {
-      const child = records.get(graph.nodes[childIndex]!.id);
-      return !child || (child.status === "PENDING" && !child.okDeps.includes(node.index));
+      const child = graph.nodes[childIndex]!;
+      const record = records.get(child.id);
+      if (dispatchMode(this.ctx.tasks, child) === "direct") return !record;
+      return this.propagation.fanIn.decisionDue(
+        graph,
+        child,
+        record,
+        node.index,
+        (id) => records.get(id)?.status,
+      );
     });
   }
 }

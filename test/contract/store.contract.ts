@@ -462,6 +462,29 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(await store.listNodes(id)).toEqual([expected]);
       });
 
+      it("a queue write can record the dependencies seen completed (a fan-in decided by reading)", async () => {
+        const id = randomUUID();
+        const result = await store.transitionNode(
+          id,
+          "j",
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 1, queuedAt: 10, okDeps: [3, 1] },
+        );
+        expect(result.ok && result.record.okDeps).toEqual([1, 3]);
+        expect((await store.getNode(id, "j"))?.okDeps).toEqual([1, 3]);
+        // The same write refused once the node left PENDING: the first decision stands.
+        const again = await store.transitionNode(
+          id,
+          "j",
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 1, queuedAt: 20, okDeps: [2] },
+        );
+        expect(again).toMatchObject({ ok: false, current: { okDeps: [1, 3], queuedAt: 10 } });
+        // An empty list (DynamoDB has no empty sets) leaves no dependencies.
+        const none = await store.transitionNode(id, "k", { status: ["PENDING"] }, { okDeps: [] });
+        expect(none.ok && none.record.okDeps).toEqual([]);
+      });
+
       it("creating a missing node keeps status PENDING and attempt 0 unless patched", async () => {
         const id = randomUUID();
         const result = await store.transitionNode(

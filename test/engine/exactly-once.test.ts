@@ -53,96 +53,105 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
     }
   });
 
-  it("50 parents of one `all` node completing at once, each delivered twice, start the child exactly once", async () => {
-    const backend = await createBackend(kind);
-    try {
-      const { engine, store, consumer } = backend;
-      const parents = Array.from({ length: 50 }, (_, i) => ({
-        id: `p${i}`,
-        type: "pass",
-        params: { value: i },
-      }));
-      await engine.registerWorkflow({
-        name: "wide-join",
-        nodes: [...parents, { id: "join", type: "merge", dependsOn: parents.map((p) => p.id) }],
-      });
-      const { executionId } = await engine.createExecution({ workflow: "wide-join" });
-      const messages = await receiveAll(consumer, 50);
-      expect(messages).toHaveLength(50);
+  // 4 parents: decided by reading them (every completer reads the others); 50: by arrivals.
+  it.each([4, 50])(
+    "%i parents of one `all` node completing at once, each delivered twice, start the child exactly once",
+    async (width) => {
+      const backend = await createBackend(kind);
+      try {
+        const { engine, store, consumer } = backend;
+        const parents = Array.from({ length: width }, (_, i) => ({
+          id: `p${i}`,
+          type: "pass",
+          params: { value: i },
+        }));
+        await engine.registerWorkflow({
+          name: "wide-join",
+          nodes: [...parents, { id: "join", type: "merge", dependsOn: parents.map((p) => p.id) }],
+        });
+        const { executionId } = await engine.createExecution({ workflow: "wide-join" });
+        const messages = await receiveAll(consumer, width);
+        expect(messages).toHaveLength(width);
 
-      // Every parent message handled twice, all 100 deliveries at once.
-      await Promise.all(
-        messages.flatMap((m) => [engine.handleTask(taskOf(m)), engine.handleTask(taskOf(m))]),
-      );
-      await consumer.delete(messages.map((m) => m.receiptHandle));
+        // Every parent message handled twice, all 2 × width deliveries at once.
+        await Promise.all(
+          messages.flatMap((m) => [engine.handleTask(taskOf(m)), engine.handleTask(taskOf(m))]),
+        );
+        await consumer.delete(messages.map((m) => m.receiptHandle));
 
-      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
-      const history = await store.listHistory(executionId);
-      for (const parent of parents) expect(countEvents(history, HISTORY.nodeCompleted, parent.id)).toBe(1);
-      expect(countEvents(history, HISTORY.nodeQueued, "join")).toBe(1);
-      expect(countEvents(history, HISTORY.nodeCompleted, "join")).toBe(1);
-      const join = await store.getNode(executionId, "join");
-      expect(join?.okDeps).toHaveLength(50);
-      const view = await engine.describeExecution(executionId);
-      expect(Object.keys((view.output?.join ?? {}) as object)).toHaveLength(50);
-      expect(backend.events.filter((e) => e.detailType === "Execution Succeeded")).toHaveLength(1);
-    } finally {
-      await backend.cleanup();
-    }
-  });
+        expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+        const history = await store.listHistory(executionId);
+        for (const parent of parents) expect(countEvents(history, HISTORY.nodeCompleted, parent.id)).toBe(1);
+        expect(countEvents(history, HISTORY.nodeQueued, "join")).toBe(1);
+        expect(countEvents(history, HISTORY.nodeCompleted, "join")).toBe(1);
+        const join = await store.getNode(executionId, "join");
+        expect(join?.okDeps).toHaveLength(width);
+        const view = await engine.describeExecution(executionId);
+        expect(Object.keys((view.output?.join ?? {}) as object)).toHaveLength(width);
+        expect(backend.events.filter((e) => e.detailType === "Execution Succeeded")).toHaveLength(1);
+      } finally {
+        await backend.cleanup();
+      }
+    },
+  );
 
-  it("a parent's completion processed twice after a crash before dispatch still dispatches the child once", async () => {
-    const backend = await createBackend(kind);
-    try {
-      const { engine, store, consumer } = backend;
-      await engine.registerWorkflow({
-        name: "pair",
-        nodes: [
-          { id: "a", type: "noop" },
-          { id: "b", type: "noop" },
-          { id: "j", type: "pass", dependsOn: ["a", "b"], params: { value: "joined" } },
-        ],
-      });
-      const { executionId } = await engine.createExecution({ workflow: "pair" });
-      const messages = await receiveAll(consumer, 2);
-      // Simulate a crash of a's worker right after its completion write: the node is COMPLETED but
-      // its arrival at j was never recorded. The redelivered message must finish the job.
-      const aMessage = messages.find((m) => taskOf(m).nodeId === "a")!;
-      const bMessage = messages.find((m) => taskOf(m).nodeId === "b")!;
-      const claim = await store.transitionNode(
-        executionId,
-        "a",
-        // An entry node is claimed straight from PENDING (its message was its dispatch).
-        { status: ["PENDING"], attempt: 0 },
-        {
-          status: "RUNNING",
-          attempt: 1,
-          lease: { token: "t-crashed", expiresAt: Date.now() + 60_000 },
-          startedAt: Date.now(),
-        },
-      );
-      expect(claim.ok).toBe(true);
-      const completed = await store.transitionNode(
-        executionId,
-        "a",
-        { status: ["RUNNING"], leaseToken: "t-crashed" },
-        { status: "COMPLETED", output: null, lease: null, finishedAt: Date.now() },
-      );
-      expect(completed.ok).toBe(true);
+  // Two parents: the child is decided by reading them; six: by recorded arrivals (dispatch-mode.ts).
+  it.each([2, 6])(
+    "a parent's completion processed twice after a crash before deciding its child still dispatches the child once (%i parents)",
+    async (width) => {
+      const backend = await createBackend(kind);
+      try {
+        const { engine, store, consumer } = backend;
+        const others = Array.from({ length: width - 1 }, (_, i) => `b${i}`);
+        await engine.registerWorkflow({
+          name: "pair",
+          nodes: [
+            { id: "a", type: "noop" },
+            ...others.map((id) => ({ id, type: "noop" })),
+            { id: "j", type: "pass", dependsOn: ["a", ...others], params: { value: "joined" } },
+          ],
+        });
+        const { executionId } = await engine.createExecution({ workflow: "pair" });
+        const messages = await receiveAll(consumer, width);
+        const aMessage = messages.find((m) => taskOf(m).nodeId === "a")!;
+        for (const m of messages) if (m !== aMessage) await engine.handleTask(taskOf(m));
+        expect((await store.getNode(executionId, "j"))?.status ?? "PENDING").toBe("PENDING");
+        // Simulate a crash of a's worker right after its completion write: the node is COMPLETED,
+        // the last of j's parents, but j was never decided. The redelivered message must finish the job.
+        const claim = await store.transitionNode(
+          executionId,
+          "a",
+          // An entry node is claimed straight from PENDING (its message was its dispatch).
+          { status: ["PENDING"], attempt: 0 },
+          {
+            status: "RUNNING",
+            attempt: 1,
+            lease: { token: "t-crashed", expiresAt: Date.now() + 60_000 },
+            startedAt: Date.now(),
+          },
+        );
+        expect(claim.ok).toBe(true);
+        const completed = await store.transitionNode(
+          executionId,
+          "a",
+          { status: ["RUNNING"], leaseToken: "t-crashed" },
+          { status: "COMPLETED", output: null, lease: null, finishedAt: Date.now() },
+        );
+        expect(completed.ok).toBe(true);
 
-      await engine.handleTask(taskOf(bMessage));
-      expect((await store.getNode(executionId, "j"))?.status).toBe("PENDING");
-      await engine.handleTask(taskOf(aMessage)); // redelivery of the crashed attempt's message
-      await engine.handleTask(taskOf(aMessage)); // and once more
-      await consumer.delete(messages.map((m) => m.receiptHandle));
+        expect((await store.getNode(executionId, "j"))?.status ?? "PENDING").toBe("PENDING");
+        await engine.handleTask(taskOf(aMessage)); // redelivery of the crashed attempt's message
+        await engine.handleTask(taskOf(aMessage)); // and once more
+        await consumer.delete(messages.map((m) => m.receiptHandle));
 
-      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
-      const history = await store.listHistory(executionId);
-      expect(countEvents(history, HISTORY.nodeQueued, "j")).toBe(1);
-      expect(countEvents(history, HISTORY.nodeCompleted, "j")).toBe(1);
-      expect((await engine.describeExecution(executionId)).output).toEqual({ j: "joined" });
-    } finally {
-      await backend.cleanup();
-    }
-  });
+        expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+        const history = await store.listHistory(executionId);
+        expect(countEvents(history, HISTORY.nodeQueued, "j")).toBe(1);
+        expect(countEvents(history, HISTORY.nodeCompleted, "j")).toBe(1);
+        expect((await engine.describeExecution(executionId)).output).toEqual({ j: "joined" });
+      } finally {
+        await backend.cleanup();
+      }
+    },
+  );
 });

@@ -616,6 +616,11 @@ export class DynamoStore implements Store {
       if (value === null) removes.push(e.name(field));
       else if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
     }
+    // A number set, which DynamoDB cannot store empty.
+    if (patch.okDeps !== undefined) {
+      if (patch.okDeps.length === 0) removes.push(e.name("okDeps"));
+      else sets.push(`${e.name("okDeps")} = ${e.value(new Set(patch.okDeps))}`);
+    }
     // Only null is allowed: forget the failed arrivals.
     if (patch.badDeps === null) removes.push(e.name("badDeps"));
     // `output` is arbitrary JSON: null is a value like any other; undefined leaves it alone.

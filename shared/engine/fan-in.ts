@@ -1,0 +1,211 @@
+/**
+ * Deciding a child once one of its parents finished. The decision is a conditional write, so it is
+ * taken once whoever races: PENDING → QUEUED when the child's fan-in is met (its dispatch), or
+ * cancellation once it can no longer be met. How the finished parents are learned depends on the
+ * child's width (dispatch-mode.ts):
+ *
+ * - "read" (small fan-ins): the parent's own final write is durable before it reads the child and
+ *   the other parents with strongly consistent reads, so whichever parent finishes last sees every
+ *   other one finished — someone always decides, and nothing is written per edge. The queue write
+ *   records the dependencies seen completed (the child's inputs).
+ * - "arrivals" (wide fan-ins): each parent's outcome is added once to a set on the child, under a
+ *   condition that refuses a repeat; the write that leaves the set complete is followed by the queue
+ *   write (or is it, when one completion suffices).
+ *
+ * Direct children (one parent, not deferred or inline) are not decided here: their message is their
+ * dispatch, except that a failed parent cancels them through `afterParent(…, "bad")`.
+ */
+import { evaluateFanIn, requiredCompletions, tallyParents } from "../domain/fan-in.js";
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import { type ExecutionRecord, type NodeRecord, type NodeStatus, pendingNode } from "../domain/records.js";
+import type { EngineContext } from "./context.js";
+import { fanInSource } from "./dispatch-mode.js";
+import { HISTORY, nodeEvent } from "./lifecycle.js";
+
+export interface ChildDecision {
+  /** QUEUED at attempt 1: to be sent (or, inline, run) by the caller. */
+  ready?: NodeRecord;
+  /** A recovery found the inline child already completed: its own propagation is to be re-driven. */
+  reDrive?: boolean;
+}
+
+export interface FanInHooks {
+  isInline(node: GraphNode): boolean;
+  cancel(executionId: string, nodeId: string, reason: string): Promise<unknown>;
+}
+
+/** The statuses of an execution's nodes as the caller knows them (no record: PENDING). */
+export type StatusOf = (nodeId: string) => NodeStatus | undefined;
+
+export class FanInGate {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly hooks: FanInHooks,
+  ) {}
+
+  /**
+   * After the parent `parentIndex` of `child` completed ("ok") or failed or was cancelled ("bad").
+   * A bad outcome only ever cancels: queueing is left to the parents that complete. With `recovery`
+   * (the parent's propagation may have been cut short before), a child found QUEUED is handed back
+   * to be sent again and an inline child found completed to be re-driven.
+   */
+  async afterParent(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    child: GraphNode,
+    parentIndex: number,
+    outcome: "ok" | "bad",
+    recovery: boolean,
+  ): Promise<ChildDecision> {
+    return fanInSource(child) === "read"
+      ? this.byReading(execution, graph, child, parentIndex, outcome, recovery)
+      : this.byArrival(execution, child, parentIndex, outcome, recovery);
+  }
+
+  /**
+   * Decides a child found PENDING by someone who knows every node's status (the sweeper, after a
+   * crash cut a parent's propagation short).
+   */
+  async settle(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    child: GraphNode,
+    record: NodeRecord,
+    statusOf: StatusOf,
+  ): Promise<NodeRecord | undefined> {
+    if (record.status !== "PENDING") return undefined;
+    return this.decide(execution, child, this.tally(graph, child, record, statusOf), "ok");
+  }
+
+  /** True when a child still PENDING (or without a record) has a decision due. */
+  decisionDue(
+    graph: WorkflowGraph,
+    child: GraphNode,
+    record: NodeRecord | undefined,
+    parentIndex: number,
+    statusOf: StatusOf,
+  ): boolean {
+    if (record && record.status !== "PENDING") return false;
+    if (fanInSource(child) === "arrivals") return !record?.okDeps.includes(parentIndex);
+    const { ok, bad } = this.tally(graph, child, record, statusOf);
+    return evaluateFanIn(child.fanIn, child.parents.length, ok.length, bad.length) !== "waiting";
+  }
+
+  private tally(
+    graph: WorkflowGraph,
+    child: GraphNode,
+    record: NodeRecord | undefined,
+    statusOf: StatusOf,
+  ): { ok: readonly number[]; bad: readonly number[] } {
+    if (fanInSource(child) === "arrivals") return { ok: record?.okDeps ?? [], bad: record?.badDeps ?? [] };
+    return tallyParents(child.parents, (p) => statusOf(graph.nodes[p]!.id));
+  }
+
+  private async byReading(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    child: GraphNode,
+    parentIndex: number,
+    outcome: "ok" | "bad",
+    recovery: boolean,
+  ): Promise<ChildDecision> {
+    const { executionId } = execution;
+    const parentId = graph.nodes[parentIndex]!.id;
+    const others = child.parents.filter((p) => p !== parentIndex).map((p) => graph.nodes[p]!.id);
+    // An `all` child can have left PENDING only once every parent completed: reading it pays off
+    // only where one completion may already have fired it (any, count:N) or in a recovery. Without
+    // the read, a refused queue write says another parent decided first.
+    const all = child.fanIn.kind === "all";
+    const readChild = recovery || !all;
+    // One failed parent makes an `all` fan-in unsatisfiable, whatever the others did.
+    const readOthers = outcome === "ok" || !all;
+    const ids = [...(readChild ? [child.id] : []), ...(readOthers ? others : [])];
+    const read = ids.length > 0 ? await this.ctx.store.getNodes(executionId, ids) : [];
+    const byId = new Map(read.map((r) => [r.nodeId, r]));
+    const current = byId.get(child.id) ?? pendingNode(executionId, child.id);
+    if (current.status !== "PENDING") return this.alreadyDecided(child, current, outcome, recovery);
+    const statusOf: StatusOf = (id) =>
+      id === parentId ? (outcome === "ok" ? "COMPLETED" : "FAILED") : byId.get(id)?.status;
+    const tally = tallyParents(child.parents, (p) => statusOf(graph.nodes[p]!.id));
+    const queued = await this.decide(execution, child, tally, outcome);
+    return queued ? { ready: queued } : {};
+  }
+
+  private async byArrival(
+    execution: ExecutionRecord,
+    child: GraphNode,
+    parentIndex: number,
+    outcome: "ok" | "bad",
+    recovery: boolean,
+  ): Promise<ChildDecision> {
+    const now = this.ctx.clock.now();
+    const readyOnArrival = outcome === "ok" && requiredCompletions(child.fanIn, child.parents.length) === 1;
+    const notBefore = readyOnArrival ? notBeforeOf(this.ctx, child, now) : undefined;
+    const arrival = await this.ctx.store.recordArrival({
+      executionId: execution.executionId,
+      childId: child.id,
+      parentIndex,
+      outcome,
+      readyOnArrival,
+      now,
+      ...(notBefore !== undefined ? { notBefore } : {}),
+      ...(readyOnArrival ? { event: nodeEvent(HISTORY.nodeQueued, now, child.id, 1) } : {}),
+    });
+    const record = arrival.node;
+    if (record.status === "PENDING") {
+      const queued = await this.decide(execution, child, { ok: record.okDeps, bad: record.badDeps }, outcome);
+      return queued ? { ready: queued } : {};
+    }
+    if (arrival.recorded && readyOnArrival && record.status === "QUEUED") return { ready: record };
+    return this.alreadyDecided(child, record, outcome, recovery);
+  }
+
+  private alreadyDecided(
+    child: GraphNode,
+    record: NodeRecord,
+    outcome: "ok" | "bad",
+    recovery: boolean,
+  ): ChildDecision {
+    if (outcome !== "ok" || !recovery) return {};
+    if (record.status === "QUEUED" && record.attempt === 1) return { ready: record };
+    if (record.status === "COMPLETED" && this.hooks.isInline(child)) return { reDrive: true };
+    return {};
+  }
+
+  /** The conditional decision for a PENDING child, given who completed and who failed. */
+  private async decide(
+    execution: ExecutionRecord,
+    child: GraphNode,
+    tally: { ok: readonly number[]; bad: readonly number[] },
+    outcome: "ok" | "bad",
+  ): Promise<NodeRecord | undefined> {
+    const verdict = evaluateFanIn(child.fanIn, child.parents.length, tally.ok.length, tally.bad.length);
+    if (verdict === "unsatisfiable") {
+      await this.hooks.cancel(execution.executionId, child.id, "fan-in can no longer be met");
+      return undefined;
+    }
+    if (verdict !== "ready" || outcome !== "ok") return undefined;
+    const now = this.ctx.clock.now();
+    const notBefore = notBeforeOf(this.ctx, child, now);
+    const queued = await this.ctx.store.transitionNode(
+      execution.executionId,
+      child.id,
+      { status: ["PENDING"] },
+      {
+        status: "QUEUED",
+        attempt: 1,
+        queuedAt: now,
+        ...(fanInSource(child) === "read" ? { okDeps: tally.ok } : {}),
+        ...(notBefore !== undefined ? { notBefore } : {}),
+      },
+      nodeEvent(HISTORY.nodeQueued, now, child.id, 1),
+    );
+    return queued.ok ? queued.record : undefined;
+  }
+}
+
+/** When a deferred task type (e.g. `wait`) may start, if it defers at all. */
+export function notBeforeOf(ctx: EngineContext, node: GraphNode, now: number): number | undefined {
+  const delayMs = ctx.tasks.get(node.type)?.defer?.(node.params as never);
+  return delayMs === undefined || delayMs <= 0 ? undefined : now + delayMs;
+}
