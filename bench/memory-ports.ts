@@ -41,9 +41,8 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
         log.op("DynamoDB.TransactWriteItems", 2);
         log.ddb.writeUnits += 4;
       }
-      // The new execution enters the listing indexes gsi1 and gsi3 (and the due index gsi2 if it
-      // has a sweepAt: only a retention-less start would).
-      log.ddb.indexWriteUnits += record.sweepAt === undefined ? 2 : 3;
+      // The new execution enters the listing indexes gsi1, gsi3 and the due index gsi2.
+      log.ddb.indexWriteUnits += 3;
       return store.createExecution(record, event);
     },
     getExecution: async (id) => {
@@ -52,13 +51,9 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
     },
     transitionExecution: async (id, from, patch, event, guard) => {
       write();
-      // The listing indexes are keys-only (no write on a status change); the due index (gsi2) is
-      // written when sweepAt appears or goes (1 unit) or moves (2: the old entry out, the new in).
-      const before = (await store.getExecution(id))?.sweepAt;
-      const result = await store.transitionExecution(id, from, patch, event, guard);
-      const after = result.ok ? result.record.sweepAt : before;
-      if (before !== after) log.ddb.indexWriteUnits += before === undefined || after === undefined ? 1 : 2;
-      return result;
+      // The listing indexes are keys-only (no write on a status change); finishing leaves the due index.
+      if (patch.sweepAt === null) log.ddb.indexWriteUnits += 1;
+      return store.transitionExecution(id, from, patch, event, guard);
     },
     recordSinkDone: async (id, sink) => {
       write();
@@ -105,27 +100,9 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
       read("DynamoDB.Query");
       return store.listDueExecutions(now, limit);
     },
-    listCreatedExecutions: async (after, until, limit) => {
-      // A Query of each of the 8 listing shards, then a BatchGet of the records found.
-      for (let i = 0; i < 8; i++) read("DynamoDB.Query");
-      const found = await store.listCreatedExecutions(after, until, limit);
-      if (found.length > 0) read("DynamoDB.BatchGetItem", found.length, found.length / 2);
-      return found;
-    },
-    getCreationMark: async (name) => {
-      read("DynamoDB.GetItem");
-      return store.getCreationMark(name);
-    },
-    advanceCreationMark: async (name, mark) => {
-      write("DynamoDB.PutItem");
-      return store.advanceCreationMark(name, mark);
-    },
     pullSweepAt: async (id, at) => {
       write();
-      const before = (await store.getExecution(id))?.sweepAt;
-      const moved = await store.pullSweepAt(id, at);
-      if (moved) log.ddb.indexWriteUnits += before === undefined ? 1 : 2;
-      return moved;
+      return store.pullSweepAt(id, at);
     },
     acquireLease: async (...args) => {
       write();

@@ -4,7 +4,6 @@
  * same semantics, which one contract test suite checks (test/contract).
  */
 import type {
-  CreationMark,
   DeadLetterRecord,
   ErrorInfo,
   ExecutionRecord,
@@ -175,20 +174,6 @@ export interface Store {
    * execution removes its sweepAt unless the same write sets one.
    */
   listDueExecutions(now: number, limit: number): Promise<ExecutionRecord[]>;
-  /**
-   * Executions created after `after` (in creation order: createdAt, then id) and at or before
-   * `until`, oldest first, at most `limit`, whatever their status. How the sweeper finds new
-   * executions, which enter the due index only once it first looked at them.
-   */
-  listCreatedExecutions(
-    after: CreationMark | undefined,
-    until: number,
-    limit: number,
-  ): Promise<ExecutionRecord[]>;
-  /** The named mark, if set (the sweeper's: up to where new executions were looked at). */
-  getCreationMark(name: string): Promise<CreationMark | undefined>;
-  /** Moves the named mark forward (never back); false when it already was at or past `mark`. */
-  advanceCreationMark(name: string, mark: CreationMark): Promise<boolean>;
   /** Moves sweepAt earlier (never later) while the execution is RUNNING; false when nothing changed. */
   pullSweepAt(executionId: string, at: number): Promise<boolean>;
   /**

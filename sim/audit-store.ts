@@ -74,9 +74,6 @@ export class AuditStore implements Store {
   listNodes: Delegated["listNodes"];
   listHistory: Delegated["listHistory"];
   listDueExecutions: Delegated["listDueExecutions"];
-  listCreatedExecutions: Delegated["listCreatedExecutions"];
-  getCreationMark: Delegated["getCreationMark"];
-  advanceCreationMark: Delegated["advanceCreationMark"];
   pullSweepAt: Delegated["pullSweepAt"];
   acquireLease: Delegated["acquireLease"];
   putDeadLetter: Delegated["putDeadLetter"];
@@ -99,9 +96,6 @@ export class AuditStore implements Store {
     this.listNodes = inner.listNodes.bind(inner);
     this.listHistory = inner.listHistory.bind(inner);
     this.listDueExecutions = inner.listDueExecutions.bind(inner);
-    this.listCreatedExecutions = inner.listCreatedExecutions.bind(inner);
-    this.getCreationMark = inner.getCreationMark.bind(inner);
-    this.advanceCreationMark = inner.advanceCreationMark.bind(inner);
     this.pullSweepAt = inner.pullSweepAt.bind(inner);
     this.acquireLease = inner.acquireLease.bind(inner);
     this.putDeadLetter = inner.putDeadLetter.bind(inner);

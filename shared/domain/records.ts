@@ -105,15 +105,3 @@ export interface NodeRecord {
 export function pendingNode(executionId: string, nodeId: string): NodeRecord {
   return { executionId, nodeId, status: "PENDING", attempt: 0, okDeps: [], badDeps: [] };
 }
-
-/** A position in creation order. */
-export interface CreationMark {
-  createdAt: number;
-  executionId: string;
-}
-
-/** Creation order: createdAt, then execution id. */
-export function compareCreation(a: CreationMark, b: CreationMark): number {
-  if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
-  return a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0;
-}

@@ -32,9 +32,8 @@ export class Executions {
       sinksDone: [],
       ...(start
         ? {
-            // No sweepAt: the sweeper finds new executions through the creation listing, so one
-            // that ends before its first check never enters the due index (sweeper.ts).
             startedAt: now,
+            sweepAt: now + this.ctx.sweep.firstCheckMs,
             ...deadlineOf(workflow.definition.timeoutSeconds, now),
           }
         : {}),
@@ -63,7 +62,6 @@ export class Executions {
       {
         status: "RUNNING",
         startedAt: now,
-        // The sweeper's look at creations may have passed it while it was PENDING.
         sweepAt: now + this.ctx.sweep.firstCheckMs,
         ...(input !== undefined ? { input } : {}),
         ...deadlineOf(graph.definition.timeoutSeconds, now),

@@ -3,10 +3,9 @@
  * crashed. SQS redelivery is the first line of recovery; the sweeper catches what that cannot: a
  * lease that expired after its message was deleted, a message lost after a state write, a
  * completion whose propagation never ran, a far-off wait or retry coming within reach, an
- * execution past its deadline. It reads only executions created since its last look (the creation
- * listing, from a mark) and those whose `sweepAt` is due (a sparse index), never a scan. Every
- * repair is one of the engine's own idempotent, conditional steps, so two sweepers at once are
- * harmless; a named lease keeps normally only one working.
+ * execution past its deadline. It reads only executions whose `sweepAt` is due (a sparse index),
+ * and every repair is one of the engine's own idempotent, conditional steps, so two sweepers at
+ * once are harmless; a named lease keeps normally only one working.
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
@@ -28,7 +27,6 @@ export interface SweepReport {
 }
 
 const SWEEPER_LEASE = "sweeper";
-const SWEEPER_MARK = "sweeper";
 const PAGE = 100;
 const MIN_REVISIT_MS = 10_000;
 
@@ -59,41 +57,12 @@ export class Sweeper {
       const granted = await this.ctx.store.acquireLease(SWEEPER_LEASE, this.owner, now, now + leaseMs);
       if (!granted) return { ...report, skipped: true };
     }
-    await this.discoverNew(now, report);
     for (;;) {
       const due = await this.ctx.store.listDueExecutions(now, PAGE);
       await mapLimit(due, 4, (execution) => this.reconcile(execution, now, report));
       report.executions += due.length;
       // Each reconciled execution moved its sweepAt past `now` (or finished), so the next page is new.
       if (due.length < PAGE) return report;
-    }
-  }
-
-  /**
-   * New executions are found through the creation listing, from a mark that moves forward once
-   * those before it were looked at: an execution is started without a sweepAt, so one that ends
-   * before its first check (most do) never costs a due-index write. One still RUNNING
-   * `firstCheckMs` after its creation is reconciled here, which gives it a sweepAt; from then on
-   * the due index has it. (A two-step execution gets its sweepAt when triggered.)
-   */
-  private async discoverNew(now: number, report: SweepReport): Promise<void> {
-    const until = now - this.ctx.sweep.firstCheckMs;
-    let mark = await this.ctx.store.getCreationMark(SWEEPER_MARK);
-    for (;;) {
-      const created = await this.ctx.store.listCreatedExecutions(mark, until, PAGE);
-      // Due ones are the due index's; one with a later sweepAt (a far-off wait pulled it in) still
-      // gets its first check, as its deadline may come sooner.
-      const unseen = created.filter(
-        (e) => e.status === "RUNNING" && !(e.sweepAt !== undefined && e.sweepAt <= now),
-      );
-      await mapLimit(unseen, 4, (execution) => this.reconcile(execution, now, report));
-      report.executions += unseen.length;
-      const last = created.at(-1);
-      if (!last) return;
-      // Only after the page was looked at: a sweeper cut short looks at it again next time.
-      mark = { createdAt: last.createdAt, executionId: last.executionId };
-      await this.ctx.store.advanceCreationMark(SWEEPER_MARK, mark);
-      if (created.length < PAGE) return;
     }
   }
 

@@ -13,7 +13,6 @@ import type {
   NodeRecord,
   WorkflowVersionRecord,
 } from "../../shared/domain/records.js";
-import { compareCreation } from "../../shared/domain/records.js";
 import type { ExecutionQuery, Store } from "../../shared/ports.js";
 
 export type StoreFactory = () => Promise<{ store: Store; cleanup?: () => Promise<void> }>;
@@ -1043,58 +1042,6 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           // Cleanup confirmed: it leaves the index.
           await s.transitionExecution(record.executionId, ["FAILED"], { sweepAt: null });
           expect(await s.listDueExecutions(300, 10)).toEqual([]);
-        } finally {
-          await fresh.cleanup?.();
-        }
-      });
-
-      it("lists executions created after a mark and up to a time, oldest first, at most `limit`", async () => {
-        const fresh = await makeStore();
-        try {
-          const s = fresh.store;
-          const created: ExecutionRecord[] = [];
-          // 12 executions over 6 instants, two per instant (ordered by id within one), any status.
-          for (let i = 0; i < 12; i++) {
-            const record = execution({
-              createdAt: 1000 + Math.floor(i / 2) * 10,
-              status: i % 3 === 0 ? "RUNNING" : i % 3 === 1 ? "PENDING" : "SUCCEEDED",
-            });
-            await s.createExecution(record, event(1, "ExecutionCreated"));
-            created.push(record);
-          }
-          created.sort(compareCreation);
-          const ids = (records: readonly ExecutionRecord[]) => records.map((r) => r.executionId);
-          const markOf = (r: ExecutionRecord) => ({ createdAt: r.createdAt, executionId: r.executionId });
-
-          expect(ids(await s.listCreatedExecutions(undefined, 2000, 100))).toEqual(ids(created));
-          expect(await s.listCreatedExecutions(undefined, 999, 100)).toEqual([]);
-          // `until` is inclusive.
-          expect(ids(await s.listCreatedExecutions(undefined, 1020, 100))).toEqual(ids(created.slice(0, 6)));
-          expect(ids(await s.listCreatedExecutions(undefined, 2000, 5))).toEqual(ids(created.slice(0, 5)));
-          // Strictly after the mark, also between two executions of the same instant.
-          const page = await s.listCreatedExecutions(markOf(created[2]!), 2000, 4);
-          expect(ids(page)).toEqual(ids(created.slice(3, 7)));
-          expect(page[0]).toEqual(created[3]);
-          expect(await s.listCreatedExecutions(markOf(created[11]!), 2000, 10)).toEqual([]);
-        } finally {
-          await fresh.cleanup?.();
-        }
-      });
-
-      it("keeps a named creation mark that only moves forward", async () => {
-        const fresh = await makeStore();
-        try {
-          const s = fresh.store;
-          expect(await s.getCreationMark("sweeper")).toBeUndefined();
-          expect(await s.advanceCreationMark("sweeper", { createdAt: 10, executionId: "b" })).toBe(true);
-          expect(await s.advanceCreationMark("sweeper", { createdAt: 10, executionId: "a" })).toBe(false);
-          expect(await s.advanceCreationMark("sweeper", { createdAt: 9, executionId: "z" })).toBe(false);
-          expect(await s.advanceCreationMark("sweeper", { createdAt: 10, executionId: "b" })).toBe(false);
-          expect(await s.getCreationMark("sweeper")).toEqual({ createdAt: 10, executionId: "b" });
-          expect(await s.advanceCreationMark("sweeper", { createdAt: 10, executionId: "c" })).toBe(true);
-          expect(await s.advanceCreationMark("sweeper", { createdAt: 11, executionId: "a" })).toBe(true);
-          expect(await s.getCreationMark("sweeper")).toEqual({ createdAt: 11, executionId: "a" });
-          expect(await s.getCreationMark("other")).toBeUndefined();
         } finally {
           await fresh.cleanup?.();
         }

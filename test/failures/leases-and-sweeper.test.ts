@@ -37,34 +37,6 @@ async function claimAndDie(
 }
 
 describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", (kind) => {
-  it("finds new executions through the creation listing; one that ended before its first check never enters the due index", async () => {
-    const backend = await createBackend(kind, { sweep: fastSweep });
-    try {
-      const { engine, store, consumer } = backend;
-      await engine.registerWorkflow({ name: "quick", nodes: [{ id: "only", type: "noop" }] });
-      const quick = await engine.createExecution({ workflow: "quick" });
-      expect((await store.getExecution(quick.executionId))?.sweepAt).toBeUndefined();
-      expect(await runToEnd(engine, consumer, store, quick.executionId)).toBe("SUCCEEDED");
-
-      // Started, but its worker never gets to it: the first sweep finds it and puts it in the due index.
-      const stalled = await engine.createExecution({ workflow: "quick" });
-      const first = await engine.sweep();
-      expect(first.executions).toBe(1);
-      expect((await store.getExecution(stalled.executionId))?.sweepAt).toBeGreaterThan(0);
-      expect((await store.listDueExecutions(Number.MAX_SAFE_INTEGER, 10)).map((e) => e.executionId)).toEqual([
-        stalled.executionId,
-      ]);
-      // Looked at once: the next sweep leaves it to the due index (not yet due).
-      expect((await engine.sweep()).executions).toBe(0);
-      // The finished one was never reconciled nor listed as due.
-      expect((await store.getExecution(quick.executionId))?.sweepAt).toBeUndefined();
-      expect(await runToEnd(engine, consumer, store, stalled.executionId)).toBe("SUCCEEDED");
-      expect(await store.listDueExecutions(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
-    } finally {
-      await backend.cleanup();
-    }
-  });
-
   it("recovers a killed worker's node through the sweeper once its lease expires", async () => {
     const backend = await createBackend(kind, { sweep: fastSweep });
     try {

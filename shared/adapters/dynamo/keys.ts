@@ -16,7 +16,6 @@
  * |                       |                   |                          | Number Sets, history (list)                       |
  * | idempotency key       | `IDEM#<key>`      | `IDEM`                   | executionId, createdAt                            |
  * | named lease           | `LEASE#<name>`    | `LEASE`                  | owner, expiresAt (epoch ms, see below)            |
- * | creation mark         | `MARK#<name>`     | `MARK`                   | createdAt, executionId, position (gsi3 sort key)  |
  * | dead letter           | `DLQ`             | `<record id>`            | the DeadLetterRecord fields but id (read back     |
  * |                       |                   |                          | from sk)                                          |
  *
@@ -36,14 +35,11 @@
  *   `gsi1sk = <createdAt, 15 digits>#<executionId>`.
  * - `gsi3` — executions of all workflows, write-sharded over 8 partitions so that a burst of new
  *   executions does not land on one hot index partition: `gsi3pk = XA#<shard 0..7>` (a hash of the
- *   execution id), `gsi3sk` as gsi1sk. Listing queries the 8 shards and merges newest first;
- *   `listCreatedExecutions` queries them oldest first from a creation mark (the sweeper finds new
- *   executions this way, so one that ends before its first check never enters gsi2).
+ *   execution id), `gsi3sk` as gsi1sk. Listing queries the 8 shards and merges newest first.
  * - Both listing indexes are KEYS_ONLY: a listing reads the records it finds (reads are cheap), and
  *   no write to an execution item after its creation — status changes included — costs an index
  *   write.
- * - `gsi2` — the sweeper's due index (KEYS_ONLY, sparse): executions that have a `sweepAt` (RUNNING
- *   ones the sweeper has looked at once, and finished ones whose cleanup is unconfirmed),
+ * - `gsi2` — the sweeper's due index (KEYS_ONLY, sparse): RUNNING executions that have a `sweepAt`,
  *   write-sharded like gsi3: `gsi2pk = SW#<shard 0..7>` (the same hash of the execution id),
  *   `gsi2sk = <sweepAt, 15 digits>#<executionId>`. Every execution write that sets `sweepAt` sets
  *   both keys in the same write; a write that removes `sweepAt` (patch null) or moves the status to
@@ -92,7 +88,6 @@ export const EXECUTION_PREFIX = "EX#";
 export const NODE_PREFIX = "N#";
 export const IDEM_PREFIX = "IDEM#";
 export const LEASE_PREFIX = "LEASE#";
-export const MARK_PREFIX = "MARK#";
 export const DEAD_LETTER_PK = "DLQ";
 export const DUE_PREFIX = "SW#";
 
@@ -126,10 +121,6 @@ export function idempotencyKey(key: string): Key {
 
 export function leaseKey(name: string): Key {
   return { pk: `${LEASE_PREFIX}${name}`, sk: "LEASE" };
-}
-
-export function creationMarkKey(name: string): Key {
-  return { pk: `${MARK_PREFIX}${name}`, sk: "MARK" };
 }
 
 export function deadLetterKey(id: string): Key {

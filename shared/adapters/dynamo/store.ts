@@ -28,7 +28,6 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import {
-  type CreationMark,
   type DeadLetterRecord,
   type ExecutionRecord,
   type ExecutionStatus,
@@ -67,7 +66,6 @@ import {
 import {
   ATTR,
   allListingPk,
-  creationMarkKey,
   DEAD_LETTER_PK,
   DUE_SHARDS,
   deadLetterKey,
@@ -83,7 +81,6 @@ import {
   type Key,
   LISTING_SHARDS,
   leaseKey,
-  listingSortKey,
   NODE_PREFIX,
   nodeKey,
   workflowHashKey,
@@ -772,93 +769,6 @@ export class DynamoStore implements Store {
           UpdateExpression: updateExpression(sets, []),
           ExpressionAttributeNames: e.names,
           ExpressionAttributeValues: e.values,
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
-  }
-
-  async listCreatedExecutions(
-    after: CreationMark | undefined,
-    until: number,
-    limit: number,
-  ): Promise<ExecutionRecord[]> {
-    const wanted = Math.floor(limit);
-    if (!(wanted > 0)) return [];
-    const from = after && listingSortKey(after.createdAt, after.executionId);
-    // Sort keys are `<createdAt, 15 digits>#<id>`: everything created at or before `until` sorts
-    // below the bare prefix of `until + 1`.
-    const below = listingSortKey(until + 1, "");
-    // Each shard's first `wanted` entries after the mark hold the overall first `wanted`.
-    const perShard = await Promise.all(
-      Array.from({ length: LISTING_SHARDS }, async (_, shard) => {
-        const e = new Expression();
-        const pk = `${e.name(ATTR.gsi3pk)} = ${e.value(allListingPk(shard))}`;
-        const sk = e.name(ATTR.gsi3sk);
-        const range =
-          from === undefined
-            ? `${sk} < ${e.value(below)}`
-            : `${sk} BETWEEN ${e.value(from)} AND ${e.value(below)}`;
-        const result = await this.doc.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: INDEX.all,
-            KeyConditionExpression: `${pk} AND ${range}`,
-            ProjectionExpression: e.projection([ATTR.gsi3sk, ATTR.pk]),
-            ExpressionAttributeNames: e.names,
-            ExpressionAttributeValues: e.values,
-            ScanIndexForward: true,
-            // BETWEEN includes the mark itself.
-            Limit: wanted + 1,
-          }),
-        );
-        return (result.Items ?? []).map((item) => ({
-          sortKey: item[ATTR.gsi3sk] as string,
-          executionId: executionIdFromPk(item[ATTR.pk] as string),
-        }));
-      }),
-    );
-    const entries = perShard
-      .flat()
-      .filter((entry) => entry.sortKey !== from && entry.sortKey < below)
-      .sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0))
-      .slice(0, wanted);
-    const records = new Map(
-      (await this.batchGetExecutions(entries.map((entry) => entry.executionId))).map((r) => [
-        r.executionId,
-        r,
-      ]),
-    );
-    return entries.flatMap((entry) => {
-      const record = records.get(entry.executionId);
-      return record ? [record] : [];
-    });
-  }
-
-  async getCreationMark(name: string): Promise<CreationMark | undefined> {
-    const item = await this.get(creationMarkKey(name), ["createdAt", "executionId"]);
-    if (!item) return undefined;
-    return { createdAt: Number(item.createdAt), executionId: String(item.executionId) };
-  }
-
-  async advanceCreationMark(name: string, mark: CreationMark): Promise<boolean> {
-    const position = listingSortKey(mark.createdAt, mark.executionId);
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...creationMarkKey(name),
-            createdAt: mark.createdAt,
-            executionId: mark.executionId,
-            position,
-          },
-          ConditionExpression: "attribute_not_exists(#pk) OR #position < :position",
-          ExpressionAttributeNames: { "#pk": ATTR.pk, "#position": "position" },
-          ExpressionAttributeValues: { ":position": position },
         }),
       );
       return true;

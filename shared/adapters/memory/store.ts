@@ -4,8 +4,6 @@
  * out so callers can never mutate stored state. Used by the embedded local runtime and simulations.
  */
 import {
-  type CreationMark,
-  compareCreation,
   type DeadLetterRecord,
   type ExecutionRecord,
   type HistoryEvent,
@@ -46,7 +44,6 @@ export class MemoryStore implements Store {
   private readonly idempotency = new Map<string, string>();
   private readonly nodes = new Map<string, Map<string, StoredNode>>();
   private readonly leases = new Map<string, { owner: string; expiresAt: number }>();
-  private readonly marks = new Map<string, CreationMark>();
   private readonly deadLetters = new Map<string, DeadLetterRecord>();
 
   async getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined> {
@@ -237,31 +234,6 @@ export class MemoryStore implements Store {
       .sort((a, b) => a.sweepAt! - b.sweepAt!)
       .slice(0, limit)
       .map(copy);
-  }
-
-  async listCreatedExecutions(
-    after: CreationMark | undefined,
-    until: number,
-    limit: number,
-  ): Promise<ExecutionRecord[]> {
-    return [...this.executions.values()]
-      .map((e) => e.record)
-      .filter((r) => r.createdAt <= until && (after === undefined || compareCreation(after, r) < 0))
-      .sort(compareCreation)
-      .slice(0, Math.max(0, Math.floor(limit)))
-      .map(copy);
-  }
-
-  async getCreationMark(name: string): Promise<CreationMark | undefined> {
-    const mark = this.marks.get(name);
-    return mark && { ...mark };
-  }
-
-  async advanceCreationMark(name: string, mark: CreationMark): Promise<boolean> {
-    const current = this.marks.get(name);
-    if (current && compareCreation(current, mark) >= 0) return false;
-    this.marks.set(name, { createdAt: mark.createdAt, executionId: mark.executionId });
-    return true;
   }
 
   async pullSweepAt(executionId: string, at: number): Promise<boolean> {
