@@ -92,6 +92,15 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
       write();
       return store.recordArrival(request);
     },
+    recordShardArrival: async (request) => {
+      write();
+      return store.recordShardArrival(request);
+    },
+    getArrivalShards: async (id, childId, shards) => {
+      const unique = new Set(shards).size;
+      if (unique > 0) read("DynamoDB.BatchGetItem", unique);
+      return store.getArrivalShards(id, childId, shards);
+    },
     listHistory: async (id) => {
       read("DynamoDB.Query");
       return store.listHistory(id);

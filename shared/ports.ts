@@ -98,6 +98,22 @@ export interface ArrivalResult {
   node: NodeRecord;
 }
 
+/** A completed parent of a wide `all` fan-in, for its arrival shard (dispatch-mode.ts). */
+export interface ShardArrivalRequest {
+  executionId: string;
+  childId: string;
+  shard: number;
+  parentIndex: number;
+  /** With a retention configured, a shard expires that long after its last write. */
+  now: number;
+}
+
+/** One arrival shard of a wide `all` fan-in: the completed parents (node indexes) recorded there. */
+export interface ArrivalShard {
+  shard: number;
+  okDeps: number[];
+}
+
 export interface Page<T> {
   items: T[];
   next?: string;
@@ -162,6 +178,14 @@ export interface Store {
   ): Promise<Outcome<NodeRecord>>;
   /** Records a dependency's final outcome at a PENDING child exactly once (see ArrivalRequest). */
   recordArrival(request: ArrivalRequest): Promise<ArrivalResult>;
+
+  /**
+   * Adds a completed parent to one arrival shard of a wide `all` fan-in, once (a repeat is not
+   * recorded); returns the shard after the write, or as found.
+   */
+  recordShardArrival(request: ShardArrivalRequest): Promise<{ recorded: boolean; shard: ArrivalShard }>;
+  /** The stored shards among `shards` of a child, in shard order (strongly consistent; missing ones are left out). */
+  getArrivalShards(executionId: string, childId: string, shards: readonly number[]): Promise<ArrivalShard[]>;
 
   // ── history ───────────────────────────────────────────────────────────────────────────────────
   /** The execution's history, execution events and node events merged in time order. */

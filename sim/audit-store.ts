@@ -8,11 +8,13 @@ import type { ExecutionRecord, ExecutionStatus, HistoryEvent, NodeRecord } from 
 import type {
   ArrivalRequest,
   ArrivalResult,
+  ArrivalShard,
   ExecutionGuard,
   ExecutionPatch,
   NodeCondition,
   NodePatch,
   Outcome,
+  ShardArrivalRequest,
   Store,
 } from "../shared/ports.js";
 
@@ -45,6 +47,14 @@ export interface ExecutionWrite {
   process: string;
 }
 
+export interface ShardWrite {
+  seq: number;
+  executionId: string;
+  childId: string;
+  shard: number;
+  parentIndex: number;
+}
+
 type Delegated = Omit<
   Store,
   | "createExecution"
@@ -53,11 +63,14 @@ type Delegated = Omit<
   | "transitionNode"
   | "failNode"
   | "recordArrival"
+  | "recordShardArrival"
 >;
 
 export class AuditStore implements Store {
   readonly nodeWrites: NodeWrite[] = [];
   readonly executionWrites: ExecutionWrite[] = [];
+  /** Arrivals recorded in the shards of wide `all` fan-ins. */
+  readonly shardWrites: ShardWrite[] = [];
   /** Current execution statuses, kept in step with the writes (read synchronously by the world). */
   readonly executionStatus = new Map<string, ExecutionStatus>();
   /** Executions still in the sweeper's index (a sweepAt set), kept in step with the writes. */
@@ -74,6 +87,7 @@ export class AuditStore implements Store {
   listNodes: Delegated["listNodes"];
   listHistory: Delegated["listHistory"];
   listDueExecutions: Delegated["listDueExecutions"];
+  getArrivalShards: Delegated["getArrivalShards"];
   pullSweepAt: Delegated["pullSweepAt"];
   acquireLease: Delegated["acquireLease"];
   putDeadLetter: Delegated["putDeadLetter"];
@@ -96,6 +110,7 @@ export class AuditStore implements Store {
     this.listNodes = inner.listNodes.bind(inner);
     this.listHistory = inner.listHistory.bind(inner);
     this.listDueExecutions = inner.listDueExecutions.bind(inner);
+    this.getArrivalShards = inner.getArrivalShards.bind(inner);
     this.pullSweepAt = inner.pullSweepAt.bind(inner);
     this.acquireLease = inner.acquireLease.bind(inner);
     this.putDeadLetter = inner.putDeadLetter.bind(inner);
@@ -190,6 +205,22 @@ export class AuditStore implements Store {
         condition,
         patch,
         events: eventList(event),
+      });
+    }
+    return result;
+  }
+
+  async recordShardArrival(
+    request: ShardArrivalRequest,
+  ): Promise<{ recorded: boolean; shard: ArrivalShard }> {
+    const result = await this.inner.recordShardArrival(request);
+    if (result.recorded) {
+      this.shardWrites.push({
+        seq: ++this.seq,
+        executionId: request.executionId,
+        childId: request.childId,
+        shard: request.shard,
+        parentIndex: request.parentIndex,
       });
     }
     return result;

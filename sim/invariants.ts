@@ -204,6 +204,20 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
           );
       }
 
+      // shard arrivals (wide `all` fan-ins): once per parent, only after that parent completed
+      const sharded = new Set<number>();
+      for (const w of input.audit.shardWrites) {
+        if (w.executionId !== id || w.childId !== node.id) continue;
+        if (sharded.has(w.parentIndex))
+          nv("arrival-once", `parent ${idOf(w.parentIndex)} recorded twice in shards`);
+        sharded.add(w.parentIndex);
+        if (!node.parents.includes(w.parentIndex))
+          nv("fan-in", `shard arrival from ${idOf(w.parentIndex)}, not a parent`);
+        const parentSeq = completionSeq.get(idOf(w.parentIndex));
+        if (parentSeq === undefined || parentSeq > w.seq)
+          nv("fan-in", `shard arrival from ${idOf(w.parentIndex)} before that parent completed`);
+      }
+
       // fan-in: leaving PENDING for QUEUED needs enough completed dependencies, once
       const required = node.parents.length === 0 ? 0 : requiredCompletions(node.fanIn, node.parents.length);
       for (const w of writes) {

@@ -38,9 +38,22 @@ export interface Profile {
   duplicateReceive: number;
   extraDelay: number;
   extraDelayMaxMs: number;
+  /**
+   * The engine's fan-in widths, drawn small so that the simulation's small DAGs exercise every way
+   * a fan-in is decided (read, arrivals, sharded arrivals) and not only the defaults.
+   */
+  fanIn: { readMaxParents: number; shardSize: number };
 }
 
-export function drawProfile(rng: Rng): Profile {
+export function drawProfile(rng: Rng, fanInRng: Rng): Profile {
+  const fanIn = {
+    readMaxParents: fanInRng.pick([0, 1, 2, 4, 4]),
+    shardSize: fanInRng.pick([1, 2, 3, 100]),
+  };
+  return { ...drawFaults(rng), fanIn };
+}
+
+function drawFaults(rng: Rng): Omit<Profile, "fanIn"> {
   const level = rng.pick([0, 1, 1, 2, 2, 3]); // 0 = calm
   const rate = (low: number, high: number) => (level === 0 ? 0 : rng.pick([0, low, high, high * level]));
   const leaseSeconds = rng.pick([5, 10, 30]);
@@ -57,7 +70,11 @@ export function drawProfile(rng: Rng): Profile {
   return drawn;
 }
 
-function draw(rng: Rng, rate: (low: number, high: number) => number, leaseSeconds: number): Profile {
+function draw(
+  rng: Rng,
+  rate: (low: number, high: number) => number,
+  leaseSeconds: number,
+): Omit<Profile, "fanIn"> {
   return {
     executions: rng.int(1, 4),
     workflows: rng.int(1, 2),

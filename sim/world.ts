@@ -75,7 +75,8 @@ const DEFAULT_MAX_TIME = 4 * 3600_000;
 
 export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const root = new Rng(options.seed);
-  const drawn = drawProfile(root.fork("profile"));
+  // The fan-in widths from their own stream, so the other draws of a seed stay as they were.
+  const drawn = drawProfile(root.fork("profile"), root.fork("fan-in"));
   const profile = options.adjust ? options.adjust(drawn) : drawn;
   const trace = new Trace(300, options.keepTrace ?? false);
   const durations = root.fork("durations");
@@ -156,6 +157,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       new Engine({ store, queue: taskQueue, events, clock, ids }, createTaskRegistry(), {
         leaseSeconds: profile.leaseSeconds,
         sweep: profile.sweep,
+        fanIn: profile.fanIn,
       }),
   );
   const anyEngine = () => world.pick(engines);

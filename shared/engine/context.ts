@@ -2,6 +2,7 @@
 import { compileGraph, type WorkflowGraph } from "../domain/graph.js";
 import type { EnginePorts } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
+import type { FanInSettings } from "./dispatch-mode.js";
 import { notFound } from "./errors.js";
 
 export interface EngineLogger {
@@ -31,6 +32,8 @@ export interface EngineContext extends EnginePorts {
   sweep: SweepSettings;
   /** Ready children a worker may run in the same invocation before it sends the next one. */
   maxContinuations: number;
+  /** Which fan-ins are decided by reading parents, by arrivals, or by sharded arrivals. */
+  fanIn: FanInSettings;
   logger: EngineLogger;
 }
 

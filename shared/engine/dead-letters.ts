@@ -192,7 +192,7 @@ export class DeadLetters {
       if (record.status !== "FAILED" && record.status !== "CANCELLED") return undefined;
       // Only wide fan-ins record arrivals; the others can run once enough parents completed.
       const completed =
-        fanInSource(node) === "arrivals"
+        fanInSource(this.ctx.fanIn, node) === "arrivals"
           ? record.okDeps.length
           : node.parents.filter((p) => byId.get(graph.nodes[p]!.id)?.status === "COMPLETED").length;
       const canRun =

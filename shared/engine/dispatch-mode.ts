@@ -18,19 +18,43 @@ export type DispatchMode = "direct" | "fanIn" | "deferred" | "inline";
 
 /**
  * How a node that is not direct learns that its dependencies are done (shared/engine/fan-in.ts):
- * - "read": up to READ_FAN_IN_MAX_PARENTS parents. A finishing parent, its own write durable,
- *   reads the child and its other parents (strongly consistent) and decides; nothing is written
- *   per edge. Reads cost a fifth of a write, so this is cheaper while k parents × k reads stays
- *   below k writes × 5.
+ * - "read": up to `readMaxParents` parents. A finishing parent, its own write durable, reads the
+ *   child and its other parents (strongly consistent) and decides; nothing is written per edge.
+ *   Reads cost a fifth of a write, so this is cheaper while k parents × k reads stays below
+ *   k writes × 5 (with small outputs: a read costs a unit per 4 KB of the parent's record).
  * - "arrivals": wider fan-ins. Each parent's outcome is recorded once on the child (a number set
- *   written under a condition); reading hundreds of parents per completion would be quadratic.
+ *   written under a condition); reading dozens of parents per completion would be quadratic.
+ * - "sharded": `all` fan-ins wider than `shardSize`. The arrivals go to shard items of at most
+ *   `shardSize` parents each, so no item grows past one write unit (one set of 1,000 parents
+ *   would cost 4 units per arrival) nor takes every write; the parent that fills a shard reads the
+ *   other shards, and the one that sees them all full decides.
  */
-export type FanInSource = "read" | "arrivals";
+export type FanInSource = "read" | "arrivals" | "sharded";
 
-export const READ_FAN_IN_MAX_PARENTS = 4;
+export interface FanInSettings {
+  readMaxParents: number;
+  shardSize: number;
+}
 
-export function fanInSource(node: GraphNode): FanInSource {
-  return node.parents.length <= READ_FAN_IN_MAX_PARENTS ? "read" : "arrivals";
+export const DEFAULT_FAN_IN: FanInSettings = { readMaxParents: 4, shardSize: 100 };
+
+export function fanInSource(settings: FanInSettings, node: GraphNode): FanInSource {
+  if (node.parents.length <= settings.readMaxParents) return "read";
+  return node.fanIn.kind === "all" && node.parents.length > settings.shardSize ? "sharded" : "arrivals";
+}
+
+/** The arrival shard of a parent: shards hold `shardSize` consecutive parents of the child. */
+export function shardOf(settings: FanInSettings, child: GraphNode, parentIndex: number): number {
+  return Math.floor(child.parents.indexOf(parentIndex) / settings.shardSize);
+}
+
+/** The parents (node indexes) whose arrivals shard `shard` holds. */
+export function shardParents(settings: FanInSettings, child: GraphNode, shard: number): readonly number[] {
+  return child.parents.slice(shard * settings.shardSize, (shard + 1) * settings.shardSize);
+}
+
+export function shardCount(settings: FanInSettings, child: GraphNode): number {
+  return Math.ceil(child.parents.length / settings.shardSize);
 }
 
 export function dispatchMode(tasks: TaskRegistry, node: GraphNode): DispatchMode {

@@ -12,6 +12,7 @@ import {
   silentLogger,
 } from "./context.js";
 import { DeadLetters, type RedriveResult } from "./dead-letters.js";
+import { DEFAULT_FAN_IN, type FanInSettings } from "./dispatch-mode.js";
 import { Executions } from "./executions.js";
 import { Propagation } from "./propagation.js";
 import { type ExecutionListItem, type HistoryPage, listExecutions, listHistory } from "./queries.js";
@@ -30,6 +31,12 @@ export interface EngineOptions {
    * sends the next (default 16; 0 sends every one). Only when the delivery gives a deadline.
    */
   maxContinuations?: number;
+  /**
+   * Fan-in widths (dispatch-mode.ts): up to `readMaxParents` parents (default 4) a fan-in is
+   * decided by reading them; wider `all` fan-ins record arrivals in shards of `shardSize`
+   * (default 100). Simulations vary these so that small DAGs exercise every way.
+   */
+  fanIn?: Partial<FanInSettings>;
   logger?: EngineLogger;
 }
 
@@ -53,6 +60,7 @@ export class Engine {
       leaseMs: (options.leaseSeconds ?? 60) * 1000,
       sweep: { ...DEFAULT_SWEEP, ...options.sweep },
       maxContinuations: options.maxContinuations ?? 16,
+      fanIn: { ...DEFAULT_FAN_IN, ...options.fanIn },
       logger: options.logger ?? silentLogger,
     };
     this.propagation = new Propagation(this.ctx);

@@ -8,18 +8,24 @@
  *   the other parents with strongly consistent reads, so whichever parent finishes last sees every
  *   other one finished — someone always decides, and nothing is written per edge. The queue write
  *   records the dependencies seen completed (the child's inputs).
- * - "arrivals" (wide fan-ins): each parent's outcome is added once to a set on the child, under a
+ * - "arrivals" (wider fan-ins): each parent's outcome is added once to a set on the child, under a
  *   condition that refuses a repeat; the write that leaves the set complete is followed by the queue
  *   write (or is it, when one completion suffices).
+ * - "sharded" (`all` fan-ins wider than a shard): each completed parent is added once to its shard;
+ *   the parent whose write fills a shard reads the other shards (written before read, as above, so
+ *   the last to fill one sees them all full) and decides. A failed parent cancels the child at once.
  *
  * Direct children (one parent, not deferred or inline) are not decided here: their message is their
  * dispatch, except that a failed parent cancels them through `afterParent(…, "bad")`.
+ *
+ * The sweeper decides from the parents' records, whatever the source (`settle`, `decisionDue`).
  */
 import { evaluateFanIn, requiredCompletions, tallyParents } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { type ExecutionRecord, type NodeRecord, type NodeStatus, pendingNode } from "../domain/records.js";
+import type { ArrivalShard } from "../ports.js";
 import type { EngineContext } from "./context.js";
-import { fanInSource } from "./dispatch-mode.js";
+import { fanInSource, shardCount, shardOf, shardParents } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent } from "./lifecycle.js";
 
 export interface ChildDecision {
@@ -57,9 +63,14 @@ export class FanInGate {
     outcome: "ok" | "bad",
     recovery: boolean,
   ): Promise<ChildDecision> {
-    return fanInSource(child) === "read"
-      ? this.byReading(execution, graph, child, parentIndex, outcome, recovery)
-      : this.byArrival(execution, child, parentIndex, outcome, recovery);
+    switch (fanInSource(this.ctx.fanIn, child)) {
+      case "read":
+        return this.byReading(execution, graph, child, parentIndex, outcome, recovery);
+      case "arrivals":
+        return this.byArrival(execution, child, parentIndex, outcome, recovery);
+      case "sharded":
+        return this.byShards(execution, child, parentIndex, outcome, recovery);
+    }
   }
 
   /**
@@ -86,7 +97,7 @@ export class FanInGate {
     statusOf: StatusOf,
   ): boolean {
     if (record && record.status !== "PENDING") return false;
-    if (fanInSource(child) === "arrivals") return !record?.okDeps.includes(parentIndex);
+    if (fanInSource(this.ctx.fanIn, child) === "arrivals") return !record?.okDeps.includes(parentIndex);
     const { ok, bad } = this.tally(graph, child, record, statusOf);
     return evaluateFanIn(child.fanIn, child.parents.length, ok.length, bad.length) !== "waiting";
   }
@@ -97,7 +108,8 @@ export class FanInGate {
     record: NodeRecord | undefined,
     statusOf: StatusOf,
   ): { ok: readonly number[]; bad: readonly number[] } {
-    if (fanInSource(child) === "arrivals") return { ok: record?.okDeps ?? [], bad: record?.badDeps ?? [] };
+    if (fanInSource(this.ctx.fanIn, child) === "arrivals")
+      return { ok: record?.okDeps ?? [], bad: record?.badDeps ?? [] };
     return tallyParents(child.parents, (p) => statusOf(graph.nodes[p]!.id));
   }
 
@@ -160,6 +172,48 @@ export class FanInGate {
     return this.alreadyDecided(child, record, outcome, recovery);
   }
 
+  private async byShards(
+    execution: ExecutionRecord,
+    child: GraphNode,
+    parentIndex: number,
+    outcome: "ok" | "bad",
+    recovery: boolean,
+  ): Promise<ChildDecision> {
+    const { executionId } = execution;
+    if (outcome === "bad") {
+      // One failed parent: an `all` fan-in can no longer be met.
+      await this.hooks.cancel(executionId, child.id, "fan-in can no longer be met");
+      return {};
+    }
+    if (recovery) {
+      // The earlier run may have decided already and been cut short before sending.
+      const current = await this.ctx.store.getNode(executionId, child.id);
+      if (current && current.status !== "PENDING") return this.alreadyDecided(child, current, outcome, true);
+    }
+    const settings = this.ctx.fanIn;
+    const shard = shardOf(settings, child, parentIndex);
+    const { shard: mine } = await this.ctx.store.recordShardArrival({
+      executionId,
+      childId: child.id,
+      shard,
+      parentIndex,
+      now: this.ctx.clock.now(),
+    });
+    // Also on a repeat: a parent that filled its shard may have been cut short before reading.
+    const full = (s: ArrivalShard | undefined, index: number) =>
+      (s?.okDeps.length ?? 0) >= shardParents(settings, child, index).length;
+    if (!full(mine, shard)) return {};
+    const others = Array.from({ length: shardCount(settings, child) }, (_, i) => i).filter(
+      (i) => i !== shard,
+    );
+    const stored = new Map(
+      (await this.ctx.store.getArrivalShards(executionId, child.id, others)).map((s) => [s.shard, s]),
+    );
+    if (!others.every((i) => full(stored.get(i), i))) return {};
+    const queued = await this.decide(execution, child, { ok: child.parents, bad: [] }, "ok");
+    return queued ? { ready: queued } : {};
+  }
+
   private alreadyDecided(
     child: GraphNode,
     record: NodeRecord,
@@ -195,7 +249,8 @@ export class FanInGate {
         status: "QUEUED",
         attempt: 1,
         queuedAt: now,
-        ...(fanInSource(child) === "read" ? { okDeps: tally.ok } : {}),
+        // A fan-in that records arrivals on the child has its okDeps there already.
+        ...(fanInSource(this.ctx.fanIn, child) !== "arrivals" ? { okDeps: tally.ok } : {}),
         ...(notBefore !== undefined ? { notBefore } : {}),
       },
       nodeEvent(HISTORY.nodeQueued, now, child.id, 1),

@@ -989,6 +989,45 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         });
       });
 
+      it("records a parent in an arrival shard once, apart from the child and from other shards", async () => {
+        const id = randomUUID();
+        const shard = (parentIndex: number, index = 0) =>
+          store.recordShardArrival({ executionId: id, childId: "join", shard: index, parentIndex, now: 100 });
+        expect(await store.getArrivalShards(id, "join", [0, 1])).toEqual([]);
+        expect(await shard(7)).toEqual({ recorded: true, shard: { shard: 0, okDeps: [7] } });
+        expect(await shard(3)).toEqual({ recorded: true, shard: { shard: 0, okDeps: [3, 7] } });
+        // A repeat is not recorded and shows the shard as it is.
+        expect(await shard(7)).toEqual({ recorded: false, shard: { shard: 0, okDeps: [3, 7] } });
+        expect(await shard(12, 1)).toEqual({ recorded: true, shard: { shard: 1, okDeps: [12] } });
+        expect(await store.getArrivalShards(id, "join", [1, 0, 2, 1])).toEqual([
+          { shard: 0, okDeps: [3, 7] },
+          { shard: 1, okDeps: [12] },
+        ]);
+        // Shards are not nodes: the child stays untouched, and listings do not show them.
+        expect(await store.getNode(id, "join")).toBeUndefined();
+        expect(await store.listNodes(id)).toEqual([]);
+        expect(await store.listHistory(id)).toEqual([]);
+        expect(await store.getArrivalShards(id, "other", [0])).toEqual([]);
+      });
+
+      it("records 20 concurrent arrivals in one shard exactly once each, and duplicates once", async () => {
+        const id = randomUUID();
+        const results = await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            store.recordShardArrival({
+              executionId: id,
+              childId: "join",
+              shard: 0,
+              parentIndex: i % 20,
+              now: 1,
+            }),
+          ),
+        );
+        expect(results.filter((r) => r.recorded)).toHaveLength(20);
+        const [stored] = await store.getArrivalShards(id, "join", [0]);
+        expect(stored?.okDeps).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      });
+
       it("records 20 concurrent duplicate arrivals of one parent exactly once", async () => {
         const id = randomUUID();
         const results = await Promise.all(

@@ -53,11 +53,16 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
     }
   });
 
-  // 4 parents: decided by reading them (every completer reads the others); 50: by arrivals.
-  it.each([4, 50])(
-    "%i parents of one `all` node completing at once, each delivered twice, start the child exactly once",
-    async (width) => {
-      const backend = await createBackend(kind);
+  // 4 parents: decided by reading them (every completer reads the others); 50: by arrivals on the
+  // child; 60 in shards of 16: by sharded arrivals (the default shard holds 100).
+  it.each([
+    [4, "default"],
+    [50, "default"],
+    [60, 16],
+  ] as const)(
+    "%i parents of one `all` node completing at once, each delivered twice, start the child exactly once (shards of %s)",
+    async (width, shardSize) => {
+      const backend = await createBackend(kind, shardSize === "default" ? {} : { fanIn: { shardSize } });
       try {
         const { engine, store, consumer } = backend;
         const parents = Array.from({ length: width }, (_, i) => ({
@@ -86,6 +91,12 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
         expect(countEvents(history, HISTORY.nodeCompleted, "join")).toBe(1);
         const join = await store.getNode(executionId, "join");
         expect(join?.okDeps).toHaveLength(width);
+        if (shardSize !== "default") {
+          // Every parent recorded once, in its shard (by position in the join's dependsOn).
+          const shards = await store.getArrivalShards(executionId, "join", [0, 1, 2, 3, 4]);
+          expect(shards.map((s) => s.okDeps.length)).toEqual([16, 16, 16, 12]);
+          expect(shards.flatMap((s) => s.okDeps).sort((a, b) => a - b)).toEqual(join?.okDeps);
+        }
         const view = await engine.describeExecution(executionId);
         expect(Object.keys((view.output?.join ?? {}) as object)).toHaveLength(width);
         expect(backend.events.filter((e) => e.detailType === "Execution Succeeded")).toHaveLength(1);
@@ -95,11 +106,16 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
     },
   );
 
-  // Two parents: the child is decided by reading them; six: by recorded arrivals (dispatch-mode.ts).
-  it.each([2, 6])(
-    "a parent's completion processed twice after a crash before deciding its child still dispatches the child once (%i parents)",
-    async (width) => {
-      const backend = await createBackend(kind);
+  // Two parents: the child is decided by reading them; six: by recorded arrivals; six in shards
+  // of two: by sharded arrivals (dispatch-mode.ts).
+  it.each([
+    [2, "default"],
+    [6, "default"],
+    [6, 2],
+  ] as const)(
+    "a parent's completion processed twice after a crash before deciding its child still dispatches the child once (%i parents, shards of %s)",
+    async (width, shardSize) => {
+      const backend = await createBackend(kind, shardSize === "default" ? {} : { fanIn: { shardSize } });
       try {
         const { engine, store, consumer } = backend;
         const others = Array.from({ length: width - 1 }, (_, i) => `b${i}`);

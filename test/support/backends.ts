@@ -51,6 +51,7 @@ export interface BackendOptions {
   wrapStore?: (store: Store) => Store;
   /** Receives before SQS moves a message to the dead-letter queue. */
   maxReceiveCount?: number;
+  fanIn?: EngineOptions["fanIn"];
 }
 
 class RecordingPublisher implements EventPublisher {
@@ -69,6 +70,7 @@ export async function createBackend(kind: BackendKind, options: BackendOptions =
   const engineOptions: EngineOptions = {
     ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
     ...(options.sweep === undefined ? {} : { sweep: options.sweep }),
+    ...(options.fanIn === undefined ? {} : { fanIn: options.fanIn }),
   };
   const wrap = options.wrapStore ?? ((store: Store) => store);
   const maxReceiveCount = options.maxReceiveCount ?? 5;

@@ -14,6 +14,8 @@
  * | node                  | `EX#<id>`         | `N#<nodeId>`             | the NodeRecord fields (executionId and nodeId are |
  * |                       |                   |                          | read back from the keys), okDeps/badDeps as       |
  * |                       |                   |                          | Number Sets, history (list)                       |
+ * | arrival shard of a    | `EX#<id>`         | `A#<childId>#<shard, 4   | okDeps (Number Set), expiresAt with a retention   |
+ * | wide `all` fan-in     |                   | digits>`                 |                                                   |
  * | idempotency key       | `IDEM#<key>`      | `IDEM`                   | executionId, createdAt                            |
  * | named lease           | `LEASE#<name>`    | `LEASE`                  | owner, expiresAt (epoch ms, see below)            |
  * | dead letter           | `DLQ`             | `<record id>`            | the DeadLetterRecord fields but id (read back     |
@@ -86,6 +88,7 @@ export interface Key {
 export const WORKFLOW_PREFIX = "WF#";
 export const EXECUTION_PREFIX = "EX#";
 export const NODE_PREFIX = "N#";
+export const ARRIVAL_SHARD_PREFIX = "A#";
 export const IDEM_PREFIX = "IDEM#";
 export const LEASE_PREFIX = "LEASE#";
 export const DEAD_LETTER_PK = "DLQ";
@@ -117,6 +120,15 @@ export function nodeKey(executionId: string, nodeId: string): Key {
 
 export function idempotencyKey(key: string): Key {
   return { pk: `${IDEM_PREFIX}${key}`, sk: "IDEM" };
+}
+
+/** An arrival shard of a wide `all` fan-in: in the execution's partition, outside the `N#` nodes. */
+export function arrivalShardKey(executionId: string, childId: string, shard: number): Key {
+  return { pk: executionPk(executionId), sk: `${ARRIVAL_SHARD_PREFIX}${childId}#${pad(shard, 4)}` };
+}
+
+export function shardFromSk(sk: string): number {
+  return Number(sk.slice(sk.lastIndexOf("#") + 1));
 }
 
 export function leaseKey(name: string): Key {

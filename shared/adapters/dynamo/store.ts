@@ -40,6 +40,7 @@ import {
 import type {
   ArrivalRequest,
   ArrivalResult,
+  ArrivalShard,
   ExecutionGuard,
   ExecutionPatch,
   ExecutionQuery,
@@ -47,6 +48,7 @@ import type {
   NodePatch,
   Outcome,
   Page,
+  ShardArrivalRequest,
   Store,
 } from "../../ports.js";
 import {
@@ -60,12 +62,14 @@ import {
   type Item,
   nodeFromItem,
   sortHistory,
+  toNumberArray,
   workflowVersionFromItem,
   workflowVersionToItem,
 } from "./codec.js";
 import {
   ATTR,
   allListingPk,
+  arrivalShardKey,
   DEAD_LETTER_PK,
   DUE_SHARDS,
   deadLetterKey,
@@ -83,6 +87,7 @@ import {
   leaseKey,
   NODE_PREFIX,
   nodeKey,
+  shardFromSk,
   workflowHashKey,
   workflowHeadKey,
   workflowListingPk,
@@ -682,6 +687,42 @@ export class DynamoStore implements Store {
       recorded: false,
       node: result.current ? nodeFromItem(result.current) : pendingNode(executionId, childId),
     };
+  }
+
+  async recordShardArrival(
+    request: ShardArrivalRequest,
+  ): Promise<{ recorded: boolean; shard: ArrivalShard }> {
+    const e = new Expression();
+    const okDeps = e.name("okDeps");
+    const parent = e.value(request.parentIndex);
+    const sets: string[] = [];
+    const days = this.options.retentionDays;
+    if (days !== undefined) {
+      sets.push(`${e.name(ATTR.ttl)} = ${e.value(Math.ceil(request.now / 1000) + days * 86_400)}`);
+    }
+    const result = await this.conditionalUpdate(
+      arrivalShardKey(request.executionId, request.childId, request.shard),
+      e,
+      `NOT contains(${okDeps}, ${parent})`,
+      updateExpression(sets, [], [`${okDeps} ${e.value(new Set([request.parentIndex]))}`]),
+    );
+    const item = result.ok ? result.item : result.current;
+    return { recorded: result.ok, shard: { shard: request.shard, okDeps: toNumberArray(item?.okDeps) } };
+  }
+
+  async getArrivalShards(
+    executionId: string,
+    childId: string,
+    shards: readonly number[],
+  ): Promise<ArrivalShard[]> {
+    const unique = [...new Set(shards)];
+    const items = await this.batchGet(
+      unique.map((shard) => arrivalShardKey(executionId, childId, shard)),
+      [ATTR.sk, "okDeps"],
+    );
+    return items
+      .map((item) => ({ shard: shardFromSk(item[ATTR.sk] as string), okDeps: toNumberArray(item.okDeps) }))
+      .sort((a, b) => a.shard - b.shard);
   }
 
   // ── history ───────────────────────────────────────────────────────────────────────────────────

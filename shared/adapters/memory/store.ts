@@ -14,6 +14,7 @@ import {
 import type {
   ArrivalRequest,
   ArrivalResult,
+  ArrivalShard,
   ExecutionGuard,
   ExecutionPatch,
   ExecutionQuery,
@@ -21,6 +22,7 @@ import type {
   NodePatch,
   Outcome,
   Page,
+  ShardArrivalRequest,
   Store,
 } from "../../ports.js";
 import { applyNodePatch, nodeConditionHolds } from "./node-conditions.js";
@@ -44,6 +46,8 @@ export class MemoryStore implements Store {
   private readonly idempotency = new Map<string, string>();
   private readonly nodes = new Map<string, Map<string, StoredNode>>();
   private readonly leases = new Map<string, { owner: string; expiresAt: number }>();
+  /** Arrival shards of wide fan-ins by "execution/child/shard": the recorded parents, sorted. */
+  private readonly shards = new Map<string, number[]>();
   private readonly deadLetters = new Map<string, DeadLetterRecord>();
 
   async getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined> {
@@ -219,6 +223,30 @@ export class MemoryStore implements Store {
     }
     this.saveNode(next, stored, queue ? request.event : undefined);
     return { recorded: true, node: copy(next) };
+  }
+
+  async recordShardArrival(
+    request: ShardArrivalRequest,
+  ): Promise<{ recorded: boolean; shard: ArrivalShard }> {
+    const key = `${request.executionId}/${request.childId}/${request.shard}`;
+    const okDeps = this.shards.get(key) ?? [];
+    const recorded = !okDeps.includes(request.parentIndex);
+    const next = recorded ? [...okDeps, request.parentIndex].sort((a, b) => a - b) : okDeps;
+    this.shards.set(key, next);
+    return { recorded, shard: { shard: request.shard, okDeps: [...next] } };
+  }
+
+  async getArrivalShards(
+    executionId: string,
+    childId: string,
+    shards: readonly number[],
+  ): Promise<ArrivalShard[]> {
+    return [...new Set(shards)]
+      .sort((a, b) => a - b)
+      .flatMap((shard) => {
+        const okDeps = this.shards.get(`${executionId}/${childId}/${shard}`);
+        return okDeps ? [{ shard, okDeps: [...okDeps] }] : [];
+      });
   }
 
   async listHistory(executionId: string): Promise<HistoryEvent[]> {
