@@ -9,6 +9,7 @@
  *   can find a wait too long for an SQS delay.
  * - "inline": run inside the engine (e.g. `merge`), never sent.
  */
+import { requiredCompletions } from "../domain/fan-in.js";
 import type { GraphNode } from "../domain/graph.js";
 import type { NodeStatus } from "../domain/records.js";
 import type { NodeCondition } from "../ports.js";
@@ -18,8 +19,10 @@ export type DispatchMode = "direct" | "fanIn" | "deferred" | "inline";
 
 /**
  * How a node that is not direct learns that its dependencies are done (shared/engine/fan-in.ts):
- * - "read": up to `readMaxParents` parents. A finishing parent, its own write durable, reads the
- *   child and its other parents (strongly consistent) and decides; nothing is written per edge.
+ * - "read": up to `readMaxParents` parents, or any width when one completion suffices (any,
+ *   count:1). A finishing parent, its own write durable, reads the child and its other parents
+ *   (strongly consistent; only the child when its own completion decides) and decides; nothing is
+ *   written per edge.
  *   Reads cost a fifth of a write, so this is cheaper while k parents × k reads stays below
  *   k writes × 5 (with small outputs: a read costs a unit per 4 KB of the parent's record).
  * - "arrivals": wider fan-ins. Each parent's outcome is recorded once on the child (a number set
@@ -39,7 +42,13 @@ export interface FanInSettings {
 export const DEFAULT_FAN_IN: FanInSettings = { readMaxParents: 4, shardSize: 100 };
 
 export function fanInSource(settings: FanInSettings, node: GraphNode): FanInSource {
-  if (node.parents.length <= settings.readMaxParents) return "read";
+  // A fan-in met by one completion (any, count:1) reads only itself, whatever its width: the
+  // completing parent decides alone (fan-in.ts).
+  if (
+    node.parents.length <= settings.readMaxParents ||
+    requiredCompletions(node.fanIn, node.parents.length) === 1
+  )
+    return "read";
   return node.fanIn.kind === "all" && node.parents.length > settings.shardSize ? "sharded" : "arrivals";
 }
 

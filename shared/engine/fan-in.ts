@@ -131,8 +131,7 @@ export class FanInGate {
     const readChild = recovery || !all;
     // The others matter only when this outcome alone does not decide: a completion meets a fan-in
     // needing one (any, count:1), and one failed parent makes `all` unsatisfiable.
-    const readOthers =
-      outcome === "ok" ? requiredCompletions(child.fanIn, child.parents.length) > 1 : !all;
+    const readOthers = outcome === "ok" ? requiredCompletions(child.fanIn, child.parents.length) > 1 : !all;
     const ids = [...(readChild ? [child.id] : []), ...(readOthers ? others : [])];
     const read = ids.length > 0 ? await this.ctx.store.getNodes(executionId, ids) : [];
     const byId = new Map(read.map((r) => [r.nodeId, r]));

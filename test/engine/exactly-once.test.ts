@@ -5,10 +5,63 @@
  */
 import { describe, expect, it } from "vitest";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
+import type { Store } from "../../shared/ports.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 
 describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => {
+  it("a wide `any` fan-in is decided by its first completion: the others, all delivered twice at once, write nothing to it", async () => {
+    const writesToJoin: string[] = [];
+    const backend = await createBackend(kind, {
+      wrapStore: (store: Store) =>
+        new Proxy(store, {
+          get(target, property, receiver) {
+            const value = Reflect.get(target, property, receiver);
+            if (typeof value !== "function") return value;
+            return (...args: unknown[]) => {
+              const first = args[0];
+              const touchesJoin =
+                (property === "transitionNode" && args[1] === "join") ||
+                (property === "recordArrival" && (first as { childId?: string }).childId === "join");
+              if (touchesJoin) writesToJoin.push(String(property));
+              return value.apply(target, args);
+            };
+          },
+        }),
+    });
+    try {
+      const { engine, store, consumer } = backend;
+      const parents = Array.from({ length: 12 }, (_, i) => ({
+        id: `p${i}`,
+        type: "pass",
+        params: { value: i },
+      }));
+      await engine.registerWorkflow({
+        name: "wide-any",
+        nodes: [...parents, { id: "join", type: "merge", dependsOn: parents.map((p) => p.id), fanIn: "any" }],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "wide-any" });
+      const messages = await receiveAll(consumer, 12);
+      await Promise.all(
+        messages.flatMap((m) => [engine.handleTask(taskOf(m)), engine.handleTask(taskOf(m))]),
+      );
+      await consumer.delete(messages.map((m) => m.receiptHandle));
+
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeQueued, "join")).toBe(1);
+      expect(countEvents(history, HISTORY.nodeCompleted, "join")).toBe(1);
+      const join = await store.getNode(executionId, "join");
+      // It saw the one completion that decided it.
+      expect(join?.okDeps).toHaveLength(1);
+      expect(Object.keys((await engine.describeExecution(executionId)).output?.join as object)).toHaveLength(
+        1,
+      );
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
   it("a task message delivered twice yields one completion and one dispatch of each child", async () => {
     const backend = await createBackend(kind);
     try {
