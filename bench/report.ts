@@ -11,8 +11,12 @@ export interface ResultRow extends WorkloadRun {
 export interface Target {
   name: string;
   limit: string;
+  /** The worst workload's figure. */
   worst: number;
+  /** Over every node of every workload together (workloads weighted by their node counts). */
+  overall: number;
   met: boolean;
+  metOverall: boolean;
   measuredOn: string;
 }
 
@@ -45,26 +49,56 @@ export function toRow(run: WorkloadRun): ResultRow {
 export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCpuResult[]): Target[] {
   const measured = rows.some((r) => r.backend === "moto") ? rows.filter((r) => r.backend === "moto") : rows;
   const on = measured[0]?.backend ?? "none";
-  const worst = (f: (r: ResultRow) => number) => Math.max(0, ...measured.map(f));
-  const wcu = worst((r) => r.perNode.ddbWriteUnits);
-  const sqs = worst((r) => r.perNode.sqsBilledRequests);
-  const dollars = worst((r) => r.cost.total);
-  const cpu = Math.max(0, ...engineCpu.map((e) => e.cpuMsPerNode));
+  const nodes = measured.reduce((sum, r) => sum + r.totalNodes, 0);
+  const figure = (
+    name: string,
+    limit: number,
+    inclusive: boolean,
+    f: (r: ResultRow) => number,
+    measuredOn = on,
+  ): Target => {
+    const worst = Math.max(0, ...measured.map(f));
+    const overall = nodes === 0 ? 0 : measured.reduce((sum, r) => sum + f(r) * r.totalNodes, 0) / nodes;
+    const within = (x: number) => (inclusive ? x <= limit : x < limit);
+    return {
+      name,
+      limit: `${inclusive ? "≤" : "<"} ${limit}`,
+      worst,
+      overall,
+      met: within(worst),
+      metOverall: within(overall),
+      measuredOn,
+    };
+  };
+  const cpus = engineCpu.map((e) => e.cpuMsPerNode);
+  const cpuNodes = engineCpu.reduce((sum, e) => sum + e.nodes, 0);
+  const cpuOverall = cpuNodes === 0 ? 0 : engineCpu.reduce((sum, e) => sum + e.cpuMs, 0) / cpuNodes;
+  const cpuWorst = Math.max(0, ...cpus);
   return [
-    { name: "DynamoDB write units per node", limit: "≤ 3", worst: wcu, met: wcu <= 3, measuredOn: on },
-    { name: "SQS requests per node", limit: "≤ 3", worst: sqs, met: sqs <= 3, measuredOn: on },
-    {
-      name: "modeled cost per million nodes ($)",
-      limit: "< 3",
-      worst: dollars,
-      met: dollars < 3,
-      measuredOn: on,
-    },
+    figure("DynamoDB write units per node", 3, true, (r) => r.perNode.ddbWriteUnits),
+    figure("SQS requests per node", 3, true, (r) => r.perNode.sqsBilledRequests),
+    // The target's model of AWS: Lambda billed for the engine's AWS calls at in-region latency.
+    figure(
+      "modeled cost per million nodes ($), Lambda at 6 ms per AWS call",
+      3,
+      false,
+      (r) => r.cost.totalAtAwsLatency,
+    ),
+    // For reference: Lambda billed for the duration measured here, against an emulator hundreds of
+    // times slower than DynamoDB (not a model of AWS).
+    figure(
+      "modeled cost per million nodes ($), Lambda as measured against the emulator",
+      3,
+      false,
+      (r) => r.cost.total,
+    ),
     {
       name: "engine CPU per node (ms)",
       limit: "< 1",
-      worst: cpu,
-      met: cpu < 1,
+      worst: cpuWorst,
+      overall: cpuOverall,
+      met: cpuWorst < 1,
+      metOverall: cpuOverall < 1,
       measuredOn: "engine on memory ports",
     },
   ];
@@ -228,12 +262,20 @@ export function renderMarkdown(report: BenchReport): string {
     ),
   );
   out.push("");
-  out.push("## Targets (per node, on average; worst workload)");
+  out.push("## Targets (per node, on average: for the worst workload, and over all nodes of all workloads)");
   out.push("");
   out.push(
     table(
-      ["target", "limit", "worst", "met", "measured on"],
-      report.targets.map((t) => [t.name, t.limit, f(t.worst, 3), t.met ? "yes" : "**no**", t.measuredOn]),
+      ["target", "limit", "worst workload", "met", "all nodes", "met", "measured on"],
+      report.targets.map((t) => [
+        t.name,
+        t.limit,
+        f(t.worst, 3),
+        t.met ? "yes" : "**no**",
+        f(t.overall, 3),
+        t.metOverall ? "yes" : "**no**",
+        t.measuredOn,
+      ]),
     ),
   );
   out.push("");

@@ -76,7 +76,17 @@ describe("bench --quick on the memory backend", () => {
     }
 
     for (const e of report.engineCpu) expect(e.cpuMsPerNode).toBeGreaterThan(0);
-    expect(report.targets.map((t) => t.name)).toHaveLength(4);
+    expect(report.targets.map((t) => t.name)).toHaveLength(5);
+    // "All nodes" is the node-weighted mean of the workloads: between the best and the worst.
+    const wcu = report.targets[0]!;
+    const perWorkload = report.results.map((r) => r.perNode.ddbWriteUnits);
+    expect(wcu.worst).toBeCloseTo(Math.max(...perWorkload));
+    expect(wcu.overall).toBeLessThanOrEqual(wcu.worst + 1e-9);
+    expect(wcu.overall).toBeGreaterThanOrEqual(Math.min(...perWorkload) - 1e-9);
+    const nodes = report.results.reduce((sum, r) => sum + r.totalNodes, 0);
+    expect(wcu.overall).toBeCloseTo(
+      report.results.reduce((sum, r) => sum + r.perNode.ddbWriteUnits * r.totalNodes, 0) / nodes,
+    );
     const markdown = renderMarkdown(report);
     expect(markdown).toContain("| chain | memory |");
     expect(markdown).toContain("Step Functions Standard");
