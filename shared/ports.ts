@@ -98,17 +98,18 @@ export interface ArrivalResult {
   node: NodeRecord;
 }
 
-/** A completed parent of a wide `all` fan-in, for its arrival shard (dispatch-mode.ts). */
+/** Completed parents of an `all` fan-in, for one of its arrival shards (dispatch-mode.ts). */
 export interface ShardArrivalRequest {
   executionId: string;
   childId: string;
   shard: number;
-  parentIndex: number;
+  /** Several parents at once: a worker invocation gathers concurrent arrivals (arrival-batcher.ts). */
+  parentIndexes: readonly number[];
   /** With a retention configured, a shard expires that long after its last write. */
   now: number;
 }
 
-/** One arrival shard of a wide `all` fan-in: the completed parents (node indexes) recorded there. */
+/** One arrival shard of an `all` fan-in: the completed parents (node indexes) recorded there. */
 export interface ArrivalShard {
   shard: number;
   okDeps: number[];
@@ -180,10 +181,10 @@ export interface Store {
   recordArrival(request: ArrivalRequest): Promise<ArrivalResult>;
 
   /**
-   * Adds a completed parent to one arrival shard of a wide `all` fan-in, once (a repeat is not
-   * recorded); returns the shard after the write, or as found.
+   * Adds completed parents to one arrival shard of an `all` fan-in in one write. A set: a parent
+   * already there stays once. Returns the parents this write added and the shard after it.
    */
-  recordShardArrival(request: ShardArrivalRequest): Promise<{ recorded: boolean; shard: ArrivalShard }>;
+  recordShardArrival(request: ShardArrivalRequest): Promise<{ recorded: number[]; shard: ArrivalShard }>;
   /** The stored shards among `shards` of a child, in shard order (strongly consistent; missing ones are left out). */
   getArrivalShards(executionId: string, childId: string, shards: readonly number[]): Promise<ArrivalShard[]>;
 

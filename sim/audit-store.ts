@@ -212,15 +212,15 @@ export class AuditStore implements Store {
 
   async recordShardArrival(
     request: ShardArrivalRequest,
-  ): Promise<{ recorded: boolean; shard: ArrivalShard }> {
+  ): Promise<{ recorded: number[]; shard: ArrivalShard }> {
     const result = await this.inner.recordShardArrival(request);
-    if (result.recorded) {
+    for (const parentIndex of result.recorded) {
       this.shardWrites.push({
         seq: ++this.seq,
         executionId: request.executionId,
         childId: request.childId,
         shard: request.shard,
-        parentIndex: request.parentIndex,
+        parentIndex,
       });
     }
     return result;

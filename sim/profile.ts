@@ -43,6 +43,8 @@ export interface Profile {
    * a fan-in is decided (read, arrivals, sharded arrivals) and not only the defaults.
    */
   fanIn: { readMaxParents: number; shardSize: number };
+  /** Messages a worker invocation takes at once (Lambda's SQS batch). */
+  batchSize: number;
 }
 
 export function drawProfile(rng: Rng, fanInRng: Rng): Profile {
@@ -50,10 +52,10 @@ export function drawProfile(rng: Rng, fanInRng: Rng): Profile {
     readMaxParents: fanInRng.pick([0, 1, 2, 4, 4]),
     shardSize: fanInRng.pick([1, 2, 3, 100]),
   };
-  return { ...drawFaults(rng), fanIn };
+  return { ...drawFaults(rng), fanIn, batchSize: fanInRng.pick([1, 1, 2, 3]) };
 }
 
-function drawFaults(rng: Rng): Omit<Profile, "fanIn"> {
+function drawFaults(rng: Rng): Omit<Profile, "fanIn" | "batchSize"> {
   const level = rng.pick([0, 1, 1, 2, 2, 3]); // 0 = calm
   const rate = (low: number, high: number) => (level === 0 ? 0 : rng.pick([0, low, high, high * level]));
   const leaseSeconds = rng.pick([5, 10, 30]);
@@ -74,7 +76,7 @@ function draw(
   rng: Rng,
   rate: (low: number, high: number) => number,
   leaseSeconds: number,
-): Omit<Profile, "fanIn"> {
+): Omit<Profile, "fanIn" | "batchSize"> {
   return {
     executions: rng.int(1, 4),
     workflows: rng.int(1, 2),

@@ -241,31 +241,48 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   };
 
   const receive = (from: SimQueue, message: SimMessage, kind: "worker" | "dlq") => {
-    const received = from.receive(message.id);
-    if (received === "deadLettered") {
-      trace.add(`@${scheduler.now} ${message.id} moved to the DLQ after ${message.receiveCount} receives`);
-      return;
-    }
-    if (!received) return;
-    const { body, receiveCount } = received.message;
-    const engine = anyEngine();
-    const label = `${message.id} ${body.executionId}/${body.nodeId}#${body.attempt} rc${receiveCount}`;
-    scheduler.spawn(kind, label, async () => {
-      try {
-        // Half the worlds give invocations a deadline (as Lambda does), which lets the engine run
-        // a ready child in the same invocation (continuation); the others send every child.
-        if (kind === "worker") {
-          const deadline = continuation ? { deadline: clock.now() + INVOCATION_MS } : {};
-          await engine.handleTask(body, { receiveCount, ...deadline });
-        } else {
-          counters.deadLetterRuns++;
-          await engine.recordDeadLetter(body, { messageId: message.id, receiveCount });
-        }
-      } catch {
-        counters.workerErrors++;
-        return; // not deleted: it comes back after the visibility timeout
+    // A worker invocation takes a batch, as Lambda's SQS event source does: this message and up to
+    // batchSize - 1 more that are visible now. They run at once in one process, sharing the
+    // invocation's arrival batcher; a crash kills the whole invocation, as in Lambda.
+    const batch =
+      kind === "worker" ? [message, ...from.visible().filter((m) => m.id !== message.id)] : [message];
+    const received = batch.slice(0, kind === "worker" ? profile.batchSize : 1).flatMap((m) => {
+      const r = from.receive(m.id);
+      if (r === "deadLettered") {
+        trace.add(`@${scheduler.now} ${m.id} moved to the DLQ after ${m.receiveCount} receives`);
+        return [];
       }
-      await sqs.deleteMessage(from, received.receipt);
+      return r ? [r] : [];
+    });
+    if (received.length === 0) return;
+    const engine = anyEngine();
+    const label = received
+      .map(
+        ({ message: m }) =>
+          `${m.id} ${m.body.executionId}/${m.body.nodeId}#${m.body.attempt} rc${m.receiveCount}`,
+      )
+      .join(" + ");
+    scheduler.spawn(kind, label, async () => {
+      // Half the worlds give invocations a deadline (as Lambda does), which lets the engine run
+      // a ready child in the same invocation (continuation); the others send every child.
+      const deadline = continuation ? { deadline: clock.now() + INVOCATION_MS } : {};
+      const arrivals = engine.arrivalBatcher();
+      await Promise.all(
+        received.map(async ({ message: m, receipt }) => {
+          try {
+            if (kind === "worker") {
+              await engine.handleTask(m.body, { receiveCount: m.receiveCount, ...deadline, arrivals });
+            } else {
+              counters.deadLetterRuns++;
+              await engine.recordDeadLetter(m.body, { messageId: m.id, receiveCount: m.receiveCount });
+            }
+          } catch {
+            counters.workerErrors++;
+            return; // not deleted: it comes back after the visibility timeout
+          }
+          await sqs.deleteMessage(from, receipt);
+        }),
+      );
     });
   };
 

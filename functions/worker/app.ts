@@ -5,6 +5,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { ArrivalBatcher } from "../../shared/engine/arrival-batcher.js";
 import type { Engine } from "../../shared/engine/engine.js";
 import type { TaskMessage } from "../../shared/ports.js";
 import { parseTaskMessage, receiveCountOf } from "../common/task-message.js";
@@ -21,13 +22,18 @@ export interface WorkerHandlerOptions {
 export function createWorkerHandler(engine: Engine, options: WorkerHandlerOptions = {}): WorkerHandler {
   const logger = options.logger ?? new Logger({ serviceName: "weft-worker" });
 
-  const processRecord = async (record: SQSRecord, deadline?: number): Promise<void> => {
+  const processRecord = async (
+    record: SQSRecord,
+    invocation: { deadline?: number; arrivals: ArrivalBatcher },
+  ): Promise<void> => {
     const sentAt = Number(record.attributes.SentTimestamp);
+    const { deadline, arrivals } = invocation;
     const delivery = {
       receiveCount: receiveCountOf(record),
       ...(Number.isFinite(sentAt) ? { sentAt } : {}),
       // Lets the engine run a ready child in this same invocation while it fits before the timeout.
       ...(deadline === undefined ? {} : { deadline }),
+      arrivals,
     };
     let message: TaskMessage;
     try {
@@ -67,11 +73,18 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
     // A safety margin before the Lambda timeout for the last writes and the batch response.
     const deadline =
       context === undefined ? undefined : Date.now() + context.getRemainingTimeInMillis() - 5_000;
-    return processPartialResponse(event, (record: SQSRecord) => processRecord(record, deadline), processor, {
-      ...(context === undefined ? {} : { context }),
-      // Report every failed record instead of throwing when all fail: SQS treats both alike, and the
-      // response stays the same shape for the local poller.
-      throwOnFullBatchFailure: false,
-    });
+    // The records of a batch run at once; their arrivals at one wide fan-in share writes.
+    const invocation = { ...(deadline === undefined ? {} : { deadline }), arrivals: engine.arrivalBatcher() };
+    return processPartialResponse(
+      event,
+      (record: SQSRecord) => processRecord(record, invocation),
+      processor,
+      {
+        ...(context === undefined ? {} : { context }),
+        // Report every failed record instead of throwing when all fail: SQS treats both alike, and the
+        // response stays the same shape for the local poller.
+        throwOnFullBatchFailure: false,
+      },
+    );
   };
 }

@@ -22,15 +22,15 @@ export type DispatchMode = "direct" | "fanIn" | "deferred" | "inline";
  * - "read": up to `readMaxParents` parents, or any width when one completion suffices (any,
  *   count:1). A finishing parent, its own write durable, reads the child and its other parents
  *   (strongly consistent; only the child when its own completion decides) and decides; nothing is
- *   written per edge.
- *   Reads cost a fifth of a write, so this is cheaper while k parents × k reads stays below
- *   k writes × 5 (with small outputs: a read costs a unit per 4 KB of the parent's record).
- * - "arrivals": wider fan-ins. Each parent's outcome is recorded once on the child (a number set
- *   written under a condition); reading dozens of parents per completion would be quadratic.
- * - "sharded": `all` fan-ins wider than `shardSize`. The arrivals go to shard items of at most
- *   `shardSize` parents each, so no item grows past one write unit (one set of 1,000 parents
- *   would cost 4 units per arrival) nor takes every write; the parent that fills a shard reads the
- *   other shards, and the one that sees them all full decides.
+ *   written per edge. Reads cost a fifth of a write, so this is cheaper while k parents × k reads
+ *   stays below k writes × 5 (with small outputs: a read costs a unit per 4 KB of the record).
+ * - "sharded": wider `all` fan-ins. Each completed parent is recorded once in an arrival shard of
+ *   at most `shardSize` parents (an item beside the child), so no item grows past one write unit
+ *   (one set of 1,000 parents would cost 4 units per arrival) nor takes every write of a wide
+ *   join; the parent that fills a shard reads the other shards. Arrivals at one shard from the
+ *   messages of one worker invocation share writes (arrival-batcher.ts).
+ * - "arrivals": wider `count:N` fan-ins (N ≥ 2), where failures count too: each parent's outcome
+ *   is recorded once on the child (number sets written under a condition).
  */
 export type FanInSource = "read" | "arrivals" | "sharded";
 
@@ -49,7 +49,7 @@ export function fanInSource(settings: FanInSettings, node: GraphNode): FanInSour
     requiredCompletions(node.fanIn, node.parents.length) === 1
   )
     return "read";
-  return node.fanIn.kind === "all" && node.parents.length > settings.shardSize ? "sharded" : "arrivals";
+  return node.fanIn.kind === "all" ? "sharded" : "arrivals";
 }
 
 /** The arrival shard of a parent: shards hold `shardSize` consecutive parents of the child. */

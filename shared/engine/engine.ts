@@ -2,6 +2,7 @@
 import type { DeadLetterRecord, ExecutionStatus, WorkflowVersionRecord } from "../domain/records.js";
 import type { EnginePorts, Page, TaskMessage } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
+import { ArrivalBatcher } from "./arrival-batcher.js";
 import { cancelExecution } from "./cancellation.js";
 import {
   DEFAULT_SWEEP,
@@ -33,7 +34,7 @@ export interface EngineOptions {
   maxContinuations?: number;
   /**
    * Fan-in widths (dispatch-mode.ts): up to `readMaxParents` parents (default 4) a fan-in is
-   * decided by reading them; wider `all` fan-ins record arrivals in shards of `shardSize`
+   * decided by reading them; wider `all` fan-ins record arrivals in shards of `shardSize` parents
    * (default 100). Simulations vary these so that small DAGs exercise every way.
    */
   fanIn?: Partial<FanInSettings>;
@@ -143,5 +144,13 @@ export class Engine {
 
   async handleTask(message: TaskMessage, delivery: Delivery = {}): Promise<void> {
     await this.runner.handle(message, delivery);
+  }
+
+  /**
+   * A batcher for one worker invocation: pass it in the Delivery of every message of the batch,
+   * and their arrivals at the same wide fan-in share writes (arrival-batcher.ts).
+   */
+  arrivalBatcher(): ArrivalBatcher {
+    return new ArrivalBatcher(this.ctx.store);
   }
 }

@@ -4,16 +4,17 @@
  * cancellation once it can no longer be met. How the finished parents are learned depends on the
  * child's width (dispatch-mode.ts):
  *
- * - "read" (small fan-ins): the parent's own final write is durable before it reads the child and
- *   the other parents with strongly consistent reads, so whichever parent finishes last sees every
- *   other one finished — someone always decides, and nothing is written per edge. The queue write
- *   records the dependencies seen completed (the child's inputs).
- * - "arrivals" (wider fan-ins): each parent's outcome is added once to a set on the child, under a
- *   condition that refuses a repeat; the write that leaves the set complete is followed by the queue
- *   write (or is it, when one completion suffices).
- * - "sharded" (`all` fan-ins wider than a shard): each completed parent is added once to its shard;
- *   the parent whose write fills a shard reads the other shards (written before read, as above, so
- *   the last to fill one sees them all full) and decides. A failed parent cancels the child at once.
+ * - "read" (small fan-ins, and those one completion meets): the parent's own final write is durable
+ *   before it reads the child and the other parents with strongly consistent reads, so whichever
+ *   parent finishes last sees every other one finished — someone always decides, and nothing is
+ *   written per edge. The queue write records the dependencies seen completed (the child's inputs).
+ * - "sharded" (wider `all` fan-ins): each completed parent is added once to its shard (a set, so a
+ *   repeat changes nothing); the parent whose write fills a shard reads the other shards (written
+ *   before read, as above, so the last to fill one sees them all full) and decides. A failed parent
+ *   cancels the child at once.
+ * - "arrivals" (wider `count:N`): each parent's outcome is added once to a set on the child, under
+ *   a condition that refuses a repeat; the write that leaves enough completions is followed by the
+ *   queue write.
  *
  * Direct children (one parent, not deferred or inline) are not decided here: their message is their
  * dispatch, except that a failed parent cancels them through `afterParent(…, "bad")`.
@@ -24,6 +25,7 @@ import { evaluateFanIn, requiredCompletions, tallyParents } from "../domain/fan-
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { type ExecutionRecord, type NodeRecord, type NodeStatus, pendingNode } from "../domain/records.js";
 import type { ArrivalShard } from "../ports.js";
+import type { ArrivalBatcher } from "./arrival-batcher.js";
 import type { EngineContext } from "./context.js";
 import { fanInSource, shardCount, shardOf, shardParents } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent } from "./lifecycle.js";
@@ -62,6 +64,7 @@ export class FanInGate {
     parentIndex: number,
     outcome: "ok" | "bad",
     recovery: boolean,
+    arrivals?: ArrivalBatcher,
   ): Promise<ChildDecision> {
     switch (fanInSource(this.ctx.fanIn, child)) {
       case "read":
@@ -69,7 +72,7 @@ export class FanInGate {
       case "arrivals":
         return this.byArrival(execution, child, parentIndex, outcome, recovery);
       case "sharded":
-        return this.byShards(execution, child, parentIndex, outcome, recovery);
+        return this.byShards(execution, child, parentIndex, outcome, recovery, arrivals);
     }
   }
 
@@ -151,25 +154,20 @@ export class FanInGate {
     outcome: "ok" | "bad",
     recovery: boolean,
   ): Promise<ChildDecision> {
-    const now = this.ctx.clock.now();
-    const readyOnArrival = outcome === "ok" && requiredCompletions(child.fanIn, child.parents.length) === 1;
-    const notBefore = readyOnArrival ? notBeforeOf(this.ctx, child, now) : undefined;
     const arrival = await this.ctx.store.recordArrival({
       executionId: execution.executionId,
       childId: child.id,
       parentIndex,
       outcome,
-      readyOnArrival,
-      now,
-      ...(notBefore !== undefined ? { notBefore } : {}),
-      ...(readyOnArrival ? { event: nodeEvent(HISTORY.nodeQueued, now, child.id, 1) } : {}),
+      // Never ready on one arrival: fan-ins one completion meets are decided by reading.
+      readyOnArrival: false,
+      now: this.ctx.clock.now(),
     });
     const record = arrival.node;
     if (record.status === "PENDING") {
       const queued = await this.decide(execution, child, { ok: record.okDeps, bad: record.badDeps }, outcome);
       return queued ? { ready: queued } : {};
     }
-    if (arrival.recorded && readyOnArrival && record.status === "QUEUED") return { ready: record };
     return this.alreadyDecided(child, record, outcome, recovery);
   }
 
@@ -179,6 +177,7 @@ export class FanInGate {
     parentIndex: number,
     outcome: "ok" | "bad",
     recovery: boolean,
+    arrivals: ArrivalBatcher | undefined,
   ): Promise<ChildDecision> {
     const { executionId } = execution;
     if (outcome === "bad") {
@@ -193,13 +192,16 @@ export class FanInGate {
     }
     const settings = this.ctx.fanIn;
     const shard = shardOf(settings, child, parentIndex);
-    const { shard: mine } = await this.ctx.store.recordShardArrival({
+    const request = {
       executionId,
       childId: child.id,
       shard,
-      parentIndex,
+      parentIndexes: [parentIndex],
       now: this.ctx.clock.now(),
-    });
+    };
+    const mine = arrivals
+      ? await arrivals.record(request)
+      : (await this.ctx.store.recordShardArrival(request)).shard;
     // Also on a repeat: a parent that filled its shard may have been cut short before reading.
     const full = (s: ArrivalShard | undefined, index: number) =>
       (s?.okDeps.length ?? 0) >= shardParents(settings, child, index).length;

@@ -5,6 +5,7 @@
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";
+import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { dispatchMode } from "./dispatch-mode.js";
@@ -29,13 +30,14 @@ export class Propagation {
    * children found QUEUED get their message again and inline children are re-driven, since the
    * earlier run may have crashed before sending; duplicate messages are refused by the claim.
    * With `keepOne`, one ready direct child is not sent but returned, for the caller to run in the
-   * same invocation (and to send, if it decides not to).
+   * same invocation (and to send, if it decides not to). `arrivals` gathers this invocation's
+   * shard arrivals into fewer writes (arrival-batcher.ts).
    */
   async afterCompletion(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
-    options: { recovery: boolean; keepOne?: boolean },
+    options: { recovery: boolean; keepOne?: boolean; arrivals?: ArrivalBatcher },
   ): Promise<GraphNode | undefined> {
     const ready: NodeRecord[] = [];
     const direct: GraphNode[] = [];
@@ -57,6 +59,7 @@ export class Propagation {
         node.index,
         "ok",
         options.recovery,
+        options.arrivals,
       );
       if (decision.ready) ready.push(decision.ready);
       if (decision.reDrive) reDrive.push(child);

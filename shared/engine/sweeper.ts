@@ -131,7 +131,10 @@ export class Sweeper {
             revisitAt(dueAt + graceMs);
           } else if (dueAt + graceMs <= now) {
             resend.push({ message }); // its message was lost (or, far-off, never sent): send it now
-            revisitAt(now + graceMs);
+            // Or it waits in a backlog: look again after as long as it has waited (at least the
+            // grace period, at most the idle interval), so the resends of nodes stuck in a long
+            // backlog thin out instead of adding a duplicate of each to it every sweep.
+            revisitAt(now + Math.min(idleMs, Math.max(graceMs, now - dueAt)));
           } else revisitAt(dueAt + graceMs);
           break;
         }

@@ -8,6 +8,7 @@ import type { ErrorInfo, ExecutionRecord, Lease, NodeRecord } from "../domain/re
 import { backoffDelayMs, classifyError, shouldRetry } from "../domain/retry.js";
 import type { NodeCondition, Outcome, TaskMessage } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
+import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { runAttempt } from "./attempt.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
@@ -23,6 +24,8 @@ export interface Delivery {
   sentAt?: number;
   /** When the invocation must end (epoch ms): continuation runs only while a child fits before it. */
   deadline?: number;
+  /** The invocation's shard-arrival batcher, shared by the messages of one SQS batch. */
+  arrivals?: ArrivalBatcher;
 }
 
 export class TaskRunner {
@@ -185,7 +188,11 @@ export class TaskRunner {
         if (done.ok) {
           await this.publishNode(execution, graph, "Node Completed", node.id, record.attempt);
           const keepOne = this.ctx.maxContinuations > 0 && delivery.deadline !== undefined;
-          return this.propagation.afterCompletion(execution, graph, node, { recovery: false, keepOne });
+          return this.propagation.afterCompletion(execution, graph, node, {
+            recovery: false,
+            keepOne,
+            ...(delivery.arrivals ? { arrivals: delivery.arrivals } : {}),
+          });
         }
         if (isCancelRequested(done.current, lease)) {
           await this.stopCancelled(execution, node, record, lease);

@@ -989,18 +989,25 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         });
       });
 
-      it("records a parent in an arrival shard once, apart from the child and from other shards", async () => {
+      it("records parents in an arrival shard once, several in one write, apart from the child and other shards", async () => {
         const id = randomUUID();
-        const shard = (parentIndex: number, index = 0) =>
-          store.recordShardArrival({ executionId: id, childId: "join", shard: index, parentIndex, now: 100 });
+        const shard = (parentIndexes: number[], index = 0) =>
+          store.recordShardArrival({
+            executionId: id,
+            childId: "join",
+            shard: index,
+            parentIndexes,
+            now: 100,
+          });
         expect(await store.getArrivalShards(id, "join", [0, 1])).toEqual([]);
-        expect(await shard(7)).toEqual({ recorded: true, shard: { shard: 0, okDeps: [7] } });
-        expect(await shard(3)).toEqual({ recorded: true, shard: { shard: 0, okDeps: [3, 7] } });
-        // A repeat is not recorded and shows the shard as it is.
-        expect(await shard(7)).toEqual({ recorded: false, shard: { shard: 0, okDeps: [3, 7] } });
-        expect(await shard(12, 1)).toEqual({ recorded: true, shard: { shard: 1, okDeps: [12] } });
+        expect(await shard([7])).toEqual({ recorded: [7], shard: { shard: 0, okDeps: [7] } });
+        expect(await shard([9, 3, 3])).toEqual({ recorded: [3, 9], shard: { shard: 0, okDeps: [3, 7, 9] } });
+        // A parent already there stays once: only the new ones are reported.
+        expect(await shard([7, 11])).toEqual({ recorded: [11], shard: { shard: 0, okDeps: [3, 7, 9, 11] } });
+        expect(await shard([7])).toEqual({ recorded: [], shard: { shard: 0, okDeps: [3, 7, 9, 11] } });
+        expect(await shard([12], 1)).toEqual({ recorded: [12], shard: { shard: 1, okDeps: [12] } });
         expect(await store.getArrivalShards(id, "join", [1, 0, 2, 1])).toEqual([
-          { shard: 0, okDeps: [3, 7] },
+          { shard: 0, okDeps: [3, 7, 9, 11] },
           { shard: 1, okDeps: [12] },
         ]);
         // Shards are not nodes: the child stays untouched, and listings do not show them.
@@ -1010,7 +1017,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(await store.getArrivalShards(id, "other", [0])).toEqual([]);
       });
 
-      it("records 20 concurrent arrivals in one shard exactly once each, and duplicates once", async () => {
+      it("records 40 concurrent arrivals of 20 parents in one shard, each parent reported new exactly once", async () => {
         const id = randomUUID();
         const results = await Promise.all(
           Array.from({ length: 40 }, (_, i) =>
@@ -1018,12 +1025,14 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
               executionId: id,
               childId: "join",
               shard: 0,
-              parentIndex: i % 20,
+              parentIndexes: [i % 20],
               now: 1,
             }),
           ),
         );
-        expect(results.filter((r) => r.recorded)).toHaveLength(20);
+        expect(results.flatMap((r) => r.recorded).sort((a, b) => a - b)).toEqual(
+          Array.from({ length: 20 }, (_, i) => i),
+        );
         const [stored] = await store.getArrivalShards(id, "join", [0]);
         expect(stored?.okDeps).toEqual(Array.from({ length: 20 }, (_, i) => i));
       });

@@ -691,23 +691,29 @@ export class DynamoStore implements Store {
 
   async recordShardArrival(
     request: ShardArrivalRequest,
-  ): Promise<{ recorded: boolean; shard: ArrivalShard }> {
+  ): Promise<{ recorded: number[]; shard: ArrivalShard }> {
+    const parents = [...new Set(request.parentIndexes)];
     const e = new Expression();
-    const okDeps = e.name("okDeps");
-    const parent = e.value(request.parentIndex);
     const sets: string[] = [];
     const days = this.options.retentionDays;
     if (days !== undefined) {
       sets.push(`${e.name(ATTR.ttl)} = ${e.value(Math.ceil(request.now / 1000) + days * 86_400)}`);
     }
-    const result = await this.conditionalUpdate(
-      arrivalShardKey(request.executionId, request.childId, request.shard),
-      e,
-      `NOT contains(${okDeps}, ${parent})`,
-      updateExpression(sets, [], [`${okDeps} ${e.value(new Set([request.parentIndex]))}`]),
+    // Adding to a set is idempotent, so no condition: the old set tells which parents are new.
+    const result = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: arrivalShardKey(request.executionId, request.childId, request.shard),
+        UpdateExpression: updateExpression(sets, [], [`${e.name("okDeps")} ${e.value(new Set(parents))}`]),
+        ExpressionAttributeNames: e.names,
+        ExpressionAttributeValues: e.valuesOrUndefined,
+        ReturnValues: "ALL_OLD",
+      }),
     );
-    const item = result.ok ? result.item : result.current;
-    return { recorded: result.ok, shard: { shard: request.shard, okDeps: toNumberArray(item?.okDeps) } };
+    const before = toNumberArray(result.Attributes?.okDeps);
+    const recorded = parents.filter((p) => !before.includes(p)).sort((a, b) => a - b);
+    const okDeps = [...before, ...recorded].sort((a, b) => a - b);
+    return { recorded, shard: { shard: request.shard, okDeps } };
   }
 
   async getArrivalShards(

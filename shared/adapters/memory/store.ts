@@ -227,11 +227,13 @@ export class MemoryStore implements Store {
 
   async recordShardArrival(
     request: ShardArrivalRequest,
-  ): Promise<{ recorded: boolean; shard: ArrivalShard }> {
+  ): Promise<{ recorded: number[]; shard: ArrivalShard }> {
     const key = `${request.executionId}/${request.childId}/${request.shard}`;
     const okDeps = this.shards.get(key) ?? [];
-    const recorded = !okDeps.includes(request.parentIndex);
-    const next = recorded ? [...okDeps, request.parentIndex].sort((a, b) => a - b) : okDeps;
+    const recorded = [...new Set(request.parentIndexes)]
+      .filter((p) => !okDeps.includes(p))
+      .sort((a, b) => a - b);
+    const next = [...okDeps, ...recorded].sort((a, b) => a - b);
     this.shards.set(key, next);
     return { recorded, shard: { shard: request.shard, okDeps: [...next] } };
   }
