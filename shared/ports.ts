@@ -65,6 +65,7 @@ export interface ExecutionPatch {
   cancelRequested?: { reason: string; at: number } | null;
   deadline?: number;
   sweepAt?: number | null;
+  sweptAt?: number;
   /** Only `null`: a redrive forgets the failure that barred the execution from succeeding. */
   failedNode?: null;
 }

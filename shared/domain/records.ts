@@ -57,6 +57,8 @@ export interface ExecutionRecord {
    * so a sweep reads only executions that are due and never scans.
    */
   sweepAt?: number;
+  /** When the sweeper last reconciled it: how often it already re-sent what looked lost. */
+  sweptAt?: number;
 }
 
 /** Work that could not be done: kept for inspection and redrive (GET /dlq, POST /dlq/redrive). */

@@ -9,6 +9,7 @@
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
+import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { dispatchMode } from "./dispatch-mode.js";
@@ -100,11 +101,21 @@ export class Sweeper {
     const completed: GraphNode[] = [];
     const failed: Array<{ node: GraphNode; record: NodeRecord }> = [];
     const pending: Array<{ node: GraphNode; record: NodeRecord }> = [];
+    // Something overdue since `since` is sent again at thinning points (domain/resend.ts): lost,
+    // it is resent once the grace period is over; only waiting in a backlog, it gets a few
+    // duplicates rather than one per sweep. The previous sweep's time tells which points passed.
+    // Thinning up to 16 grace periods apart (at least the idle interval).
+    const capMs = Math.max(idleMs, 16 * graceMs);
+    const resendNow = (since: number): boolean => {
+      const age = now - since;
+      const previousAge =
+        execution.sweptAt === undefined ? Number.NEGATIVE_INFINITY : age - (now - execution.sweptAt);
+      revisitAt(since + resendPointAfter(age, graceMs, capMs));
+      return resendDue(age, previousAge, graceMs, capMs);
+    };
     if (graph.entries.some((i) => !records.has(graph.nodes[i]!.id))) {
       // Started, but an entry was never queued (a crash between the start and the dispatch).
-      if ((execution.startedAt ?? now) + graceMs <= now)
-        await this.propagation.startEntries(execution, graph);
-      else revisitAt((execution.startedAt ?? now) + graceMs);
+      if (resendNow(execution.startedAt ?? now)) await this.propagation.startEntries(execution, graph);
     }
     for (const node of graph.nodes) {
       const record = records.get(node.id);
@@ -129,20 +140,14 @@ export class Sweeper {
           } else if (neverSent && dueAt > now) {
             resend.push({ message, notBefore: dueAt }); // a far-off wait or retry, now within reach
             revisitAt(dueAt + graceMs);
-          } else if (dueAt + graceMs <= now) {
+          } else if (resendNow(dueAt)) {
             resend.push({ message }); // its message was lost (or, far-off, never sent): send it now
-            // Or it waits in a backlog: look again after as long as it has waited (at least the
-            // grace period, at most the idle interval), so the resends of nodes stuck in a long
-            // backlog thin out instead of adding a duplicate of each to it every sweep.
-            revisitAt(now + Math.min(idleMs, Math.max(graceMs, now - dueAt)));
-          } else revisitAt(dueAt + graceMs);
+          }
           break;
         }
         case "COMPLETED":
-          if (this.propagationMissing(execution, graph, node, records)) {
-            if ((record.finishedAt ?? now) + graceMs <= now) completed.push(node);
-            else revisitAt((record.finishedAt ?? now) + graceMs);
-          }
+          if (this.propagationMissing(execution, graph, node, records) && resendNow(record.finishedAt ?? now))
+            completed.push(node);
           break;
         case "FAILED":
           failed.push({ node, record });
@@ -182,6 +187,7 @@ export class Sweeper {
     report.reDriven += completed.length + failed.length;
     await this.ctx.store.transitionExecution(execution.executionId, ["RUNNING"], {
       sweepAt: Math.max(next, now + MIN_REVISIT_MS),
+      sweptAt: now,
     });
   }
 

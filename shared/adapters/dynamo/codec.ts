@@ -37,6 +37,7 @@ const OPTIONAL_EXECUTION_ATTRIBUTES = [
   "cancelRequested",
   "deadline",
   "sweepAt",
+  "sweptAt",
   "failedNode",
 ] as const satisfies ReadonlyArray<keyof ExecutionRecord>;
 
@@ -56,6 +57,7 @@ export const EXECUTION_RECORD_ATTRIBUTES = [
   "cancelRequested",
   "deadline",
   "sweepAt",
+  "sweptAt",
   "failedNode",
 ] as const;
 
