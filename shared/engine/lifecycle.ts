@@ -1,6 +1,7 @@
 /** History entries and EventBridge lifecycle events, built in one place so their shapes stay uniform. */
+import type { WorkflowGraph } from "../domain/graph.js";
 import type { ErrorInfo, ExecutionRecord, HistoryEvent } from "../domain/records.js";
-import type { LifecycleEvent } from "../ports.js";
+import type { EventPublisher, LifecycleEvent } from "../ports.js";
 
 export const HISTORY = {
   executionCreated: "ExecutionCreated",
@@ -72,4 +73,14 @@ export function nodeLifecycleEvent(
       ...(error ? { error: { name: error.name, message: error.message } } : {}),
     },
   };
+}
+
+/** Publishes a node lifecycle event when the workflow's definition asks for node events. */
+export async function publishNodeEvent(
+  ctx: { events: EventPublisher },
+  execution: ExecutionRecord,
+  graph: WorkflowGraph,
+  ...event: Parameters<typeof nodeLifecycleEvent> extends [unknown, ...infer Rest] ? Rest : never
+): Promise<void> {
+  if (graph.definition.events?.nodes) await ctx.events.publish([nodeLifecycleEvent(execution, ...event)]);
 }

@@ -4,16 +4,17 @@
  * happened (duplicate, stale, early, or a crash before propagation) and is handled idempotently.
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
-import type { ErrorInfo, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
-import { backoffDelayMs, classifyError, shouldRetry } from "../domain/retry.js";
-import type { NodeCondition, Outcome, TaskMessage } from "../ports.js";
+import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import { classifyError } from "../domain/retry.js";
+import type { Outcome, TaskMessage } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { runAttempt } from "./attempt.js";
+import { AttemptEndings, isCancelRequested } from "./attempt-endings.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
-import { depIndexesOf, dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
-import { HISTORY, nodeEvent, nodeLifecycleEvent } from "./lifecycle.js";
+import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
+import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { loadDeps, type Propagation } from "./propagation.js";
 import { sendTasks } from "./send.js";
 
@@ -29,19 +30,24 @@ export interface Delivery {
 }
 
 export class TaskRunner {
+  private readonly endings: AttemptEndings;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly propagation: Propagation,
-    private readonly deadLetters: DeadLetters,
-  ) {}
+    deadLetters: DeadLetters,
+  ) {
+    this.endings = new AttemptEndings(ctx, propagation, deadLetters);
+  }
 
-  private async publishNode(
+  /** A worker died holding the lease: count its attempt as failed and retry or fail by policy. */
+  recoverExpiredLease(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
-    ...event: Parameters<typeof nodeLifecycleEvent> extends [unknown, ...infer Rest] ? Rest : never
+    node: GraphNode,
+    current: NodeRecord,
   ): Promise<void> {
-    if (graph.definition.events?.nodes)
-      await this.ctx.events.publish([nodeLifecycleEvent(execution, ...event)]);
+    return this.endings.recoverExpiredLease(execution, graph, node, current);
   }
 
   async handle(message: TaskMessage, delivery: Delivery = {}): Promise<void> {
@@ -68,7 +74,7 @@ export class TaskRunner {
     }
     const task = this.ctx.tasks.get(node.type);
     if (!task) {
-      await this.failUnclaimed(execution, graph, node, message.attempt, {
+      await this.endings.failUnclaimed(execution, graph, node, message.attempt, {
         name: "UnknownTaskType",
         message: `no handler for task type "${node.type}" in this worker`,
         retryable: false,
@@ -152,7 +158,7 @@ export class TaskRunner {
           { status: "RUNNING", lease, startedAt: now },
           started,
         );
-    if (result.ok) await this.publishNode(execution, graph, "Node Started", node.id, attempt);
+    if (result.ok) await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, attempt);
     return { ...result, lease };
   }
 
@@ -186,7 +192,7 @@ export class TaskRunner {
           nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt),
         );
         if (done.ok) {
-          await this.publishNode(execution, graph, "Node Completed", node.id, record.attempt);
+          await publishNodeEvent(this.ctx, execution, graph, "Node Completed", node.id, record.attempt);
           const keepOne = this.ctx.maxContinuations > 0 && delivery.deadline !== undefined;
           return this.propagation.afterCompletion(execution, graph, node, {
             recovery: false,
@@ -195,7 +201,7 @@ export class TaskRunner {
           });
         }
         if (isCancelRequested(done.current, lease)) {
-          await this.stopCancelled(execution, node, record, lease);
+          await this.endings.stopCancelled(execution, node, record, lease);
         } else {
           this.ctx.logger.warn(
             "completion refused: the lease passed to another attempt",
@@ -211,10 +217,10 @@ export class TaskRunner {
         );
         return;
       case "cancelled":
-        await this.stopCancelled(execution, node, record, lease);
+        await this.endings.stopCancelled(execution, node, record, lease);
         return;
       case "timedOut":
-        await this.retryOrFail(execution, graph, node, record, lease, {
+        await this.endings.retryOrFail(execution, graph, node, record, lease, {
           name: "TimeoutError",
           message: `attempt ${record.attempt} exceeded the node timeout of ${node.timeoutSeconds} s`,
           retryable: true,
@@ -222,77 +228,10 @@ export class TaskRunner {
         return undefined;
       case "threw": {
         const { retryAfterSeconds, ...error } = classifyError(result.error, node.retry);
-        await this.retryOrFail(execution, graph, node, record, lease, error, retryAfterSeconds);
+        await this.endings.retryOrFail(execution, graph, node, record, lease, error, retryAfterSeconds);
         return undefined;
       }
     }
-  }
-
-  /** Retries with backoff while attempts remain and the error is retryable; otherwise fails for good. */
-  private async retryOrFail(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-    lease: Lease,
-    error: ErrorInfo & { retryable: boolean },
-    retryAfterSeconds?: number,
-    onlyIfLeaseExpired = false,
-  ): Promise<void> {
-    const { store, clock, ids } = this.ctx;
-    const now = clock.now();
-    const fenced: NodeCondition = {
-      status: ["RUNNING"],
-      leaseToken: lease.token,
-      // Recovery must lose to a heartbeat that renewed the lease meanwhile.
-      ...(onlyIfLeaseExpired ? { leaseExpiredBy: now } : {}),
-    };
-    if (shouldRetry(node.retry, record.attempt, error.retryable)) {
-      const delayMs =
-        retryAfterSeconds !== undefined
-          ? retryAfterSeconds * 1000
-          : backoffDelayMs(node.retry, record.attempt, () => ids.random());
-      const attempt = record.attempt + 1;
-      const retried = await store.transitionNode(
-        execution.executionId,
-        node.id,
-        { ...fenced, notCancelRequested: true },
-        {
-          status: "QUEUED",
-          attempt,
-          lease: null,
-          notBefore: now + delayMs,
-          queuedAt: now,
-          error,
-          startedAt: null,
-        },
-        nodeEvent(HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
-      );
-      if (!retried.ok && isCancelRequested(retried.current, lease)) {
-        await this.stopCancelled(execution, node, record, lease);
-        return;
-      }
-      if (retried.ok) {
-        await this.publishNode(execution, graph, "Node Retry Scheduled", node.id, attempt, error);
-        const message = { executionId: execution.executionId, nodeId: node.id, attempt };
-        await sendTasks(this.ctx, [{ message, notBefore: now + delayMs }]);
-      }
-      return;
-    }
-    const failed = await store.failNode(
-      execution.executionId,
-      node.id,
-      fenced,
-      { status: "FAILED", error, finishedAt: now, lease: null },
-      nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
-    );
-    if (!failed.ok) return;
-    await this.publishNode(execution, graph, "Node Failed", node.id, record.attempt, error);
-    if (!error.retryable) {
-      const message = { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt };
-      await this.deadLetters.recordTerminal(message, error);
-    }
-    await this.propagation.afterFailure(execution, graph, node, error);
   }
 
   private async onClaimRefused(
@@ -318,7 +257,7 @@ export class TaskRunner {
         // Another worker holds a live lease (a duplicate delivery): drop. An expired lease of this
         // attempt means its worker died: recover it as a failed attempt.
         if (current.attempt === message.attempt && current.lease && current.lease.expiresAt < now) {
-          await this.recoverExpiredLease(execution, graph, node, current);
+          await this.endings.recoverExpiredLease(execution, graph, node, current);
         }
         return;
       case "COMPLETED":
@@ -337,89 +276,7 @@ export class TaskRunner {
     }
   }
 
-  /** A worker died holding the lease: count its attempt as failed and retry or fail by policy. */
-  async recoverExpiredLease(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    current: NodeRecord,
-  ): Promise<void> {
-    const lease = current.lease;
-    if (!lease) return;
-    await this.retryOrFail(
-      execution,
-      graph,
-      node,
-      current,
-      lease,
-      {
-        name: "LeaseExpired",
-        message: `the worker running attempt ${current.attempt} stopped renewing its lease`,
-        retryable: true,
-      },
-      undefined,
-      true,
-    );
-  }
-
-  /** The node cannot be run by this worker at all (e.g. an unknown task type): fail it without a claim. */
-  private async failUnclaimed(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    attempt: number,
-    error: ErrorInfo,
-  ): Promise<void> {
-    const now = this.ctx.clock.now();
-    const mode = dispatchMode(this.ctx.tasks, node);
-    for (const condition of unclaimedConditions(mode, attempt, ["QUEUED"])) {
-      const failed = await this.ctx.store.failNode(
-        execution.executionId,
-        node.id,
-        condition,
-        { status: "FAILED", attempt, error, finishedAt: now },
-        nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
-      );
-      if (!failed.ok) continue;
-      await this.deadLetters.recordTerminal(
-        { executionId: execution.executionId, nodeId: node.id, attempt },
-        error,
-      );
-      await this.propagation.afterFailure(execution, graph, node, error);
-      return;
-    }
-  }
-
-  /** The attempt was told to stop: it ends CANCELLED (fenced, so only while it still holds the lease). */
-  private async stopCancelled(
-    execution: ExecutionRecord,
-    node: GraphNode,
-    record: NodeRecord,
-    lease: Lease,
-  ): Promise<void> {
-    const now = this.ctx.clock.now();
-    await this.ctx.store.transitionNode(
-      execution.executionId,
-      node.id,
-      { status: ["RUNNING"], leaseToken: lease.token },
-      {
-        status: "CANCELLED",
-        finishedAt: now,
-        lease: null,
-        error: { name: "Cancelled", message: "cancelled" },
-      },
-      nodeEvent(HISTORY.nodeCancelled, now, node.id, record.attempt),
-    );
-  }
-
   private where(node: GraphNode, record: NodeRecord): Record<string, unknown> {
     return { executionId: record.executionId, nodeId: node.id, attempt: record.attempt };
   }
-}
-
-/** Refused because cancellation was requested while this attempt still held the lease. */
-function isCancelRequested(current: NodeRecord | undefined, lease: Lease): boolean {
-  return (
-    current?.status === "RUNNING" && current.lease?.token === lease.token && current.cancelRequested === true
-  );
 }

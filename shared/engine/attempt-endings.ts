@@ -1,0 +1,172 @@
+/**
+ * How an attempt ends other than by completing: a retry with backoff or a failure for good (fenced
+ * on its lease token), the recovery of an attempt whose worker died, the failure of work that was
+ * never claimed (an unknown task type), and the stop of an attempt told to cancel.
+ */
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { ErrorInfo, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import { backoffDelayMs, shouldRetry } from "../domain/retry.js";
+import type { NodeCondition } from "../ports.js";
+import type { EngineContext } from "./context.js";
+import type { DeadLetters } from "./dead-letters.js";
+import { dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
+import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
+import type { Propagation } from "./propagation.js";
+import { sendTasks } from "./send.js";
+
+export class AttemptEndings {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly propagation: Propagation,
+    private readonly deadLetters: DeadLetters,
+  ) {}
+
+  /** Retries with backoff while attempts remain and the error is retryable; otherwise fails for good. */
+  async retryOrFail(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+    error: ErrorInfo & { retryable: boolean },
+    retryAfterSeconds?: number,
+    onlyIfLeaseExpired = false,
+  ): Promise<void> {
+    const { store, clock, ids } = this.ctx;
+    const now = clock.now();
+    const fenced: NodeCondition = {
+      status: ["RUNNING"],
+      leaseToken: lease.token,
+      // Recovery must lose to a heartbeat that renewed the lease meanwhile.
+      ...(onlyIfLeaseExpired ? { leaseExpiredBy: now } : {}),
+    };
+    if (shouldRetry(node.retry, record.attempt, error.retryable)) {
+      const delayMs =
+        retryAfterSeconds !== undefined
+          ? retryAfterSeconds * 1000
+          : backoffDelayMs(node.retry, record.attempt, () => ids.random());
+      const attempt = record.attempt + 1;
+      const retried = await store.transitionNode(
+        execution.executionId,
+        node.id,
+        { ...fenced, notCancelRequested: true },
+        {
+          status: "QUEUED",
+          attempt,
+          lease: null,
+          notBefore: now + delayMs,
+          queuedAt: now,
+          error,
+          startedAt: null,
+        },
+        nodeEvent(HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
+      );
+      if (!retried.ok && isCancelRequested(retried.current, lease)) {
+        await this.stopCancelled(execution, node, record, lease);
+        return;
+      }
+      if (retried.ok) {
+        await publishNodeEvent(this.ctx, execution, graph, "Node Retry Scheduled", node.id, attempt, error);
+        const message = { executionId: execution.executionId, nodeId: node.id, attempt };
+        await sendTasks(this.ctx, [{ message, notBefore: now + delayMs }]);
+      }
+      return;
+    }
+    const failed = await store.failNode(
+      execution.executionId,
+      node.id,
+      fenced,
+      { status: "FAILED", error, finishedAt: now, lease: null },
+      nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
+    );
+    if (!failed.ok) return;
+    await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
+    if (!error.retryable) {
+      const message = { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt };
+      await this.deadLetters.recordTerminal(message, error);
+    }
+    await this.propagation.afterFailure(execution, graph, node, error);
+  }
+
+  /** A worker died holding the lease: count its attempt as failed and retry or fail by policy. */
+  async recoverExpiredLease(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    current: NodeRecord,
+  ): Promise<void> {
+    const lease = current.lease;
+    if (!lease) return;
+    await this.retryOrFail(
+      execution,
+      graph,
+      node,
+      current,
+      lease,
+      {
+        name: "LeaseExpired",
+        message: `the worker running attempt ${current.attempt} stopped renewing its lease`,
+        retryable: true,
+      },
+      undefined,
+      true,
+    );
+  }
+
+  /** The node cannot be run by this worker at all (e.g. an unknown task type): fail it without a claim. */
+  async failUnclaimed(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    attempt: number,
+    error: ErrorInfo,
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    const mode = dispatchMode(this.ctx.tasks, node);
+    for (const condition of unclaimedConditions(mode, attempt, ["QUEUED"])) {
+      const failed = await this.ctx.store.failNode(
+        execution.executionId,
+        node.id,
+        condition,
+        { status: "FAILED", attempt, error, finishedAt: now },
+        nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
+      );
+      if (!failed.ok) continue;
+      await this.deadLetters.recordTerminal(
+        { executionId: execution.executionId, nodeId: node.id, attempt },
+        error,
+      );
+      await this.propagation.afterFailure(execution, graph, node, error);
+      return;
+    }
+  }
+
+  /** The attempt was told to stop: it ends CANCELLED (fenced, so only while it still holds the lease). */
+  async stopCancelled(
+    execution: ExecutionRecord,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["RUNNING"], leaseToken: lease.token },
+      {
+        status: "CANCELLED",
+        finishedAt: now,
+        lease: null,
+        error: { name: "Cancelled", message: "cancelled" },
+      },
+      nodeEvent(HISTORY.nodeCancelled, now, node.id, record.attempt),
+    );
+  }
+}
+
+/** Refused because cancellation was requested while this attempt still held the lease. */
+export function isCancelRequested(current: NodeRecord | undefined, lease: Lease): boolean {
+  return (
+    current?.status === "RUNNING" && current.lease?.token === lease.token && current.cancelRequested === true
+  );
+}
