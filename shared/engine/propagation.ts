@@ -1,7 +1,8 @@
 /**
  * What happens after a node reaches a final state: each child decided (fan-in.ts: dispatched
  * exactly once, by a conditional PENDING → QUEUED write, or sent at once when it is direct), inline
- * nodes run on the spot, sink bookkeeping, and the end of the execution. Every step is idempotent, so a redelivered message can re-drive all of it after a crash.
+ * nodes run on the spot, sink bookkeeping, and the end of the execution. Every step is idempotent,
+ * so a redelivered message can re-drive all of it after a crash.
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";

@@ -101,10 +101,10 @@ export class Sweeper {
     const completed: GraphNode[] = [];
     const failed: Array<{ node: GraphNode; record: NodeRecord }> = [];
     const pending: Array<{ node: GraphNode; record: NodeRecord }> = [];
-    // Something overdue since `since` is sent again at thinning points (domain/resend.ts): lost,
-    // it is resent once the grace period is over; only waiting in a backlog, it gets a few
-    // duplicates rather than one per sweep. The previous sweep's time tells which points passed.
-    // Thinning up to 16 grace periods apart (at least the idle interval).
+    // Something overdue since `since` is sent again at thinning points (domain/resend.ts), at most
+    // 16 grace periods (and at least the idle interval) apart: lost, it is resent once the grace
+    // period is over; only waiting in a backlog, it gets a few duplicates rather than one per
+    // sweep. The previous sweep's time tells which points have passed.
     const capMs = Math.max(idleMs, 16 * graceMs);
     const resendNow = (since: number): boolean => {
       const age = now - since;
