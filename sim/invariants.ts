@@ -5,8 +5,9 @@
  *  - every execution reaches a terminal state, and terminal states never change (executions and nodes);
  *  - no node completes twice; each child is queued once (≤ 1 NodeQueued), each attempt starts and is
  *    retried at most once; each parent arrives at each child at most once;
- *  - a fan-in never fires before its condition (okDeps ≥ required when it leaves PENDING; every ok
- *    arrival follows its parent's completion) nor more than once;
+ *  - a fan-in never fires before its condition (okDeps ≥ required when it leaves PENDING for QUEUED,
+ *    or for COMPLETED when inline; every ok arrival follows its parent's completion) nor more than
+ *    once;
  *  - no write from a superseded attempt is accepted (fenced writes match the live token and attempt;
  *    no event of attempt k after attempt k+1 began; the completed attempt is the last one);
  *  - node status changes follow the state machine;
@@ -229,7 +230,9 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
             nv("fan-in", `claimed before its dependency ${idOf(parent)} completed`);
           continue;
         }
-        if ((w.before?.status ?? "PENDING") !== "PENDING" || w.after.status !== "QUEUED") continue;
+        // The decision: PENDING → QUEUED, or PENDING → COMPLETED for an inline node run on the spot.
+        const decided = w.after.status === "QUEUED" || w.after.status === "COMPLETED";
+        if ((w.before?.status ?? "PENDING") !== "PENDING" || !decided) continue;
         const ok = w.after.okDeps;
         if (ok.length < required)
           nv("fan-in", `queued with ${ok.length} of ${required} required dependencies`);

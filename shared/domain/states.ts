@@ -9,7 +9,9 @@ import { EXECUTION_STATUSES, NODE_STATUSES } from "./records.js";
 export const NODE_TRANSITIONS: Readonly<Record<NodeStatus, readonly NodeStatus[]>> = Object.freeze({
   // PENDING → RUNNING: a direct node (at most one parent) is dispatched by its message alone and
   // claimed straight from PENDING; its QUEUED phase is the message in flight (dispatch-mode.ts).
-  PENDING: Object.freeze(["QUEUED", "RUNNING", "CANCELLED"] as const),
+  // PENDING → COMPLETED / FAILED: an inline node (e.g. merge) runs the moment it is decided and is
+  // written once, with the dependencies it saw, by its completion (or failure) alone.
+  PENDING: Object.freeze(["QUEUED", "RUNNING", "CANCELLED", "COMPLETED", "FAILED"] as const),
   QUEUED: Object.freeze([
     "RUNNING",
     "CANCELLED",

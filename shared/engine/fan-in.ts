@@ -31,7 +31,7 @@ import { fanInSource, shardCount, shardOf, shardParents } from "./dispatch-mode.
 import { HISTORY, nodeEvent } from "./lifecycle.js";
 
 export interface ChildDecision {
-  /** QUEUED at attempt 1: to be sent (or, inline, run) by the caller. */
+  /** QUEUED at attempt 1, to be sent by the caller; or an inline node (still PENDING) to run. */
   ready?: NodeRecord;
   /** A recovery found the inline child already completed: its own propagation is to be re-driven. */
   reDrive?: boolean;
@@ -242,6 +242,10 @@ export class FanInGate {
       return undefined;
     }
     if (verdict !== "ready" || outcome !== "ok") return undefined;
+    // An inline child is run at once and written once, by its completion (conditional on PENDING,
+    // so once however many parents race): no queue write. It goes back PENDING, with its inputs.
+    if (this.hooks.isInline(child))
+      return { ...pendingNode(execution.executionId, child.id), okDeps: [...tally.ok].sort((a, b) => a - b) };
     const now = this.ctx.clock.now();
     const notBefore = notBeforeOf(this.ctx, child, now);
     const queued = await this.ctx.store.transitionNode(

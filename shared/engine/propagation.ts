@@ -306,6 +306,11 @@ export class Propagation {
     }
   }
 
+  /**
+   * Runs an inline node and writes its outcome in one conditional write: from PENDING (decided just
+   * now; the write also records its inputs and its queued time) or from QUEUED (an entry, or a
+   * redriven node). Racing deciders may both run it; only one write is accepted and propagates.
+   */
   private async runInline(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
@@ -314,6 +319,10 @@ export class Propagation {
   ): Promise<void> {
     const task = this.ctx.tasks.get(node.type)!;
     const now = this.ctx.clock.now();
+    const fresh = record.status === "PENDING";
+    const attempt = fresh ? 1 : record.attempt;
+    const condition = { status: [record.status], attempt: record.attempt };
+    const decided = fresh ? { attempt, okDeps: record.okDeps, queuedAt: now } : {};
     const deps = await loadDeps(this.ctx, execution.executionId, graph, record.okDeps);
     const controller = new AbortController();
     let output: unknown;
@@ -325,8 +334,8 @@ export class Propagation {
         context: {
           executionId: execution.executionId,
           nodeId: node.id,
-          attempt: record.attempt,
-          idempotencyKey: `${execution.executionId}:${node.id}:${record.attempt}`,
+          attempt,
+          idempotencyKey: `${execution.executionId}:${node.id}:${attempt}`,
           signal: controller.signal,
           deadline: now,
           sleep: (ms) => this.ctx.clock.sleep(ms, controller.signal),
@@ -341,19 +350,20 @@ export class Propagation {
       const failed = await this.ctx.store.failNode(
         execution.executionId,
         node.id,
-        { status: ["QUEUED"], attempt: record.attempt },
-        { status: "FAILED", error, finishedAt: now },
-        nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
+        condition,
+        { ...decided, status: "FAILED", error, finishedAt: now },
+        nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
       );
       if (failed.ok) await this.afterFailure(execution, graph, node, error);
       return;
     }
+    const completedEvent = nodeEvent(HISTORY.nodeCompleted, now, node.id, attempt, { inline: true });
     const completed = await this.ctx.store.transitionNode(
       execution.executionId,
       node.id,
-      { status: ["QUEUED"], attempt: record.attempt },
-      { status: "COMPLETED", output: output ?? null, startedAt: now, finishedAt: now },
-      nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, { inline: true }),
+      condition,
+      { ...decided, status: "COMPLETED", output: output ?? null, startedAt: now, finishedAt: now },
+      fresh ? [nodeEvent(HISTORY.nodeQueued, now, node.id, attempt), completedEvent] : completedEvent,
     );
     if (completed.ok) await this.afterCompletion(execution, graph, node, { recovery: false });
   }

@@ -20,6 +20,8 @@ const NODE_ALLOWED = new Set([
   "PENDING→QUEUED",
   "PENDING→RUNNING", // a direct node, claimed straight from PENDING
   "PENDING→CANCELLED",
+  "PENDING→COMPLETED", // an inline node, run the moment it is decided
+  "PENDING→FAILED", // an inline node whose run failed; a direct node dead-lettered before its claim
   "QUEUED→RUNNING",
   "QUEUED→CANCELLED",
   "QUEUED→FAILED",
@@ -50,7 +52,7 @@ describe("node transitions", () => {
     ["FAILED", "QUEUED"],
     ["COMPLETED", "RUNNING"],
     ["CANCELLED", "PENDING"],
-    ["PENDING", "COMPLETED"],
+    ["COMPLETED", "QUEUED"],
   ] as const)("notably refuses %s → %s", (from, to) => {
     expect(canTransitionNode(from, to)).toBe(false);
   });
@@ -63,8 +65,8 @@ describe("node transitions", () => {
     ["PENDING", []],
     ["QUEUED", ["PENDING", "RUNNING"]],
     ["RUNNING", ["PENDING", "QUEUED"]],
-    ["COMPLETED", ["QUEUED", "RUNNING"]],
-    ["FAILED", ["QUEUED", "RUNNING"]],
+    ["COMPLETED", ["PENDING", "QUEUED", "RUNNING"]],
+    ["FAILED", ["PENDING", "QUEUED", "RUNNING"]],
     ["CANCELLED", ["PENDING", "QUEUED", "RUNNING"]],
   ] as const)("nodeStatesFrom(%s) = %j", (to, expected) => {
     expect(nodeStatesFrom(to)).toEqual(expected);
