@@ -25,8 +25,6 @@ interface Lane {
 
 export class ArrivalBatcher {
   private readonly lanes = new Map<string, Lane>();
-  /** Writes made and parents carried: how much the batching saved (for logs and tests). */
-  readonly stats = { writes: 0, parents: 0 };
 
   constructor(private readonly store: Pick<Store, "recordShardArrival">) {}
 
@@ -52,8 +50,6 @@ export class ArrivalBatcher {
       const batch = lane.waiting.splice(0);
       const parentIndexes = batch.flatMap((w) => w.parentIndexes);
       try {
-        this.stats.writes++;
-        this.stats.parents += parentIndexes.length;
         const now = Math.max(...batch.map((w) => w.now));
         const { shard } = await this.store.recordShardArrival({ ...lane.request, parentIndexes, now });
         for (const w of batch) w.resolve(shard);

@@ -3,8 +3,8 @@
  * - "direct": at most one parent, so its readiness is certain the moment that parent completes. No
  *   write queues it: the task message is its dispatch, and the claim creates its record
  *   (PENDING → RUNNING). Saves a write per node; duplicate messages are refused by the claim.
- * - "fanIn": several parents. Arrivals are recorded on its record, and the PENDING → QUEUED write
- *   that makes it ready is the dispatch (exactly once).
+ * - "fanIn": several parents. Decided once its dependencies are done (fan-in.ts); the PENDING →
+ *   QUEUED write that decides it is the dispatch (exactly once).
  * - "deferred": its task type defers it (e.g. `wait`): queued with a not-before time, so the sweeper
  *   can find a wait too long for an SQS delay.
  * - "inline": run inside the engine (e.g. `merge`), never sent.
@@ -73,7 +73,7 @@ export function dispatchMode(tasks: TaskRegistry, node: GraphNode): DispatchMode
   return node.parents.length <= 1 ? "direct" : "fanIn";
 }
 
-/** The dependencies a node's handler receives: recorded arrivals, or (direct) its only parent. */
+/** The dependencies a node's handler receives: those recorded when it was decided, or (direct) its only parent. */
 export function depIndexesOf(
   mode: DispatchMode,
   node: GraphNode,

@@ -1,7 +1,8 @@
 /**
  * Deciding a child once one of its parents finished. The decision is a conditional write, so it is
- * taken once whoever races: PENDING → QUEUED when the child's fan-in is met (its dispatch), or
- * cancellation once it can no longer be met. How the finished parents are learned depends on the
+ * taken once whoever races: PENDING → QUEUED when the child's fan-in is met (its dispatch; for a
+ * small inline child, its completion, written by the caller that runs it), or cancellation once it
+ * can no longer be met. How the finished parents are learned depends on the
  * child's width (dispatch-mode.ts):
  *
  * - "read" (small fan-ins, and those one completion meets): the parent's own final write is durable

@@ -13,6 +13,7 @@ import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { dispatchMode } from "./dispatch-mode.js";
+import type { StatusOf } from "./fan-in.js";
 import type { Propagation } from "./propagation.js";
 import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks } from "./send.js";
 import type { TaskRunner } from "./worker.js";
@@ -91,6 +92,7 @@ export class Sweeper {
     const records = new Map(
       (await this.ctx.store.listNodes(execution.executionId)).map((r) => [r.nodeId, r]),
     );
+    const statusOf = (id: string) => records.get(id)?.status;
     let next = now + idleMs;
     const revisitAt = (at: number) => {
       next = Math.min(next, at);
@@ -146,7 +148,10 @@ export class Sweeper {
           break;
         }
         case "COMPLETED":
-          if (this.propagationMissing(execution, graph, node, records) && resendNow(record.finishedAt ?? now))
+          if (
+            this.propagationMissing(execution, graph, node, records, statusOf) &&
+            resendNow(record.finishedAt ?? now)
+          )
             completed.push(node);
           break;
         case "FAILED":
@@ -172,7 +177,6 @@ export class Sweeper {
         record.error ?? { name: "Error", message: "failed" },
       );
     }
-    const statusOf = (id: string) => records.get(id)?.status;
     for (const { node, record } of pending)
       await this.propagation.settlePending(execution, graph, node, record, statusOf);
     if (graph.sinks.length > 1 && execution.sinksDone.length === graph.sinks.length) {
@@ -197,6 +201,7 @@ export class Sweeper {
     graph: WorkflowGraph,
     node: GraphNode,
     records: Map<string, NodeRecord>,
+    statusOf: StatusOf,
   ): boolean {
     // A completed sink of a RUNNING execution: the only sink finishes it; others must be counted.
     if (node.children.length === 0)
@@ -205,13 +210,7 @@ export class Sweeper {
       const child = graph.nodes[childIndex]!;
       const record = records.get(child.id);
       if (dispatchMode(this.ctx.tasks, child) === "direct") return !record;
-      return this.propagation.fanIn.decisionDue(
-        graph,
-        child,
-        record,
-        node.index,
-        (id) => records.get(id)?.status,
-      );
+      return this.propagation.fanIn.decisionDue(graph, child, record, node.index, statusOf);
     });
   }
 }

@@ -83,7 +83,7 @@ import {
 } from "./keys.js";
 import { listDueExecutions, listExecutions } from "./listings.js";
 import { TableIO } from "./table-io.js";
-import { nodeWrite, retention } from "./writes.js";
+import { expiresAfter, nodeWrite, retention } from "./writes.js";
 
 export { documentClient } from "./expression.js";
 
@@ -462,7 +462,7 @@ export class DynamoStore implements Store {
     const sets: string[] = [];
     const days = this.options.retentionDays;
     if (days !== undefined) {
-      sets.push(`${e.name(ATTR.ttl)} = ${e.value(Math.ceil(request.now / 1000) + days * 86_400)}`);
+      sets.push(`${e.name(ATTR.ttl)} = ${e.value(expiresAfter(request.now, days))}`);
     }
     // Adding to a set is idempotent, so no condition: the old set tells which parents are new.
     const result = await this.doc.send(

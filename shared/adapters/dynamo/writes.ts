@@ -9,6 +9,11 @@ import { ATTR, type Key, nodeKey } from "./keys.js";
 
 const FINAL_NODE_STATUSES: readonly NodeStatus[] = ["COMPLETED", "FAILED", "CANCELLED"];
 
+/** The TTL attribute's value (epoch seconds) for an item to expire `days` after `atMs`. */
+export function expiresAfter(atMs: number, days: number): number {
+  return Math.ceil(atMs / 1000) + days * 86_400;
+}
+
 /** The TTL update for a write that moves an item to `status`, finishing at `finishedAt`. */
 export function retention(
   e: Expression,
@@ -20,7 +25,7 @@ export function retention(
 ): void {
   if (days === undefined || final === undefined) return;
   if (final && typeof finishedAt === "number") {
-    sets.push(`${e.name(ATTR.ttl)} = ${e.value(Math.ceil(finishedAt / 1000) + days * 86_400)}`);
+    sets.push(`${e.name(ATTR.ttl)} = ${e.value(expiresAfter(finishedAt, days))}`);
   } else if (!final) removes.push(e.name(ATTR.ttl)); // revived by a redrive: keep it again
 }
 
