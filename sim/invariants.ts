@@ -223,11 +223,13 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       const required = node.parents.length === 0 ? 0 : requiredCompletions(node.fanIn, node.parents.length);
       for (const w of writes) {
         if ((w.before?.status ?? "PENDING") === "PENDING" && w.after.status === "RUNNING") {
-          // A direct node's claim straight from PENDING: at most one parent, completed before it.
-          if (node.parents.length > 1) nv("fan-in", "claimed from PENDING with several dependencies");
-          const parent = node.parents[0];
-          if (parent !== undefined && (completionSeq.get(idOf(parent)) ?? Number.POSITIVE_INFINITY) > w.seq)
-            nv("fan-in", `claimed before its dependency ${idOf(parent)} completed`);
+          // A direct or join node's claim straight from PENDING: at most one parent, or an `all`
+          // fan-in; every parent completed before it.
+          if (node.parents.length > 1 && node.fanIn.kind !== "all")
+            nv("fan-in", `claimed from PENDING with fan-in ${node.fanIn.kind} of several dependencies`);
+          for (const parent of node.parents)
+            if ((completionSeq.get(idOf(parent)) ?? Number.POSITIVE_INFINITY) > w.seq)
+              nv("fan-in", `claimed before its dependency ${idOf(parent)} completed`);
           continue;
         }
         // The decision: PENDING → QUEUED, or PENDING → COMPLETED for an inline node run on the spot.

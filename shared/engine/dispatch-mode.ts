@@ -3,8 +3,13 @@
  * - "direct": at most one parent, so its readiness is certain the moment that parent completes. No
  *   write queues it: the task message is its dispatch, and the claim creates its record
  *   (PENDING → RUNNING). Saves a write per node; duplicate messages are refused by the claim.
- * - "fanIn": several parents. Decided once its dependencies are done (fan-in.ts); the PENDING →
- *   QUEUED write that decides it is the dispatch (exactly once).
+ * - "join": several parents, fan-in `all`. Decided once its parents are done (fan-in.ts), but the
+ *   decision writes nothing: completed parents stay completed, so once met it stays met, and the
+ *   task message is its dispatch and the claim creates its record, as for a direct node. Racing
+ *   deciders may each send a message; the claim takes one. Saves the queue write.
+ * - "fanIn": several parents, fan-in `any` or `count:N`. Decided once enough dependencies are done
+ *   (fan-in.ts); the PENDING → QUEUED write that decides it is the dispatch (exactly once) and
+ *   records which dependencies it saw completed — its inputs, which differ between deciders.
  * - "deferred": its task type defers it (e.g. `wait`): queued with a not-before time, so the sweeper
  *   can find a wait too long for an SQS delay.
  * - "inline": run inside the engine (e.g. `merge`), never sent.
@@ -15,7 +20,12 @@ import type { NodeStatus } from "../domain/records.js";
 import type { NodeCondition } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 
-export type DispatchMode = "direct" | "fanIn" | "deferred" | "inline";
+export type DispatchMode = "direct" | "join" | "fanIn" | "deferred" | "inline";
+
+/** Direct and join nodes: the message is the dispatch, and the first claim is from PENDING. */
+export function claimedByMessage(mode: DispatchMode): boolean {
+  return mode === "direct" || mode === "join";
+}
 
 /**
  * How a node that is not direct learns that its dependencies are done (shared/engine/fan-in.ts):
@@ -70,22 +80,23 @@ export function dispatchMode(tasks: TaskRegistry, node: GraphNode): DispatchMode
   const task = tasks.get(node.type);
   if (task?.inline) return "inline";
   if (task?.defer) return "deferred";
-  return node.parents.length <= 1 ? "direct" : "fanIn";
+  if (node.parents.length <= 1) return "direct";
+  return node.fanIn.kind === "all" ? "join" : "fanIn";
 }
 
-/** The dependencies a node's handler receives: those recorded when it was decided, or (direct) its only parent. */
+/** The dependencies a node's handler receives: those recorded when it was decided, or (direct, join) all its parents. */
 export function depIndexesOf(
   mode: DispatchMode,
   node: GraphNode,
   okDeps: readonly number[],
 ): readonly number[] {
-  return mode === "direct" ? node.parents : okDeps;
+  return claimedByMessage(mode) ? node.parents : okDeps;
 }
 
 /**
  * The conditions under which work that never got (or lost) its claim may be written off — a
  * dead-lettered message, an unknown task type: the node is at the message's attempt in QUEUED or
- * RUNNING, or — the first attempt of a direct node, never claimed — still PENDING.
+ * RUNNING, or — the first attempt of a direct or join node, never claimed — still PENDING.
  */
 export function unclaimedConditions(
   mode: DispatchMode,
@@ -93,5 +104,5 @@ export function unclaimedConditions(
   statuses: readonly NodeStatus[],
 ): NodeCondition[] {
   const queued: NodeCondition = { status: statuses, attempt };
-  return mode === "direct" && attempt === 1 ? [{ status: ["PENDING"], attempt: 0 }, queued] : [queued];
+  return claimedByMessage(mode) && attempt === 1 ? [{ status: ["PENDING"], attempt: 0 }, queued] : [queued];
 }

@@ -1,9 +1,11 @@
 /**
- * Deciding a child once one of its parents finished. The decision is a conditional write, so it is
- * taken once whoever races: PENDING → QUEUED when the child's fan-in is met (its dispatch; for a
- * small inline child, its completion, written by the caller that runs it), or cancellation once it
- * can no longer be met. How the finished parents are learned depends on the
- * child's width (dispatch-mode.ts):
+ * Deciding a child once one of its parents finished: cancellation once its fan-in can no longer be
+ * met, or, once it is met, its dispatch. For `any` and `count:N` fan-ins the dispatch is a
+ * conditional write, PENDING → QUEUED, taken once whoever races, that records the dependencies seen
+ * (they differ between deciders). An `all` fan-in (a join, dispatch-mode.ts) writes nothing: met once,
+ * it stays met, so its message is its dispatch and its claim takes one of the racing deciders'
+ * messages. A small inline child's decision is its completion, written by the caller that runs it.
+ * How the finished parents are learned depends on the child's width (dispatch-mode.ts):
  *
  * - "read" (small fan-ins, and those one completion meets): the parent's own final write is durable
  *   before it reads the child and the other parents with strongly consistent reads, so whichever
@@ -28,11 +30,14 @@ import { type ExecutionRecord, type NodeRecord, type NodeStatus, pendingNode } f
 import type { ArrivalShard } from "../ports.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import type { EngineContext } from "./context.js";
-import { fanInSource, shardCount, shardOf, shardParents } from "./dispatch-mode.js";
+import { dispatchMode, fanInSource, shardCount, shardOf, shardParents } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent } from "./lifecycle.js";
 
 export interface ChildDecision {
-  /** QUEUED at attempt 1, to be sent by the caller; or an inline node (still PENDING) to run. */
+  /**
+   * QUEUED at attempt 1, to be sent by the caller; or, still PENDING, a join to be sent (its
+   * message is its dispatch) or a small inline node to run.
+   */
   ready?: NodeRecord;
   /** A recovery found the inline child already completed: its own propagation is to be re-driven. */
   reDrive?: boolean;
@@ -249,6 +254,9 @@ export class FanInGate {
     // each read all its inputs (a 500-wide merge read 3,500 extra items in the benchmark).
     if (this.hooks.isInline(child) && fanInSource(this.ctx.fanIn, child) === "read")
       return { ...pendingNode(execution.executionId, child.id), okDeps: [...tally.ok].sort((a, b) => a - b) };
+    // A join needs no write: its message, sent by the caller, is its dispatch (dispatch-mode.ts).
+    if (dispatchMode(this.ctx.tasks, child) === "join")
+      return { ...pendingNode(execution.executionId, child.id), okDeps: [...child.parents] };
     const now = this.ctx.clock.now();
     const notBefore = notBeforeOf(this.ctx, child, now);
     const queued = await this.ctx.store.transitionNode(

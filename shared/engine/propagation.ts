@@ -1,8 +1,9 @@
 /**
- * What happens after a node reaches a final state: each child decided (fan-in.ts: dispatched
- * exactly once, by a conditional PENDING → QUEUED write, or sent at once when it is direct), inline
- * nodes run on the spot, sink bookkeeping, and the end of the execution. Every step is idempotent,
- * so a redelivered message can re-drive all of it after a crash.
+ * What happens after a node reaches a final state: each child decided (fan-in.ts) and dispatched —
+ * a direct or join child by its message alone (its claim takes one, however many are sent), an
+ * `any`/`count:N` fan-in by a conditional PENDING → QUEUED write first —, inline nodes run on the
+ * spot, sink bookkeeping, and the end of the execution. Every step is idempotent, so a redelivered
+ * message can re-drive all of it after a crash.
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";
@@ -30,8 +31,9 @@ export class Propagation {
    * After `node` COMPLETED. With `recovery` (a redelivered message found the node already complete),
    * children found QUEUED get their message again and inline children are re-driven, since the
    * earlier run may have crashed before sending; duplicate messages are refused by the claim.
-   * With `keepOne`, one ready direct child is not sent but returned, for the caller to run in the
-   * same invocation (and to send, if it decides not to). `arrivals` gathers this invocation's
+   * With `keepOne`, one ready direct child (or else one join decided just now) is not sent but
+   * returned, for the caller to run in the same invocation (and to send, if it decides not to).
+   * `arrivals` gathers this invocation's
    * shard arrivals into fewer writes (arrival-batcher.ts).
    */
   async afterCompletion(
@@ -68,7 +70,15 @@ export class Propagation {
 
     // Children in definition order, so which one is kept for this invocation is deterministic.
     direct.sort((a, b) => a.index - b.index);
-    const kept = options.keepOne ? direct.shift() : undefined;
+    let kept = options.keepOne ? direct.shift() : undefined;
+    if (options.keepOne && !kept) {
+      const joins = ready
+        .map((record) => graph.byId.get(record.nodeId)!)
+        .filter((child) => dispatchMode(this.ctx.tasks, child) === "join")
+        .sort((a, b) => a.index - b.index);
+      kept = joins[0];
+      if (kept) ready.splice(ready.findIndex((record) => record.nodeId === kept!.id), 1);
+    }
     await Promise.all([
       sink,
       this.dispatch(execution, graph, ready),
@@ -78,7 +88,7 @@ export class Propagation {
     return kept;
   }
 
-  /** The first attempt of direct nodes: the message alone (the claim creates the record). */
+  /** The first attempt of direct (or join) nodes: the message alone (the claim creates the record). */
   async sendDirect(executionId: string, nodes: readonly GraphNode[]): Promise<void> {
     await sendTasks(
       this.ctx,
@@ -105,7 +115,7 @@ export class Propagation {
     });
   }
 
-  /** Moves ready nodes (already QUEUED) on: inline ones run here, the others are sent. */
+  /** Moves ready nodes (QUEUED, or a join or small inline node decided just now) on: inline ones run here, the others are sent. */
   async dispatch(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
@@ -119,7 +129,9 @@ export class Propagation {
         inline.push({ node, record });
         continue;
       }
-      const message = { executionId: execution.executionId, nodeId: record.nodeId, attempt: record.attempt };
+      // A join decided just now is still PENDING: its message (attempt 1) is its dispatch.
+      const attempt = record.status === "PENDING" ? 1 : record.attempt;
+      const message = { executionId: execution.executionId, nodeId: record.nodeId, attempt };
       outgoing.push(record.notBefore === undefined ? { message } : { message, notBefore: record.notBefore });
     }
     await sendTasks(this.ctx, outgoing);

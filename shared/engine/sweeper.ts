@@ -121,6 +121,18 @@ export class Sweeper {
     }
     for (const node of graph.nodes) {
       const record = records.get(node.id);
+      if (dispatchMode(this.ctx.tasks, node) === "join" && (record?.status ?? "PENDING") === "PENDING") {
+        // Every parent completed and nobody claimed it: its message was lost (a crash between the
+        // last parent's completion and the send) or waits in a backlog. One message per join, not a
+        // re-drive of each of its (maybe hundreds of) parents.
+        const parents = node.parents.map((p) => records.get(graph.nodes[p]!.id));
+        const lastDone = Math.max(
+          ...parents.map((r) => (r?.status === "COMPLETED" ? (r.finishedAt ?? now) : Infinity)),
+        );
+        if (lastDone !== Infinity && resendNow(lastDone))
+          resend.push({ message: { executionId: execution.executionId, nodeId: node.id, attempt: 1 } });
+        continue;
+      }
       if (!record) continue;
       switch (record.status) {
         case "RUNNING": {
@@ -209,7 +221,9 @@ export class Sweeper {
     return node.children.some((childIndex) => {
       const child = graph.nodes[childIndex]!;
       const record = records.get(child.id);
-      if (dispatchMode(this.ctx.tasks, child) === "direct") return !record;
+      const mode = dispatchMode(this.ctx.tasks, child);
+      if (mode === "direct") return !record;
+      if (mode === "join") return false; // sent by the sweep itself, once per join (above)
       return this.propagation.fanIn.decisionDue(graph, child, record, node.index, statusOf);
     });
   }

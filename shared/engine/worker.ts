@@ -13,7 +13,7 @@ import { runAttempt } from "./attempt.js";
 import { AttemptEndings, isCancelRequested } from "./attempt-endings.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
-import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
+import { claimedByMessage, depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { loadDeps, type Propagation } from "./propagation.js";
 import { sendTasks } from "./send.js";
@@ -107,10 +107,9 @@ export class TaskRunner {
       }
       try {
         const childClaim = await this.claim(current, graph, child, 1, clock.now());
-        if (!childClaim.ok) {
-          await this.propagation.sendDirect(execution.executionId, [child]);
-          return;
-        }
+        // Refused: another claim (a duplicate message of a join's racing deciders, a redelivery)
+        // or an end got there first, and carries it on.
+        if (!childClaim.ok) return;
         const { record, lease } = childClaim;
         next = await this.runClaimed(current, graph, child, childTask, record, lease, delivery);
       } catch (error) {
@@ -130,7 +129,8 @@ export class TaskRunner {
 
   /**
    * Claims a node with a new lease: from QUEUED at the message's attempt, or — the first attempt of
-   * a direct node — straight from PENDING, recording when it was queued (its message's send time).
+   * a direct or join node — straight from PENDING, recording when it was queued (its message's send
+   * time). Such a node cancelled before its claim and revived by a redrive is QUEUED at attempt 1.
    */
   private async claim(
     execution: ExecutionRecord,
@@ -142,8 +142,8 @@ export class TaskRunner {
     const now = this.ctx.clock.now();
     const lease: Lease = { token: this.ctx.ids.token(), expiresAt: now + this.ctx.leaseMs };
     const started = nodeEvent(HISTORY.nodeStarted, now, node.id, attempt);
-    const direct = attempt === 1 && dispatchMode(this.ctx.tasks, node) === "direct";
-    const result = direct
+    const byMessage = attempt === 1 && claimedByMessage(dispatchMode(this.ctx.tasks, node));
+    let result = byMessage
       ? await this.ctx.store.transitionNode(
           execution.executionId,
           node.id,
@@ -151,13 +151,15 @@ export class TaskRunner {
           { status: "RUNNING", attempt: 1, lease, startedAt: now, queuedAt: queuedAt ?? now },
           [nodeEvent(HISTORY.nodeQueued, Math.min(queuedAt ?? now, now), node.id, 1), started],
         )
-      : await this.ctx.store.transitionNode(
-          execution.executionId,
-          node.id,
-          { status: ["QUEUED"], attempt, dueBy: now },
-          { status: "RUNNING", lease, startedAt: now },
-          started,
-        );
+      : undefined;
+    if (!result || (!result.ok && result.current?.status === "QUEUED" && result.current.attempt === attempt))
+      result = await this.ctx.store.transitionNode(
+        execution.executionId,
+        node.id,
+        { status: ["QUEUED"], attempt, dueBy: now },
+        { status: "RUNNING", lease, startedAt: now },
+        started,
+      );
     if (result.ok) await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, attempt);
     return { ...result, lease };
   }

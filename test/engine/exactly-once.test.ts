@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import type { Store } from "../../shared/ports.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
+import { interceptTransitions } from "../support/faults.js";
 import { countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 
 describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => {
@@ -158,6 +159,47 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
         const view = await engine.describeExecution(executionId);
         expect(Object.keys((view.output?.join ?? {}) as object)).toHaveLength(width);
         expect(backend.events.filter((e) => e.detailType === "Execution Succeeded")).toHaveLength(1);
+      } finally {
+        await backend.cleanup();
+      }
+    },
+  );
+
+  // 3 parents: decided by reading them; 8 in shards of 3: by sharded arrivals.
+  it.each([
+    [3, "default"],
+    [8, 3],
+  ] as const)(
+    "an `all` join of %i parents (shards of %s) is dispatched by its message: its record is written by its claim and its completion only",
+    async (width, shardSize) => {
+      const writes: string[] = [];
+      const backend = await createBackend(kind, {
+        ...(shardSize === "default" ? {} : { fanIn: { shardSize } }),
+        wrapStore: (store) =>
+          interceptTransitions(store, async (call, proceed) => {
+            const result = await proceed();
+            if (call.nodeId === "j" && result.ok) writes.push(result.record.status);
+            return result;
+          }),
+      });
+      try {
+        const { engine, store, consumer } = backend;
+        const parents = Array.from({ length: width }, (_, i) => ({
+          id: `p${i}`,
+          type: "pass",
+          params: { value: i },
+        }));
+        await engine.registerWorkflow({
+          name: "join",
+          nodes: [...parents, { id: "j", type: "pass", dependsOn: parents.map((p) => p.id) }],
+        });
+        const { executionId } = await engine.createExecution({ workflow: "join", input: "in" });
+        expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+        expect(writes).toEqual(["RUNNING", "COMPLETED"]);
+        const history = await store.listHistory(executionId);
+        expect(countEvents(history, HISTORY.nodeQueued, "j")).toBe(1); // written by the claim
+        expect(countEvents(history, HISTORY.nodeStarted, "j")).toBe(1);
+        expect((await engine.describeExecution(executionId)).output).toEqual({ j: "in" });
       } finally {
         await backend.cleanup();
       }

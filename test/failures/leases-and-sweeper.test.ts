@@ -164,6 +164,44 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", (kind)
     }
   });
 
+  it("sends a join whose message was lost once, not once per parent, after the grace period", async () => {
+    const backend = await createBackend(kind, { sweep: fastSweep, fanIn: { shardSize: 2 } });
+    try {
+      const { engine, store, consumer } = backend;
+      const parents = Array.from({ length: 6 }, (_, i) => ({
+        id: `p${i}`,
+        type: "pass",
+        params: { value: i },
+      }));
+      await engine.registerWorkflow({
+        name: "lost-join",
+        nodes: [
+          ...parents,
+          { id: "j", type: "pass", dependsOn: parents.map((p) => p.id), params: { value: "j" } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "lost-join" });
+      const entries = await receiveAll(consumer, 6);
+      for (const m of entries) await engine.handleTask(taskOf(m));
+      await consumer.delete(entries.map((m) => m.receiptHandle));
+      // The join's message is lost (as if its sender crashed before sending it).
+      const sent = await receiveAll(consumer, 1);
+      expect(sent.map((m) => taskOf(m).nodeId)).toEqual(["j"]);
+      await consumer.delete(sent.map((m) => m.receiptHandle));
+      expect((await store.getNode(executionId, "j"))?.status ?? "PENDING").toBe("PENDING");
+
+      await sleep(300); // past the grace period
+      expect(await engine.sweep()).toMatchObject({ resent: 1, reDriven: 0 });
+      const resent = await receiveAll(consumer, 2, 300);
+      expect(resent.map((m) => taskOf(m))).toEqual([{ executionId, nodeId: "j", attempt: 1 }]);
+      await consumer.changeVisibility(resent[0]!.receiptHandle, 0);
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      expect((await engine.describeExecution(executionId)).output).toEqual({ j: "j" });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
   it("lets two sweepers at once over the same expired leases re-dispatch each node once", async () => {
     const backend = await createBackend(kind, { sweep: fastSweep });
     try {

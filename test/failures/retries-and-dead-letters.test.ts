@@ -173,6 +173,51 @@ describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
     }
   });
 
+  it("redrive runs a node whose message arrived after the execution failed (cancelled before its claim)", async () => {
+    const backend = await createBackend(kind);
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "late-child",
+        nodes: [
+          { id: "a", type: "pass", params: { value: 1 } },
+          { id: "b", type: "pass", dependsOn: ["a"] },
+          { id: "j", type: "pass", dependsOn: ["a", "b"], params: { value: "joined" } },
+          {
+            id: "flaky",
+            type: "fail",
+            params: { times: 1, retryable: false, message: "flaky" },
+          },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "late-child" });
+      const handle = async (nodeId: string) => {
+        const messages = await receiveAll(consumer, 1);
+        const message = messages.find((m) => taskOf(m).nodeId === nodeId);
+        expect(message, `a message for ${nodeId}`).toBeDefined();
+        for (const m of messages) if (m !== message) await consumer.changeVisibility(m.receiptHandle, 0);
+        await engine.handleTask(taskOf(message!));
+        await consumer.delete([message!.receiptHandle]);
+      };
+      // `a` completes and sends `b`; `flaky` fails the execution; then `b`'s message arrives.
+      await handle("a");
+      await handle("flaky");
+      expect((await store.getExecution(executionId))?.status).toBe("FAILED");
+      await handle("b");
+      const before = await engine.describeExecution(executionId);
+      expect(before.nodes.find((n) => n.id === "b")).toMatchObject({ status: "CANCELLED", attempt: 0 });
+
+      const { items } = await engine.listDeadLetters({ limit: 10 });
+      expect(await engine.redrive(items.map((i) => i.id))).toMatchObject({ skipped: [] });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const after = await engine.describeExecution(executionId);
+      expect(after.nodes.find((n) => n.id === "b")).toMatchObject({ status: "COMPLETED", attempt: 1 });
+      expect(after.output).toMatchObject({ j: "joined" });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
   it("aborts a sleep longer than its node timeout and retries it by policy", async () => {
     const backend = await createBackend(kind);
     try {
