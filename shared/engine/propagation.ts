@@ -77,11 +77,14 @@ export class Propagation {
         .filter((child) => dispatchMode(this.ctx.tasks, child) === "join")
         .sort((a, b) => a.index - b.index);
       kept = joins[0];
-      if (kept) ready.splice(ready.findIndex((record) => record.nodeId === kept!.id), 1);
     }
     await Promise.all([
       sink,
-      this.dispatch(execution, graph, ready),
+      this.dispatch(
+        execution,
+        graph,
+        ready.filter((record) => record.nodeId !== kept?.id),
+      ),
       this.sendDirect(execution.executionId, direct),
     ]);
     for (const child of reDrive) await this.afterCompletion(execution, graph, child, { recovery: true });
