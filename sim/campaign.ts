@@ -6,6 +6,8 @@ export interface CampaignOptions {
   runs: number;
   start: number;
   stopAtFirstFailure?: boolean;
+  /** Operators redrive dead letters too (WorldOptions.redrive). */
+  redrive?: boolean;
   onProgress?: (done: number, failures: number, elapsedMs: number) => void;
 }
 
@@ -28,7 +30,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
   let steps = 0;
   let done = 0;
   for (let seed = options.start; seed < options.start + options.runs; seed++) {
-    const result = await runWorld({ seed });
+    const result = await runWorld({ seed, ...(options.redrive ? { redrive: true } : {}) });
     done++;
     steps += result.steps;
     for (const e of result.executions) statuses[e.status] = (statuses[e.status] ?? 0) + 1;

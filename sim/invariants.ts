@@ -101,7 +101,19 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     if (!isTerminalExecution(execution.status)) v("terminal", `execution ended the run ${execution.status}`);
     const executionWrites = input.audit.executionWrites.filter((w) => w.executionId === id);
     let terminalSeen = false;
+    let redrives = 0;
     for (const write of executionWrites) {
+      // A redrive revives a FAILED execution (or a RUNNING one with dead letters): FAILED → RUNNING
+      // with its own event, after which the execution may end again.
+      if (write.event?.type === HISTORY.executionRedriven) {
+        redrives++;
+        if (write.before?.status !== "FAILED" && write.before?.status !== "RUNNING")
+          v("execution-terminal-stable", `redriven from ${write.before?.status}`);
+        if (write.after.status !== "RUNNING")
+          v("execution-terminal-stable", `redriven to ${write.after.status}`);
+        terminalSeen = false;
+        continue;
+      }
       // Bookkeeping of the sweeper's index (sweepAt alone) may follow the end; nothing else may.
       if (
         write.before &&
@@ -119,20 +131,28 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     const history = await input.store.listHistory(id);
     const executionEvents = history.filter((e) => e.nodeId === undefined);
     const terminalEvents = executionEvents.filter((e) => EXECUTION_TERMINAL_EVENTS.has(e.type));
-    if (isTerminalExecution(execution.status) && terminalEvents.length !== 1)
+    // One end per life: the first, and one after each redrive of a failed execution.
+    const failedBeforeRedrive = executionEvents.filter((e) => e.type === HISTORY.executionRedriven).length;
+    if (failedBeforeRedrive !== redrives)
+      v("history", `${failedBeforeRedrive} ExecutionRedriven events for ${redrives} redrive writes`);
+    if (
+      isTerminalExecution(execution.status) &&
+      (terminalEvents.length < 1 || terminalEvents.length > redrives + 1)
+    )
       v(
         "execution-terminal-stable",
-        `${terminalEvents.length} terminal events for a ${execution.status} execution`,
+        `${terminalEvents.length} terminal events for a ${execution.status} execution redriven ${redrives} times`,
       );
     const expectedTerminal = {
       SUCCEEDED: HISTORY.executionSucceeded,
       FAILED: HISTORY.executionFailed,
       CANCELLED: HISTORY.executionCancelled,
     }[execution.status as "SUCCEEDED"];
-    if (expectedTerminal && terminalEvents[0] && terminalEvents[0].type !== expectedTerminal)
+    const lastTerminal = terminalEvents.at(-1);
+    if (expectedTerminal && lastTerminal && lastTerminal.type !== expectedTerminal)
       v(
         "execution-terminal-stable",
-        `status ${execution.status} but terminal event ${terminalEvents[0].type}`,
+        `status ${execution.status} but last terminal event ${lastTerminal.type}`,
       );
 
     // ── history = the events of the accepted writes ───────────────────────────────────────────
@@ -252,7 +272,13 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       for (const w of writes) {
         const from: NodeStatus = w.before?.status ?? "PENDING";
         const to = w.after.status;
-        if (isTerminalNode(from))
+        // A redrive revives a FAILED or CANCELLED node: to QUEUED (a new attempt) or PENDING.
+        const revival = w.events.some((e) => e.type === HISTORY.nodeRedriven);
+        if (revival) {
+          if ((from !== "FAILED" && from !== "CANCELLED") || (to !== "QUEUED" && to !== "PENDING"))
+            nv("state-machine", `redriven ${from} → ${to}`);
+          terminalEvent = undefined;
+        } else if (isTerminalNode(from))
           nv("node-terminal-stable", `a ${w.op} write was accepted on a ${from} node`);
         else if (from !== to && !canTransitionNode(from, to)) nv("state-machine", `${from} → ${to}`);
         const c = w.condition;
@@ -290,7 +316,11 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       const params = (definition.nodes[node.index]!.params ?? {}) as { times?: number; retryable?: boolean };
       if (node.type === "fail" && params.times !== undefined) {
         const retries = events.filter((e) => e.type === HISTORY.nodeRetryScheduled);
-        const lost = retries.some((e) => errorName(e) !== "RetryableError");
+        // Attempts lost to something else than the flaky failure itself: a crash, an expired lease, or
+        // a redrive after a cancellation (the revived node runs under a later attempt number).
+        const lost =
+          retries.some((e) => errorName(e) !== "RetryableError") ||
+          events.some((e) => e.type === HISTORY.nodeRedriven);
         lostAttempts.set(node.id, lost);
         for (const e of retries)
           if (errorName(e) === "RetryableError" && (e.attempt ?? 0) - 1 > params.times)
@@ -314,7 +344,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
             "failed-node-cause",
             `FAILED on attempt ${record.attempt} of ${node.retry.maxAttempts} with ${error?.name}`,
           );
-        const failure = writes.find((w) => w.after.status === "FAILED");
+        const failure = writes.findLast((w) => w.after.status === "FAILED");
         if (failure?.executionStatus === "RUNNING") {
           failedForGood = true;
           if (execution.status === "SUCCEEDED")

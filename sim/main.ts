@@ -3,6 +3,7 @@
  *   npm run sim -- --seed S [--trace] [--grep TEXT]   replay one seed and print its trace summary
  *   npm run sim -- --runs N [--start S] [--keep-going] a campaign; prints the first failing seed
  *                                                      (with --keep-going, every failing seed by rule)
+ *   add --redrive to either: operators redrive dead letters too (finds known races, see world.ts)
  * Exit code 1 when an invariant is violated.
  */
 import { runCampaign } from "./campaign.js";
@@ -21,6 +22,7 @@ async function main(): Promise<number> {
     const result = await runWorld({
       seed: Number(seed),
       keepTrace: flag("trace") || option("grep") !== undefined,
+      redrive: flag("redrive"),
     });
     const grep = option("grep");
     if (flag("trace") || grep !== undefined) {
@@ -35,6 +37,7 @@ async function main(): Promise<number> {
     runs,
     start,
     stopAtFirstFailure: !flag("keep-going"),
+    redrive: flag("redrive"),
     onProgress: (done, failures, ms) => {
       if (done % 500 === 0)
         console.error(`  ${done}/${runs} seeds, ${failures} failing, ${(ms / 1000).toFixed(1)} s`);

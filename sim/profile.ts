@@ -45,9 +45,11 @@ export interface Profile {
   fanIn: { readMaxParents: number; shardSize: number };
   /** Messages a worker invocation takes at once (Lambda's SQS batch). */
   batchSize: number;
+  /** Chance that an operator redrives an execution's dead letters (once it has some), at a random moment. */
+  redrive: number;
 }
 
-export function drawProfile(rng: Rng, fanInRng: Rng): Profile {
+export function drawProfile(rng: Rng, fanInRng: Rng, operatorRng: Rng): Profile {
   const fanIn = {
     readMaxParents: fanInRng.pick([0, 1, 2, 4, 4]),
     shardSize: fanInRng.pick([1, 2, 3, 100]),
@@ -56,10 +58,10 @@ export function drawProfile(rng: Rng, fanInRng: Rng): Profile {
   // Batches only with two workers or more: one worker taking batches through the heaviest stalls
   // and crashes drains too slowly for the run's four virtual hours (a world too slow, not a bug).
   const batchSize = faults.workers >= 2 ? fanInRng.pick([1, 1, 2, 3]) : 1;
-  return { ...faults, fanIn, batchSize };
+  return { ...faults, fanIn, batchSize, redrive: operatorRng.pick([0, 0.5, 1]) };
 }
 
-function drawFaults(rng: Rng): Omit<Profile, "fanIn" | "batchSize"> {
+function drawFaults(rng: Rng): Omit<Profile, "fanIn" | "batchSize" | "redrive"> {
   const level = rng.pick([0, 1, 1, 2, 2, 3]); // 0 = calm
   const rate = (low: number, high: number) => (level === 0 ? 0 : rng.pick([0, low, high, high * level]));
   const leaseSeconds = rng.pick([5, 10, 30]);
@@ -80,7 +82,7 @@ function draw(
   rng: Rng,
   rate: (low: number, high: number) => number,
   leaseSeconds: number,
-): Omit<Profile, "fanIn" | "batchSize"> {
+): Omit<Profile, "fanIn" | "batchSize" | "redrive"> {
   return {
     executions: rng.int(1, 4),
     workflows: rng.int(1, 2),
@@ -122,6 +124,7 @@ export function calm(profile: Profile): Profile {
     duplicateReceive: 0,
     extraDelay: 0,
     cancel: 0,
+    redrive: 0,
   };
 }
 

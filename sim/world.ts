@@ -39,6 +39,12 @@ export interface WorldOptions {
   maxSteps?: number;
   /** Virtual time limit in ms. */
   maxTime?: number;
+  /**
+   * Let an operator redrive dead letters (at the profile's rate). Off by default: with it, the
+   * campaign finds races of a redrive with processes of the execution's failed life that stalled
+   * across it (docs/guarantees.md, "Redrive"), not fixed yet.
+   */
+  redrive?: boolean;
 }
 
 export interface RunResult extends CheckResult {
@@ -55,9 +61,11 @@ export interface RunResult extends CheckResult {
 }
 
 interface ClientOp {
-  kind: "create" | "trigger" | "cancel";
+  kind: "create" | "trigger" | "cancel" | "redrive";
   plan: number;
   at: number;
+  /** A redrive looks a few times for dead letters before giving up. */
+  tries?: number;
   proc?: SimProcess;
   done?: boolean;
 }
@@ -76,7 +84,7 @@ const DEFAULT_MAX_TIME = 4 * 3600_000;
 export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const root = new Rng(options.seed);
   // The fan-in widths from their own stream, so the other draws of a seed stay as they were.
-  const drawn = drawProfile(root.fork("profile"), root.fork("fan-in"));
+  const drawn = drawProfile(root.fork("profile"), root.fork("fan-in"), root.fork("operator"));
   const profile = options.adjust ? options.adjust(drawn) : drawn;
   const trace = new Trace(300, options.keepTrace ?? false);
   const durations = root.fork("durations");
@@ -181,6 +189,11 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     ops.push({ kind: "create", plan: i, at: world.int(0, 5_000) });
     if (world.chance(profile.cancel)) ops.push({ kind: "cancel", plan: i, at: world.int(0, 90_000) });
   }
+  // The operator's redrives draw from their own stream, so the other draws of a seed stay as they were.
+  const operator = root.fork("operator-plan");
+  for (let i = 0; i < profile.executions; i++)
+    if (operator.chance(options.redrive ? profile.redrive : 0))
+      ops.push({ kind: "redrive", plan: i, at: operator.int(20_000, 200_000), tries: 0 });
   const cancelRequested = new Set<string>();
   const cancelAccepted = new Set<string>();
   const counters = { workerErrors: 0, clientRetries: 0, sweeps: 0, doubleSweeps: 0, deadLetterRuns: 0 };
@@ -209,6 +222,18 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
             ops.push({ kind: "trigger", plan: op.plan, at: scheduler.now + world.int(0, 10_000) });
         } else if (op.kind === "trigger") {
           await engine.triggerExecution(plan.executionId!);
+        } else if (op.kind === "redrive") {
+          // An operator redrives the execution's dead letters once it has some (looking a few times).
+          const { items } = await engine.listDeadLetters({ limit: 100 });
+          const ids = items.filter((d) => d.executionId === plan.executionId).map((d) => d.id);
+          const result = ids.length > 0 ? await engine.redrive(ids) : undefined;
+          if (result) trace.add(`@${scheduler.now} redrive plan${op.plan}: ${JSON.stringify(result)}`);
+          // Nothing to redrive yet, or some refused (the execution failing again): look again later.
+          if ((!result || result.skipped.length > 0) && (op.tries = (op.tries ?? 0) + 1) < 5) {
+            op.proc = undefined;
+            op.at = scheduler.now + 30_000;
+            return;
+          }
         } else {
           await engine.cancelExecution(plan.executionId!, "cancelled by the simulation");
           cancelAccepted.add(plan.executionId!);

@@ -133,11 +133,12 @@ export class DeadLetters {
     if (execution.status !== "FAILED" && execution.status !== "RUNNING") {
       return `its execution is ${execution.status}; only a failed execution can be redriven`;
     }
-    if (!(await this.ctx.store.deleteDeadLetter(record.id))) return "another redrive took it";
     const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
     const now = this.ctx.clock.now();
     let running = execution;
     if (execution.status === "FAILED") {
+      // Clearing the `failedNode` mark tells the sweeper and the workers that the FAILED nodes they
+      // may find before the revival below are this redrive's to revive, not failures to apply again.
       const revived = await this.ctx.store.transitionExecution(
         execution.executionId,
         ["FAILED"],
@@ -158,15 +159,30 @@ export class DeadLetters {
             detail: { executionId: execution.executionId, workflow: execution.workflow },
           },
         ]);
-      }
+      } else if (revived.current?.status === "RUNNING")
+        running = revived.current; // a racing redrive
+      else return `its execution is ${revived.current?.status ?? "gone"}`;
     }
-    await this.reviveNodes(running, graph, now);
+    if (!(await this.reviveNodes(running, graph)))
+      return "its execution is failing again (a node failed since it was revived); redrive it once it has failed";
+    // Last: a redrive cut short (a crash) keeps its dead letter, so it can be run again.
+    await this.ctx.store.deleteDeadLetter(record.id);
     return undefined;
   }
 
-  /** Failed and cancelled nodes get a new attempt when ready, or go back to waiting; outputs stay. */
-  private async reviveNodes(execution: ExecutionRecord, graph: WorkflowGraph, now: number): Promise<void> {
+  /**
+   * Failed and cancelled nodes get a new attempt when ready, or go back to waiting; outputs stay.
+   * Also the sweeper's repair of a redrive cut short between reviving the execution and its nodes.
+   * Only failures of an earlier life are revived: false, reviving nothing, once the execution no
+   * longer runs or a node failed in this life (its `failedNode` mark), which is failing it again.
+   */
+  async reviveNodes(execution: ExecutionRecord, graph: WorkflowGraph): Promise<boolean> {
+    const now = this.ctx.clock.now();
     const records = await this.ctx.store.listNodes(execution.executionId);
+    // Read after the listing: a node listed FAILED by a failure of this life set the mark before
+    // (atomically with its own write), so the mark tells every listed failure's life apart.
+    const current = await this.ctx.store.getExecution(execution.executionId);
+    if (current?.status !== "RUNNING" || current.failedNode !== undefined) return false;
     const byId = new Map(records.map((r) => [r.nodeId, r]));
     const ready = await mapLimit(records, 16, async (record): Promise<NodeRecord | undefined> => {
       const node = graph.byId.get(record.nodeId);
@@ -218,5 +234,6 @@ export class DeadLetters {
       graph,
       ready.filter((r): r is NodeRecord => r !== undefined),
     );
+    return true;
   }
 }

@@ -68,7 +68,7 @@ export class Engine {
     this.executions = new Executions(this.ctx, this.propagation);
     this.deadLetters = new DeadLetters(this.ctx, this.propagation);
     this.runner = new TaskRunner(this.ctx, this.propagation, this.deadLetters);
-    this.sweeper = new Sweeper(this.ctx, this.propagation, this.runner);
+    this.sweeper = new Sweeper(this.ctx, this.propagation, this.runner, this.deadLetters);
   }
 
   /** Validates and stores a definition. Same content → same version; new content → next version. */

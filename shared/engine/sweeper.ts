@@ -12,6 +12,7 @@ import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
 import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
+import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode } from "./dispatch-mode.js";
 import type { StatusOf } from "./fan-in.js";
 import type { Propagation } from "./propagation.js";
@@ -39,6 +40,7 @@ export class Sweeper {
     private readonly ctx: EngineContext,
     private readonly propagation: Propagation,
     private readonly runner: TaskRunner,
+    private readonly deadLetters: DeadLetters,
   ) {
     this.owner = ctx.ids.token();
   }
@@ -181,6 +183,12 @@ export class Sweeper {
     report.resent += resend.length;
     for (const node of completed)
       await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
+    if (failed.length > 0 && execution.failedNode === undefined) {
+      // Failures of an earlier life, revived by a redrive that was cut short before its nodes (a
+      // failure of this life sets the mark): finish the redrive rather than fail the execution again.
+      await this.deadLetters.reviveNodes(execution, graph);
+      failed.length = 0;
+    }
     for (const { node, record } of failed) {
       await this.propagation.afterFailure(
         execution,

@@ -266,6 +266,9 @@ export class TaskRunner {
         await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
         return;
       case "FAILED":
+        // Without the execution's `failedNode` mark, a failure of before a redrive that is reviving
+        // it (dead-letters.ts): not to be applied again.
+        if (execution.failedNode === undefined) return;
         await this.propagation.afterFailure(
           execution,
           graph,
