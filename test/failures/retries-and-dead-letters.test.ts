@@ -218,6 +218,39 @@ describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
     }
   });
 
+  it("finishes a redrive cut short after reviving the execution: the sweeper revives the node instead of failing it again, and the dead letter stays until then", async () => {
+    const backend = await createBackend(kind, { sweep: { firstCheckMs: 0, graceMs: 200, idleMs: 1000 } });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "cut-short",
+        nodes: [{ id: "once", type: "fail", params: { times: 1, retryable: false, message: "once" } }],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "cut-short" });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("FAILED");
+      const { items } = await engine.listDeadLetters({ limit: 10 });
+      expect(items).toHaveLength(1);
+      // The redrive's first step (as dead-letters.ts writes it), then a crash before the nodes.
+      const revived = await store.transitionExecution(executionId, ["FAILED"], {
+        status: "RUNNING",
+        error: null,
+        finishedAt: null,
+        failedNode: null,
+        sweepAt: Date.now(),
+      });
+      expect(revived.ok).toBe(true);
+      expect((await engine.listDeadLetters({ limit: 10 })).items).toHaveLength(1); // kept
+
+      await engine.sweep();
+      expect((await store.getExecution(executionId))?.status).toBe("RUNNING");
+      expect(await store.getNode(executionId, "once")).toMatchObject({ status: "QUEUED", attempt: 2 });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      expect((await engine.describeExecution(executionId)).output).toEqual({ once: { attempt: 2 } });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
   it("aborts a sleep longer than its node timeout and retries it by policy", async () => {
     const backend = await createBackend(kind);
     try {
