@@ -229,7 +229,8 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
           const result = ids.length > 0 ? await engine.redrive(ids) : undefined;
           if (result) trace.add(`@${scheduler.now} redrive plan${op.plan}: ${JSON.stringify(result)}`);
           // Nothing to redrive yet, or some refused (the execution failing again): look again later.
-          if ((!result || result.skipped.length > 0) && (op.tries = (op.tries ?? 0) + 1) < 5) {
+          op.tries = (op.tries ?? 0) + 1;
+          if ((!result || result.skipped.length > 0) && op.tries < 5) {
             op.proc = undefined;
             op.at = scheduler.now + 30_000;
             return;
