@@ -248,15 +248,15 @@ export class FanInGate {
       return undefined;
     }
     if (verdict !== "ready" || outcome !== "ok") return undefined;
-    // A small inline child is run at once and written once, by its completion (conditional on
-    // PENDING, so once however many parents race): no queue write. It goes back PENDING, with its
-    // inputs. A wide one keeps the queue write, which elects one runner: racing deciders would
-    // each read all its inputs (a 500-wide merge read 3,500 extra items in the benchmark).
-    if (this.hooks.isInline(child) && fanInSource(this.ctx.fanIn, child) === "read")
+    // No queue write for two kinds; the child goes back still PENDING, with its inputs:
+    // - a join: its message, sent by the caller, is its dispatch (dispatch-mode.ts);
+    // - a small inline child, run at once and written once, by its completion (conditional on
+    //   PENDING, so once however many parents race). A wide one keeps the queue write, which elects
+    //   one runner: racing deciders would each read all its inputs (a 500-wide merge read 3,500
+    //   extra items in the benchmark).
+    const smallInline = this.hooks.isInline(child) && fanInSource(this.ctx.fanIn, child) === "read";
+    if (smallInline || dispatchMode(this.ctx.tasks, child) === "join")
       return { ...pendingNode(execution.executionId, child.id), okDeps: [...tally.ok].sort((a, b) => a - b) };
-    // A join needs no write: its message, sent by the caller, is its dispatch (dispatch-mode.ts).
-    if (dispatchMode(this.ctx.tasks, child) === "join")
-      return { ...pendingNode(execution.executionId, child.id), okDeps: [...child.parents] };
     const now = this.ctx.clock.now();
     const notBefore = notBeforeOf(this.ctx, child, now);
     const queued = await this.ctx.store.transitionNode(

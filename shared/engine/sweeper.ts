@@ -187,15 +187,15 @@ export class Sweeper {
       // Failures of an earlier life, revived by a redrive that was cut short before its nodes (a
       // failure of this life sets the mark): finish the redrive rather than fail the execution again.
       await this.deadLetters.reviveNodes(execution, graph);
-      failed.length = 0;
-    }
-    for (const { node, record } of failed) {
-      await this.propagation.afterFailure(
-        execution,
-        graph,
-        node,
-        record.error ?? { name: "Error", message: "failed" },
-      );
+    } else {
+      for (const { node, record } of failed) {
+        await this.propagation.afterFailure(
+          execution,
+          graph,
+          node,
+          record.error ?? { name: "Error", message: "failed" },
+        );
+      }
     }
     for (const { node, record } of pending)
       await this.propagation.settlePending(execution, graph, node, record, statusOf);

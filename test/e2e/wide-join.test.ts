@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalRuntime } from "../../local/runtime.js";
 import type { EnginePorts } from "../../shared/ports.js";
 import { BACKEND_KINDS } from "../support/backends.js";
+import { passParents } from "../support/harness.js";
 import { type ApiClient, apiClient, startRuntime } from "../support/runtime.js";
 
 describe.each(BACKEND_KINDS)("a wide join end to end (%s)", (kind) => {
@@ -37,11 +38,7 @@ describe.each(BACKEND_KINDS)("a wide join end to end (%s)", (kind) => {
   });
 
   it("joins 40 parents once, recording their arrivals in fewer writes than parents", async () => {
-    const parents = Array.from({ length: 40 }, (_, i) => ({
-      id: `p${i}`,
-      type: "pass",
-      params: { value: i },
-    }));
+    const parents = passParents(40);
     const definition = {
       name: `wide-join-${kind}`,
       nodes: [

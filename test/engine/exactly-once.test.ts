@@ -8,7 +8,7 @@ import { HISTORY } from "../../shared/engine/lifecycle.js";
 import type { Store } from "../../shared/ports.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptTransitions } from "../support/faults.js";
-import { countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+import { countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 
 describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => {
   it("a wide `any` fan-in is decided by its first completion: the others, all delivered twice at once, write nothing to it", async () => {
@@ -32,11 +32,7 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
     });
     try {
       const { engine, store, consumer } = backend;
-      const parents = Array.from({ length: 12 }, (_, i) => ({
-        id: `p${i}`,
-        type: "pass",
-        params: { value: i },
-      }));
+      const parents = passParents(12);
       await engine.registerWorkflow({
         name: "wide-any",
         nodes: [...parents, { id: "join", type: "merge", dependsOn: parents.map((p) => p.id), fanIn: "any" }],
@@ -124,11 +120,7 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
       const backend = await createBackend(kind, shardSize === "default" ? {} : { fanIn: { shardSize } });
       try {
         const { engine, store, consumer } = backend;
-        const parents = Array.from({ length: width }, (_, i) => ({
-          id: `p${i}`,
-          type: "pass",
-          params: { value: i },
-        }));
+        const parents = passParents(width);
         await engine.registerWorkflow({
           name: "wide-join",
           nodes: [...parents, { id: "join", type: "merge", dependsOn: parents.map((p) => p.id) }],
@@ -184,11 +176,7 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
       });
       try {
         const { engine, store, consumer } = backend;
-        const parents = Array.from({ length: width }, (_, i) => ({
-          id: `p${i}`,
-          type: "pass",
-          params: { value: i },
-        }));
+        const parents = passParents(width);
         await engine.registerWorkflow({
           name: "join",
           nodes: [...parents, { id: "j", type: "pass", dependsOn: parents.map((p) => p.id) }],

@@ -9,7 +9,7 @@ import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptTransitions, isHeartbeat, latch, sleep } from "../support/faults.js";
-import { countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+import { countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 
 const fastSweep = { firstCheckMs: 0, graceMs: 200, idleMs: 1000 };
 
@@ -168,11 +168,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", (kind)
     const backend = await createBackend(kind, { sweep: fastSweep, fanIn: { shardSize: 2 } });
     try {
       const { engine, store, consumer } = backend;
-      const parents = Array.from({ length: 6 }, (_, i) => ({
-        id: `p${i}`,
-        type: "pass",
-        params: { value: i },
-      }));
+      const parents = passParents(6);
       await engine.registerWorkflow({
         name: "lost-join",
         nodes: [

@@ -53,3 +53,8 @@ export async function runToEnd(
 export function countEvents(history: HistoryEvent[], type: string, nodeId?: string): number {
   return history.filter((e) => e.type === type && (nodeId === undefined || e.nodeId === nodeId)).length;
 }
+
+/** `width` entry nodes `p0`, `p1`… of type `pass`, each outputting its index: the parents of a wide join. */
+export function passParents(width: number): Array<{ id: string; type: string; params: { value: number } }> {
+  return Array.from({ length: width }, (_, i) => ({ id: `p${i}`, type: "pass", params: { value: i } }));
+}
