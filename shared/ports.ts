@@ -15,6 +15,13 @@ import type {
   WorkflowVersionRecord,
 } from "./domain/records.js";
 
+/**
+ * How fresh a read must be. "eventual" may return an earlier version of the item (or none, just
+ * after it was created) at half the read units; callers use it only where an earlier version is
+ * detected or harmless (engine/reads.ts). Every other read is strongly consistent.
+ */
+export type Consistency = "strong" | "eventual";
+
 export type Outcome<T> = { ok: true; record: T } | { ok: false; current: T | undefined };
 
 /**
@@ -141,7 +148,7 @@ export interface Store {
     record: ExecutionRecord,
     event: HistoryEvent,
   ): Promise<{ created: true } | { created: false; existing: ExecutionRecord }>;
-  getExecution(executionId: string): Promise<ExecutionRecord | undefined>;
+  getExecution(executionId: string, consistency?: Consistency): Promise<ExecutionRecord | undefined>;
   transitionExecution(
     executionId: string,
     from: readonly ExecutionStatus[],
@@ -156,7 +163,7 @@ export interface Store {
   // ── nodes ─────────────────────────────────────────────────────────────────────────────────────
   getNode(executionId: string, nodeId: string): Promise<NodeRecord | undefined>;
   /** Stored records among `nodeIds` (missing ones are PENDING and left out). */
-  getNodes(executionId: string, nodeIds: readonly string[]): Promise<NodeRecord[]>;
+  getNodes(executionId: string, nodeIds: readonly string[], consistency?: Consistency): Promise<NodeRecord[]>;
   listNodes(executionId: string): Promise<NodeRecord[]>;
   /** `events` (one or several) are appended to the node's history in the same write. */
   transitionNode(

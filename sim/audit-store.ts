@@ -76,6 +76,8 @@ export class AuditStore implements Store {
   /** Executions still in the sweeper's index (a sweepAt set), kept in step with the writes. */
   readonly sweepPending = new Set<string>();
   private seq = 0;
+  /** Each item's version before its latest accepted write (undefined: the write created it). */
+  private readonly earlier = new Map<string, { record: ExecutionRecord | NodeRecord | undefined }>();
 
   getWorkflowVersion: Delegated["getWorkflowVersion"];
   findWorkflowVersionByHash: Delegated["findWorkflowVersionByHash"];
@@ -244,7 +246,18 @@ export class AuditStore implements Store {
     return result;
   }
 
+  /** The execution as it was before its latest write (`record` undefined: before it existed), if written. */
+  earlierExecution(executionId: string): { record: ExecutionRecord | undefined } | undefined {
+    return this.earlier.get(`e/${executionId}`) as { record: ExecutionRecord | undefined } | undefined;
+  }
+
+  /** The node record as it was before its latest write (`record` undefined: it had none), if written. */
+  earlierNode(executionId: string, nodeId: string): { record: NodeRecord | undefined } | undefined {
+    return this.earlier.get(`n/${executionId}/${nodeId}`) as { record: NodeRecord | undefined } | undefined;
+  }
+
   private logNode(write: Omit<NodeWrite, "seq" | "at" | "executionStatus" | "process">): void {
+    this.earlier.set(`n/${write.executionId}/${write.nodeId}`, { record: structuredClone(write.before) });
     this.nodeWrites.push({
       ...structuredClone(write),
       seq: ++this.seq,
@@ -261,6 +274,7 @@ export class AuditStore implements Store {
     after: ExecutionRecord,
     event?: HistoryEvent,
   ): void {
+    this.earlier.set(`e/${executionId}`, { record: structuredClone(before) });
     this.executionStatus.set(executionId, after.status);
     if (after.sweepAt === undefined) this.sweepPending.delete(executionId);
     else this.sweepPending.add(executionId);

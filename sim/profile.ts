@@ -47,9 +47,11 @@ export interface Profile {
   batchSize: number;
   /** Chance that an operator redrives an execution's dead letters (once it has some), at a random moment. */
   redrive: number;
+  /** Chance that an eventually consistent read returns an item's version before its latest write. */
+  staleReads: number;
 }
 
-export function drawProfile(rng: Rng, fanInRng: Rng, operatorRng: Rng): Profile {
+export function drawProfile(rng: Rng, fanInRng: Rng, operatorRng: Rng, replicaRng: Rng): Profile {
   const fanIn = {
     readMaxParents: fanInRng.pick([0, 1, 2, 4, 4]),
     shardSize: fanInRng.pick([1, 2, 3, 100]),
@@ -58,10 +60,18 @@ export function drawProfile(rng: Rng, fanInRng: Rng, operatorRng: Rng): Profile 
   // Batches only with two workers or more: one worker taking batches through the heaviest stalls
   // and crashes drains too slowly for the run's four virtual hours (a world too slow, not a bug).
   const batchSize = faults.workers >= 2 ? fanInRng.pick([1, 1, 2, 3]) : 1;
-  return { ...faults, fanIn, batchSize, redrive: operatorRng.pick([0, 0.5, 1]) };
+  return {
+    ...faults,
+    fanIn,
+    batchSize,
+    redrive: operatorRng.pick([0, 0.5, 1]),
+    staleReads: replicaRng.pick([0, 0.2, 0.6]),
+  };
 }
 
-function drawFaults(rng: Rng): Omit<Profile, "fanIn" | "batchSize" | "redrive"> {
+type DrawnFaults = Omit<Profile, "fanIn" | "batchSize" | "redrive" | "staleReads">;
+
+function drawFaults(rng: Rng): DrawnFaults {
   const level = rng.pick([0, 1, 1, 2, 2, 3]); // 0 = calm
   const rate = (low: number, high: number) => (level === 0 ? 0 : rng.pick([0, low, high, high * level]));
   const leaseSeconds = rng.pick([5, 10, 30]);
@@ -78,11 +88,7 @@ function drawFaults(rng: Rng): Omit<Profile, "fanIn" | "batchSize" | "redrive"> 
   return drawn;
 }
 
-function draw(
-  rng: Rng,
-  rate: (low: number, high: number) => number,
-  leaseSeconds: number,
-): Omit<Profile, "fanIn" | "batchSize" | "redrive"> {
+function draw(rng: Rng, rate: (low: number, high: number) => number, leaseSeconds: number): DrawnFaults {
   return {
     executions: rng.int(1, 4),
     workflows: rng.int(1, 2),
@@ -125,6 +131,7 @@ export function calm(profile: Profile): Profile {
     extraDelay: 0,
     cancel: 0,
     redrive: 0,
+    staleReads: 0,
   };
 }
 

@@ -5,7 +5,7 @@ export function formatResult(result: RunResult, options: { traceLines?: number }
   const p = result.profile;
   const lines = [
     `seed ${result.seed}: ${result.violations.length === 0 ? "OK" : `${result.violations.length} VIOLATION(S)`} — ended ${result.end} after ${result.steps} steps, ${(result.virtualMs / 1000).toFixed(1)} s virtual, trace ${result.traceHash}`,
-    `  profile: ${p.executions} execution(s) of ${p.workflows} workflow(s), ${p.engines} engine(s), ≤${p.workers} workers, lease ${p.leaseSeconds} s, visibility ${p.visibilitySeconds} s, grace ${p.sweep.graceMs} ms; crash ${p.crash}, stall ${p.stall}, port errors ${p.portErrorBefore}/${p.portErrorAfter}, dup send/receive ${p.duplicateSend}/${p.duplicateReceive}, delay ${p.extraDelay}, cancel ${p.cancel}, two-step ${p.twoStep}; fan-in read ≤${p.fanIn.readMaxParents}, shards of ${p.fanIn.shardSize}, batches of ${p.batchSize}`,
+    `  profile: ${p.executions} execution(s) of ${p.workflows} workflow(s), ${p.engines} engine(s), ≤${p.workers} workers, lease ${p.leaseSeconds} s, visibility ${p.visibilitySeconds} s, grace ${p.sweep.graceMs} ms; crash ${p.crash}, stall ${p.stall}, port errors ${p.portErrorBefore}/${p.portErrorAfter}, dup send/receive ${p.duplicateSend}/${p.duplicateReceive}, delay ${p.extraDelay}, cancel ${p.cancel}, two-step ${p.twoStep}; fan-in read ≤${p.fanIn.readMaxParents}, shards of ${p.fanIn.shardSize}, batches of ${p.batchSize}, stale reads ${p.staleReads}`,
     ...result.workflows.map(
       (w) =>
         `  ${w.name}: ${w.nodes

@@ -20,6 +20,7 @@ import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
 import { Rng } from "./prng.js";
 import { drawProfile, type Profile } from "./profile.js";
+import { withStaleReads } from "./stale-reads.js";
 
 /** A simulated worker invocation's time budget (Lambda's 15-minute maximum). */
 const INVOCATION_MS = 15 * 60_000;
@@ -79,12 +80,23 @@ interface PlannedExecution {
 }
 
 const DEFAULT_MAX_STEPS = 150_000;
-const DEFAULT_MAX_TIME = 4 * 3600_000;
+/**
+ * A day of virtual time. The slowest worlds (a process stalls for minutes at one port call in
+ * twenty, with one to three workers) take up to half a day to finish their executions: a shorter
+ * horizon failed them for being slow, not stuck. A stuck execution stays stuck however long the
+ * run; the step limit still bounds the campaign's time.
+ */
+const DEFAULT_MAX_TIME = 24 * 3600_000;
 
 export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const root = new Rng(options.seed);
   // The fan-in widths from their own stream, so the other draws of a seed stay as they were.
-  const drawn = drawProfile(root.fork("profile"), root.fork("fan-in"), root.fork("operator"));
+  const drawn = drawProfile(
+    root.fork("profile"),
+    root.fork("fan-in"),
+    root.fork("operator"),
+    root.fork("replica"),
+  );
   const profile = options.adjust ? options.adjust(drawn) : drawn;
   const trace = new Trace(300, options.keepTrace ?? false);
   const durations = root.fork("durations");
@@ -158,7 +170,8 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   );
   const taskQueue: TaskQueue = { send: (messages, o) => sqs.send(messages, o) };
   const events = gatePort(new MemoryEventPublisher(), "events", scheduler, portFaults);
-  const store = gatePort<Store>(audit, "store", scheduler, portFaults, describeStoreCall);
+  const replica = withStaleReads(audit, root.fork("stale-reads"), profile.staleReads);
+  const store = gatePort<Store>(replica, "store", scheduler, portFaults, describeStoreCall);
   const engines = Array.from(
     { length: profile.engines },
     () =>
@@ -292,12 +305,12 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       // Half the worlds give invocations a deadline (as Lambda does), which lets the engine run
       // a ready child in the same invocation (continuation); the others send every child.
       const deadline = continuation ? { deadline: clock.now() + INVOCATION_MS } : {};
-      const arrivals = engine.arrivalBatcher();
+      const invocation = engine.invocation();
       await Promise.all(
         received.map(async ({ message: m, receipt }) => {
           try {
             if (kind === "worker") {
-              await engine.handleTask(m.body, { receiveCount: m.receiveCount, ...deadline, arrivals });
+              await invocation.handleTask(m.body, { receiveCount: m.receiveCount, ...deadline });
             } else {
               counters.deadLetterRuns++;
               await engine.recordDeadLetter(m.body, { messageId: m.id, receiveCount: m.receiveCount });

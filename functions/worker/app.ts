@@ -5,8 +5,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import type { ArrivalBatcher } from "../../shared/engine/arrival-batcher.js";
-import type { Engine } from "../../shared/engine/engine.js";
+import type { Engine, Invocation } from "../../shared/engine/engine.js";
 import type { TaskMessage } from "../../shared/ports.js";
 import { parseTaskMessage, receiveCountOf } from "../common/task-message.js";
 
@@ -24,16 +23,15 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
 
   const processRecord = async (
     record: SQSRecord,
-    invocation: { deadline?: number; arrivals: ArrivalBatcher },
+    invocation: { deadline?: number; scope: Invocation },
   ): Promise<void> => {
     const sentAt = Number(record.attributes.SentTimestamp);
-    const { deadline, arrivals } = invocation;
+    const { deadline, scope } = invocation;
     const delivery = {
       receiveCount: receiveCountOf(record),
       ...(Number.isFinite(sentAt) ? { sentAt } : {}),
       // Lets the engine run a ready child in this same invocation while it fits before the timeout.
       ...(deadline === undefined ? {} : { deadline }),
-      arrivals,
     };
     let message: TaskMessage;
     try {
@@ -52,7 +50,7 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
       throw error;
     }
     try {
-      await engine.handleTask(message, delivery);
+      await scope.handleTask(message, delivery);
     } catch (error) {
       logger.warn("task message failed; it will be delivered again", {
         messageId: record.messageId,
@@ -73,8 +71,9 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
     // A safety margin before the Lambda timeout for the last writes and the batch response.
     const deadline =
       context === undefined ? undefined : Date.now() + context.getRemainingTimeInMillis() - 5_000;
-    // The records of a batch run at once; their arrivals at one wide fan-in share writes.
-    const invocation = { ...(deadline === undefined ? {} : { deadline }), arrivals: engine.arrivalBatcher() };
+    // The records of a batch run at once, in one scope: their arrivals at one wide fan-in share
+    // writes, and their task sends share SendMessageBatch calls.
+    const invocation = { ...(deadline === undefined ? {} : { deadline }), scope: engine.invocation() };
     return processPartialResponse(
       event,
       (record: SQSRecord) => processRecord(record, invocation),

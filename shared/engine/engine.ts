@@ -17,6 +17,7 @@ import { DEFAULT_FAN_IN, type FanInSettings } from "./dispatch-mode.js";
 import { Executions } from "./executions.js";
 import { Propagation } from "./propagation.js";
 import { type ExecutionListItem, type HistoryPage, listExecutions, listHistory } from "./queries.js";
+import { SendBatcher } from "./send-batcher.js";
 import { Sweeper, type SweepReport } from "./sweeper.js";
 import type { CreateExecutionRequest, ExecutionSummary, ExecutionView, RegisterResult } from "./views.js";
 import { type Delivery, TaskRunner } from "./worker.js";
@@ -39,6 +40,11 @@ export interface EngineOptions {
    */
   fanIn?: Partial<FanInSettings>;
   logger?: EngineLogger;
+}
+
+/** A worker invocation's scope (Engine.invocation). */
+export interface Invocation {
+  handleTask(message: TaskMessage, delivery?: Omit<Delivery, "arrivals">): Promise<void>;
 }
 
 export class Engine {
@@ -147,10 +153,15 @@ export class Engine {
   }
 
   /**
-   * A batcher for one worker invocation: pass it in the Delivery of every message of the batch,
-   * and their arrivals at the same wide fan-in share writes (arrival-batcher.ts).
+   * The scope of one worker invocation (one SQS batch): its messages, handled at once through it,
+   * share their shard-arrival writes (arrival-batcher.ts) and their task sends (send-batcher.ts).
+   * Never shared between invocations.
    */
-  arrivalBatcher(): ArrivalBatcher {
-    return new ArrivalBatcher(this.ctx.store);
+  invocation(): Invocation {
+    const ctx: EngineContext = { ...this.ctx, queue: new SendBatcher(this.ctx.queue) };
+    const propagation = new Propagation(ctx);
+    const runner = new TaskRunner(ctx, propagation, new DeadLetters(ctx, propagation));
+    const arrivals = new ArrivalBatcher(ctx.store);
+    return { handleTask: (message, delivery = {}) => runner.handle(message, { ...delivery, arrivals }) };
   }
 }

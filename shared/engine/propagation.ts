@@ -13,6 +13,7 @@ import type { EngineContext } from "./context.js";
 import { dispatchMode } from "./dispatch-mode.js";
 import { FanInGate, notBeforeOf, type StatusOf } from "./fan-in.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import { readCompletedDeps } from "./reads.js";
 import { type OutgoingTask, sendTasks } from "./send.js";
 
 const STORE_CONCURRENCY = 16;
@@ -388,7 +389,7 @@ export class Propagation {
   }
 }
 
-/** Outputs of the given dependencies (indexes), keyed by node id. */
+/** Outputs of the given dependencies (indexes, all completed before the node was dispatched), keyed by node id. */
 export async function loadDeps(
   ctx: EngineContext,
   executionId: string,
@@ -397,7 +398,7 @@ export async function loadDeps(
 ): Promise<Record<string, unknown>> {
   if (depIndexes.length === 0) return {};
   const ids = depIndexes.map((i) => graph.nodes[i]!.id);
-  const records = new Map((await ctx.store.getNodes(executionId, ids)).map((r) => [r.nodeId, r]));
+  const records = await readCompletedDeps(ctx, executionId, ids);
   const deps: Record<string, unknown> = {};
   for (const id of ids) {
     const record = records.get(id);

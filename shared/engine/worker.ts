@@ -16,6 +16,7 @@ import type { DeadLetters } from "./dead-letters.js";
 import { claimedByMessage, depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { loadDeps, type Propagation } from "./propagation.js";
+import { readExecutionForTask } from "./reads.js";
 import { sendTasks } from "./send.js";
 
 /** How a task message arrived: from the worker handler (an SQS record and the Lambda context). */
@@ -51,8 +52,8 @@ export class TaskRunner {
   }
 
   async handle(message: TaskMessage, delivery: Delivery = {}): Promise<void> {
-    const { store, clock, logger } = this.ctx;
-    const execution = await store.getExecution(message.executionId);
+    const { clock, logger } = this.ctx;
+    const execution = await readExecutionForTask(this.ctx, message.executionId);
     if (!execution) {
       logger.warn("task for an unknown execution dropped", { ...message });
       return;
@@ -94,7 +95,9 @@ export class TaskRunner {
       const room =
         delivery.deadline !== undefined && clock.now() + child.timeoutSeconds * 1000 < delivery.deadline;
       const current =
-        budget > 0 && room && childTask ? await store.getExecution(execution.executionId) : undefined;
+        budget > 0 && room && childTask
+          ? await readExecutionForTask(this.ctx, execution.executionId)
+          : undefined;
       if (current !== undefined && current.status !== "RUNNING") {
         // Ended meanwhile (cancelled, failed): the child never starts.
         const reason = `execution ${current.status.toLowerCase()}`;
@@ -265,17 +268,19 @@ export class TaskRunner {
       case "COMPLETED":
         await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
         return;
-      case "FAILED":
+      case "FAILED": {
         // Without the execution's `failedNode` mark, a failure of before a redrive that is reviving
-        // it (dead-letters.ts): not to be applied again.
-        if (execution.failedNode === undefined) return;
+        // it (dead-letters.ts): not to be applied again. Read strongly: the task's copy may be older.
+        const fresh = await this.ctx.store.getExecution(execution.executionId);
+        if (fresh?.failedNode === undefined) return;
         await this.propagation.afterFailure(
-          execution,
+          fresh,
           graph,
           node,
           current.error ?? { name: "Error", message: "failed" },
         );
         return;
+      }
       default:
         return;
     }

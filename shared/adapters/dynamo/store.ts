@@ -37,6 +37,7 @@ import type {
   ArrivalRequest,
   ArrivalResult,
   ArrivalShard,
+  Consistency,
   ExecutionGuard,
   ExecutionPatch,
   ExecutionQuery,
@@ -247,8 +248,11 @@ export class DynamoStore implements Store {
     throw new Error(`execution ${record.executionId} already exists`);
   }
 
-  async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
-    const item = await this.io.get(executionKey(executionId), EXECUTION_RECORD_ATTRIBUTES);
+  async getExecution(
+    executionId: string,
+    consistency: Consistency = "strong",
+  ): Promise<ExecutionRecord | undefined> {
+    const item = await this.io.get(executionKey(executionId), EXECUTION_RECORD_ATTRIBUTES, consistency);
     return item && executionFromItem(item);
   }
 
@@ -324,11 +328,16 @@ export class DynamoStore implements Store {
     return item && nodeFromItem(item);
   }
 
-  async getNodes(executionId: string, nodeIds: readonly string[]): Promise<NodeRecord[]> {
+  async getNodes(
+    executionId: string,
+    nodeIds: readonly string[],
+    consistency: Consistency = "strong",
+  ): Promise<NodeRecord[]> {
     const unique = [...new Set(nodeIds)];
     const items = await this.io.batchGet(
       unique.map((nodeId) => nodeKey(executionId, nodeId)),
       NODE_RECORD_ATTRIBUTES,
+      consistency === "strong",
     );
     const byId = new Map(items.map((item) => [item[ATTR.sk] as string, nodeFromItem(item)]));
     return unique.flatMap((nodeId) => {

@@ -35,14 +35,18 @@ export class TableIO {
     readonly tableName: string,
   ) {}
 
-  async get(key: Key, attributes?: readonly string[]): Promise<Item | undefined> {
+  async get(
+    key: Key,
+    attributes?: readonly string[],
+    consistency: "strong" | "eventual" = "strong",
+  ): Promise<Item | undefined> {
     const e = new Expression();
     const projection = attributes && e.projection(attributes);
     const result = await this.doc.send(
       new GetCommand({
         TableName: this.tableName,
         Key: key,
-        ConsistentRead: true,
+        ConsistentRead: consistency === "strong",
         ProjectionExpression: projection,
         ExpressionAttributeNames: projection ? e.names : undefined,
       }),

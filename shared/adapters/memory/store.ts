@@ -88,6 +88,7 @@ export class MemoryStore implements Store {
     return { created: true };
   }
 
+  /** Always the latest version, whatever the consistency asked: a valid eventually consistent read too. */
   async getExecution(executionId: string): Promise<ExecutionRecord | undefined> {
     const stored = this.executions.get(executionId);
     return stored && copy(stored.record);
