@@ -1,6 +1,6 @@
 /**
  * `npm run bench` — the weft benchmark. Flags: --workload NAME (chain, fanout, random-dag, many-small),
- * --backend memory|moto, --quick (small sizes), --no-write (print only).
+ * --backend memory|memory-6ms|moto, --quick (small sizes), --no-write (print only).
  * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md.
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -10,9 +10,11 @@ import { fileURLToPath } from "node:url";
 import { startMoto } from "../tools/emulators/moto.js";
 import { FORMULAS, PRICES } from "./cost.js";
 import { type EngineCpuResult, measureEngineCpu } from "./engine-cpu.js";
-import { type BenchReport, type ResultRow, renderMarkdown, targets, toRow } from "./report.js";
+import { type BenchReport, modeledCosts, type ResultRow, renderMarkdown, targets, toRow } from "./report.js";
 import { type BackendName, runWorkload } from "./run.js";
 import { WORKLOAD_NAMES, workloads } from "./workloads.js";
+
+const BACKENDS: readonly BackendName[] = ["memory", "memory-6ms", "moto"];
 
 export interface BenchOptions {
   quick: boolean;
@@ -75,6 +77,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     prices: PRICES,
     formulas: FORMULAS,
     results,
+    modeled: modeledCosts(results),
     engineCpu,
     targets: targets(results, engineCpu),
   };
@@ -98,13 +101,13 @@ function parseArgs(argv: readonly string[]) {
   const backend = value("--backend");
   if (workload !== undefined && !(WORKLOAD_NAMES as readonly string[]).includes(workload))
     throw new Error(`--workload must be one of ${WORKLOAD_NAMES.join(", ")}`);
-  if (backend !== undefined && backend !== "memory" && backend !== "moto")
-    throw new Error("--backend must be memory or moto");
+  if (backend !== undefined && !(BACKENDS as readonly string[]).includes(backend))
+    throw new Error(`--backend must be one of ${BACKENDS.join(", ")}`);
   return {
     quick: argv.includes("--quick"),
     write: !argv.includes("--no-write"),
     ...(workload === undefined ? {} : { workloads: [workload] }),
-    backends: (backend === undefined ? ["memory", "moto"] : [backend]) as BackendName[],
+    backends: (backend === undefined ? BACKENDS : [backend]) as BackendName[],
   };
 }
 

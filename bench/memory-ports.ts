@@ -3,16 +3,26 @@
  * adapters would make for the same port calls (shared/adapters/dynamo/store.ts, sqs/queue.ts,
  * eventbridge/publisher.ts): one UpdateItem per conditional transition, a GetItem per single read,
  * BatchGetItem per 100 keys, SendMessageBatch per 10 messages, and so on. Capacity is a floor:
- * 1 WCU per write (items ≤ 1 KB), 2 per transactional item, 1 RCU per item read (≤ 4 KB, consistent).
+ * 1 WCU per write (items ≤ 1 KB), 2 per transactional item, 1 RCU per item read (≤ 4 KB; ½ eventually consistent).
  * The moto backend measures the real calls and models capacity from real item sizes.
  */
-import type { EnginePorts, EventPublisher, Store, TaskQueue } from "../shared/ports.js";
+import type { Consistency, EnginePorts, EventPublisher, Store, TaskQueue } from "../shared/ports.js";
 import type { CallLog } from "./calls.js";
 
 const per = (n: number, size: number) => Math.ceil(n / size);
+/** Read units of `items` items of at most 4 KB: half for an eventually consistent read. */
+const units = (items: number, consistency: Consistency = "strong") =>
+  consistency === "strong" ? items : items / 2;
 
-export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
-  const store = ports.store;
+/**
+ * With `latencyMs`, every call also waits that long before it runs, as a call to AWS would: the
+ * handler's duration then shows what its calls cost in time given the engine's own concurrency
+ * (records of a batch run at once, children are decided at once), which a sum of calls cannot.
+ */
+export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): EnginePorts {
+  const latency =
+    latencyMs > 0 ? () => new Promise<void>((resolve) => setTimeout(resolve, latencyMs)) : undefined;
+  const store = withLatency(ports.store, latency);
   const write = (op = "DynamoDB.UpdateItem") => {
     log.op(op);
     log.ddb.writeUnits += 1;
@@ -45,9 +55,9 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
       log.ddb.indexWriteUnits += 3;
       return store.createExecution(record, event);
     },
-    getExecution: async (id) => {
-      read("DynamoDB.GetItem");
-      return store.getExecution(id);
+    getExecution: async (id, consistency) => {
+      read("DynamoDB.GetItem", 1, units(1, consistency));
+      return store.getExecution(id, consistency);
     },
     transitionExecution: async (id, from, patch, event, guard) => {
       write();
@@ -67,11 +77,13 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
       read("DynamoDB.GetItem");
       return store.getNode(id, nodeId);
     },
-    getNodes: async (id, nodeIds) => {
+    getNodes: async (id, nodeIds, consistency) => {
       const unique = new Set(nodeIds).size;
-      for (let i = 0; i < per(unique, 100); i++)
-        read("DynamoDB.BatchGetItem", Math.min(100, unique - i * 100));
-      return store.getNodes(id, nodeIds);
+      for (let i = 0; i < per(unique, 100); i++) {
+        const items = Math.min(100, unique - i * 100);
+        read("DynamoDB.BatchGetItem", items, units(items, consistency));
+      }
+      return store.getNodes(id, nodeIds, consistency);
     },
     listNodes: async (id) => {
       const nodes = await store.listNodes(id);
@@ -140,6 +152,8 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
         log.op("SQS.SendMessageBatch", Math.min(10, messages.length - i * 10));
         log.sqs.billedRequests += 1;
       }
+      // Batches of 10 go out at once (sqs/queue.ts): one call's latency.
+      if (latency && messages.length > 0) await latency();
       return ports.queue.send(messages, options);
     },
   };
@@ -148,8 +162,24 @@ export function countingPorts(ports: EnginePorts, log: CallLog): EnginePorts {
       for (let i = 0; i < per(list.length, 10); i++)
         log.op("EventBridge.PutEvents", Math.min(10, list.length - i * 10));
       log.events.billedEvents += list.length;
+      if (latency && list.length > 0) await latency();
       return ports.events.publish(list);
     },
   };
   return { ...ports, store: counted, queue, events };
+}
+
+/** The store with every method waiting `latency` first (none: the store itself). */
+function withLatency(store: Store, latency: (() => Promise<void>) | undefined): Store {
+  if (!latency) return store;
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        await latency();
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }

@@ -20,6 +20,23 @@ export interface Target {
   measuredOn: string;
 }
 
+/**
+ * The cost model of AWS per workload: DynamoDB, SQS and EventBridge as measured against the
+ * emulator (moto), Lambda requests and duration as measured on the memory backend with every AWS
+ * call taking AWS_CALL_MS (memory-6ms): the handler's real concurrency, at in-region latency.
+ */
+export interface ModeledCost {
+  workload: string;
+  /** DynamoDB + SQS + EventBridge, from the measured row. */
+  services: number;
+  lambdaRequests: number;
+  lambdaDuration: number;
+  total: number;
+  /** The same with Lambda at AWS_CALL_MS per call summed as if sequential: an upper bound. */
+  totalSequential: number;
+  measuredOn: string;
+}
+
 export interface BenchReport {
   date: string;
   node: string;
@@ -37,6 +54,7 @@ export interface BenchReport {
   prices: typeof PRICES;
   formulas: typeof FORMULAS;
   results: ResultRow[];
+  modeled: ModeledCost[];
   engineCpu: EngineCpuResult[];
   targets: Target[];
 }
@@ -46,9 +64,37 @@ export function toRow(run: WorkloadRun): ResultRow {
   return { ...run, perNode: per, cost: cost(per, run.calls.worker.durationsMs) };
 }
 
+/** The rows the targets are measured on: the emulator's when it ran, else the memory backend's. */
+function measuredRows(rows: readonly ResultRow[]): readonly ResultRow[] {
+  const on = (["moto", "memory", "memory-6ms"] as const).find((b) => rows.some((r) => r.backend === b));
+  return rows.filter((r) => r.backend === on);
+}
+
+export function modeledCosts(rows: readonly ResultRow[]): ModeledCost[] {
+  return measuredRows(rows).flatMap((r) => {
+    const timed = rows.find((t) => t.backend === "memory-6ms" && t.workload === r.workload);
+    if (!timed) return [];
+    const c = r.cost;
+    const services = c.dynamoWrite + c.dynamoRead + c.sqs + c.eventBridge;
+    const { lambdaRequests, lambdaDuration } = timed.cost;
+    return [
+      {
+        workload: r.workload,
+        services,
+        lambdaRequests,
+        lambdaDuration,
+        total: services + lambdaRequests + lambdaDuration,
+        totalSequential: c.totalAtAwsLatency,
+        measuredOn: `${r.backend} + memory-6ms`,
+      },
+    ];
+  });
+}
+
 export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCpuResult[]): Target[] {
-  const measured = rows.some((r) => r.backend === "moto") ? rows.filter((r) => r.backend === "moto") : rows;
+  const measured = measuredRows(rows);
   const on = measured[0]?.backend ?? "none";
+  const modeled = new Map(modeledCosts(rows).map((m) => [m.workload, m]));
   const nodes = measured.reduce((sum, r) => sum + r.totalNodes, 0);
   const figure = (
     name: string,
@@ -77,9 +123,22 @@ export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCp
   return [
     figure("DynamoDB write units per node", 3, true, (r) => r.perNode.ddbWriteUnits),
     figure("SQS requests per node", 3, true, (r) => r.perNode.sqsBilledRequests),
-    // The target's model of AWS: Lambda billed for the engine's AWS calls at in-region latency.
+    // The target's model of AWS: Lambda billed for the handler's time with each AWS call at
+    // in-region latency, measured with the engine's own concurrency.
+    ...(modeled.size === measured.length && modeled.size > 0
+      ? [
+          figure(
+            "modeled cost per million nodes ($), Lambda as measured at 6 ms per AWS call",
+            3,
+            false,
+            (r) => modeled.get(r.workload)?.total ?? Number.NaN,
+            `${on} + memory-6ms`,
+          ),
+        ]
+      : []),
+    // An upper bound of the same: every AWS call of an invocation summed as if one after another.
     figure(
-      "modeled cost per million nodes ($), Lambda at 6 ms per AWS call",
+      "modeled cost per million nodes ($), Lambda at 6 ms per AWS call summed as if sequential",
       3,
       false,
       (r) => r.cost.totalAtAwsLatency,
@@ -234,6 +293,35 @@ export function renderMarkdown(report: BenchReport): string {
     ),
   );
   out.push("");
+  if (report.modeled.length > 0) {
+    out.push(
+      "### The model of AWS: DynamoDB, SQS and EventBridge as measured on moto; Lambda as measured on memory-6ms (every AWS call 6 ms, the handler's real concurrency)",
+    );
+    out.push("");
+    out.push(
+      table(
+        [
+          "workload",
+          "DDB + SQS + EventBridge",
+          "Lambda req",
+          "Lambda GB-s",
+          "total",
+          "total, Lambda calls summed (upper bound)",
+          "SFN / weft",
+        ],
+        report.modeled.map((m) => [
+          m.workload,
+          f(m.services),
+          f(m.lambdaRequests),
+          f(m.lambdaDuration),
+          `**${f(m.total)}**`,
+          f(m.totalSequential),
+          `${f(PRICES.stepFunctionsStandardPerMillionTransitions / m.total, 1)}×`,
+        ]),
+      ),
+    );
+    out.push("");
+  }
   out.push(
     `Prices: DynamoDB $${PRICES.dynamoWritePerMillionUnits}/M write units, $${PRICES.dynamoReadPerMillionUnits}/M read units; SQS $${PRICES.sqsPerMillionRequests}/M requests (per 64 KB chunk, a batch call is one request); Lambda $${PRICES.lambdaPerMillionRequests}/M requests + $${PRICES.lambdaPerGbSecondArm64}/GB-s (arm64, ${PRICES.lambdaMemoryGb} GB); EventBridge $${PRICES.eventBridgePerMillionEvents}/M events; Step Functions Standard $${PRICES.stepFunctionsStandardPerMillionTransitions}/M transitions (one per node: a lower bound).`,
   );

@@ -14,12 +14,17 @@ import { loadConfig } from "../shared/config/env.js";
 import { createAwsClients, createAwsPorts } from "../shared/config/wiring.js";
 import { silentLogger } from "../shared/engine/context.js";
 import { CallLog, instrumentDynamo, instrumentEventBridge, instrumentSqs } from "./calls.js";
+import { AWS_CALL_MS } from "./cost.js";
 import { countingPorts } from "./memory-ports.js";
 import { percentile } from "./stats.js";
 import type { EnginePorts, HistoryEventLike, QueueConsumer, ReceivedMessage } from "./types.js";
 import type { Workload } from "./workloads.js";
 
-export type BackendName = "memory" | "moto";
+/**
+ * "memory-6ms": the memory backend with every engine port call delayed by AWS_CALL_MS, so that the
+ * worker's measured duration models Lambda time at in-region latency with the engine's concurrency.
+ */
+export type BackendName = "memory" | "memory-6ms" | "moto";
 
 export interface RunOptions {
   backend: BackendName;
@@ -177,7 +182,8 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     engineOptions: { logger: silentLogger },
     wrapPorts: (ports) => {
       raw = ports;
-      return moto ? moto.ports : countingPorts(ports, log);
+      if (moto) return moto.ports;
+      return countingPorts(ports, log, options.backend === "memory-6ms" ? AWS_CALL_MS : 0);
     },
     ...(moto
       ? { endpoint: options.endpoint, region: REGION, credentials: CREDENTIALS, names, env: {} }

@@ -76,6 +76,7 @@ describe("bench --quick on the memory backend", () => {
     }
 
     for (const e of report.engineCpu) expect(e.cpuMsPerNode).toBeGreaterThan(0);
+    // Without memory-6ms there is no Lambda-time model: the other five targets.
     expect(report.targets.map((t) => t.name)).toHaveLength(5);
     // "All nodes" is the node-weighted mean of the workloads: between the best and the worst.
     const wcu = report.targets[0]!;
@@ -90,6 +91,28 @@ describe("bench --quick on the memory backend", () => {
     const markdown = renderMarkdown(report);
     expect(markdown).toContain("| chain | memory |");
     expect(markdown).toContain("Step Functions Standard");
+  }, 60_000);
+
+  it("models Lambda time at 6 ms per AWS call with the handler's own concurrency (memory-6ms)", async () => {
+    const report = await runBench({ quick: true, workloads: ["fanout"], backends: ["memory", "memory-6ms"] });
+    const [counted, timed] = report.results;
+    expect(counted?.backend).toBe("memory");
+    expect(timed?.backend).toBe("memory-6ms");
+    expect(timed?.completedNodes).toBe(counted?.completedNodes);
+    // The model: the services as counted on the measured backend, Lambda as timed on memory-6ms.
+    const [modeled] = report.modeled;
+    const c = counted!.cost;
+    expect(modeled?.workload).toBe("fanout");
+    expect(modeled?.services).toBeCloseTo(c.dynamoWrite + c.dynamoRead + c.sqs + c.eventBridge);
+    expect(modeled?.lambdaDuration).toBeCloseTo(timed!.cost.lambdaDuration);
+    expect(modeled?.lambdaRequests).toBeCloseTo(timed!.cost.lambdaRequests);
+    expect(modeled?.total).toBeCloseTo(modeled!.services + modeled!.lambdaRequests + modeled!.lambdaDuration);
+    expect(modeled?.totalSequential).toBeCloseTo(c.totalAtAwsLatency);
+    // A handler that made AWS calls was billed for their latency.
+    expect(timed!.cost.meanWorkerDurationMs).toBeGreaterThanOrEqual(6);
+    const target = report.targets.find((t) => t.name.includes("as measured at 6 ms"));
+    expect(target?.worst).toBeCloseTo(modeled!.total);
+    expect(renderMarkdown(report)).toContain("| fanout | memory-6ms |");
   }, 60_000);
 
   it("generates the same random DAG on every run, with every fan-in kind", () => {
