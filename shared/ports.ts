@@ -39,6 +39,14 @@ export interface NodeCondition {
   leaseExpiredBy?: number;
   /** Refuse when cancellation was requested (a stopping node must not complete or retry). */
   notCancelRequested?: boolean;
+  /**
+   * Also require, checked with the node write in one transaction, that the execution is ending:
+   * finished, or RUNNING with a node failed for good in its current life (the `failedNode` mark).
+   * Every cancellation carries it. A redrive clears the mark of the execution it revives, so a
+   * cancellation decided in the earlier life — by a process that stalled across the redrive — is
+   * refused instead of cancelling the new life's nodes.
+   */
+  executionEnding?: boolean;
 }
 
 /** Fields a node write sets; `null` removes the field, except `output`, where null is a JSON value. */
@@ -80,12 +88,18 @@ export interface ExecutionPatch {
 export interface ExecutionGuard {
   /** Refuse when a node failed for good (the `failedNode` mark): such an execution must not succeed. */
   noFailedNode?: boolean;
+  /**
+   * Refuse unless a node failed for good in this life (the mark): a failure applied by a process
+   * that stalled across a redrive (which clears the mark) must not fail the new life.
+   */
+  failedNode?: boolean;
 }
 
 export interface ArrivalRequest {
   executionId: string;
   childId: string;
   parentIndex: number;
+  /** A "bad" arrival is a cancellation's cause: recorded only while the execution is ending (as NodeCondition.executionEnding). */
   outcome: "ok" | "bad";
   /**
    * The child needs just this one completed dependency (fan-in `any`, `count:1`, or a single

@@ -6,7 +6,7 @@ export interface CampaignOptions {
   runs: number;
   start: number;
   stopAtFirstFailure?: boolean;
-  /** Operators redrive dead letters too (WorldOptions.redrive). */
+  /** Operators redrive dead letters too (WorldOptions.redrive, default true). */
   redrive?: boolean;
   onProgress?: (done: number, failures: number, elapsedMs: number) => void;
 }
@@ -30,7 +30,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
   let steps = 0;
   let done = 0;
   for (let seed = options.start; seed < options.start + options.runs; seed++) {
-    const result = await runWorld({ seed, ...(options.redrive ? { redrive: true } : {}) });
+    const result = await runWorld({
+      seed,
+      ...(options.redrive === undefined ? {} : { redrive: options.redrive }),
+    });
     done++;
     steps += result.steps;
     for (const e of result.executions) statuses[e.status] = (statuses[e.status] ?? 0) + 1;

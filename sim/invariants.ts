@@ -211,8 +211,13 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
 
       // arrivals: once per parent, ok only after the parent completed, bad only after it failed/cancelled
       const arrived = new Set<number>();
-      for (const w of writes.filter((x) => x.arrival)) {
-        const { parentIndex, outcome } = w.arrival!;
+      for (const w of writes) {
+        if (!w.arrival) {
+          // A redrive forgets bad arrivals (it resets badDeps): once revived, those parents arrive again.
+          for (const p of w.before?.badDeps ?? []) if (!w.after.badDeps.includes(p)) arrived.delete(p);
+          continue;
+        }
+        const { parentIndex, outcome } = w.arrival;
         if (arrived.has(parentIndex)) nv("arrival-once", `parent ${idOf(parentIndex)} arrived twice`);
         arrived.add(parentIndex);
         if (!node.parents.includes(parentIndex))

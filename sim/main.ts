@@ -3,7 +3,7 @@
  *   npm run sim -- --seed S [--trace] [--grep TEXT]   replay one seed and print its trace summary
  *   npm run sim -- --runs N [--start S] [--keep-going] a campaign; prints the first failing seed
  *                                                      (with --keep-going, every failing seed by rule)
- *   add --redrive to either: operators redrive dead letters too (finds known races, see world.ts)
+ *   add --no-redrive to either: no operator redrives dead letters (worlds as before redrives were simulated)
  * Exit code 1 when an invariant is violated.
  */
 import { runCampaign } from "./campaign.js";
@@ -22,7 +22,7 @@ async function main(): Promise<number> {
     const result = await runWorld({
       seed: Number(seed),
       keepTrace: flag("trace") || option("grep") !== undefined,
-      redrive: flag("redrive"),
+      redrive: !flag("no-redrive"),
     });
     const grep = option("grep");
     if (flag("trace") || grep !== undefined) {
@@ -37,7 +37,7 @@ async function main(): Promise<number> {
     runs,
     start,
     stopAtFirstFailure: !flag("keep-going"),
-    redrive: flag("redrive"),
+    redrive: !flag("no-redrive"),
     onProgress: (done, failures, ms) => {
       if (done % 500 === 0)
         console.error(`  ${done}/${runs} seeds, ${failures} failing, ${(ms / 1000).toFixed(1)} s`);

@@ -41,9 +41,8 @@ export interface WorldOptions {
   /** Virtual time limit in ms. */
   maxTime?: number;
   /**
-   * Let an operator redrive dead letters (at the profile's rate). Off by default: with it, the
-   * campaign finds races of a redrive with processes of the execution's failed life that stalled
-   * across it (docs/guarantees.md, "Redrive"), not fixed yet.
+   * Let an operator redrive dead letters, at the profile's rate (default true). Off replays the
+   * worlds of seeds found before redrives were simulated (test/sim/regressions.test.ts).
    */
   redrive?: boolean;
 }
@@ -205,7 +204,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   // The operator's redrives draw from their own stream, so the other draws of a seed stay as they were.
   const operator = root.fork("operator-plan");
   for (let i = 0; i < profile.executions; i++)
-    if (operator.chance(options.redrive ? profile.redrive : 0))
+    if (operator.chance((options.redrive ?? true) ? profile.redrive : 0))
       ops.push({ kind: "redrive", plan: i, at: operator.int(20_000, 200_000), tries: 0 });
   const cancelRequested = new Set<string>();
   const cancelAccepted = new Set<string>();

@@ -7,6 +7,7 @@
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";
+import type { ExecutionGuard } from "../ports.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
@@ -113,10 +114,16 @@ export class Propagation {
       this.fanIn.afterParent(execution, graph, graph.nodes[childIndex]!, node.index, "bad", false),
     );
     const reason = `node "${node.id}" failed: ${error.message}`;
-    await this.finishExecution(execution.executionId, graph, "FAILED", reason, {
-      name: error.name,
-      message: reason,
-    });
+    // Only while the failure mark stands: a redrive clears it, and this failure, applied by a
+    // process that stalled across the redrive, must not fail the revived execution.
+    await this.finishExecution(
+      execution.executionId,
+      graph,
+      "FAILED",
+      reason,
+      { name: error.name, message: reason },
+      { failedNode: true },
+    );
   }
 
   /** Moves ready nodes (QUEUED, or a join or small inline node decided just now) on: inline ones run here, the others are sent. */
@@ -183,6 +190,7 @@ export class Propagation {
     status: Exclude<ExecutionStatus, "PENDING" | "RUNNING">,
     reason: string,
     error?: ErrorInfo,
+    guard: ExecutionGuard = {},
   ): Promise<void> {
     const now = this.ctx.clock.now();
     const historyType =
@@ -205,7 +213,7 @@ export class Propagation {
       },
       executionEvent(historyType, now, error ? { error } : undefined),
       // Fail-fast: once a node failed for good, no branch can make the execution succeed.
-      status === "SUCCEEDED" ? { noFailedNode: true } : {},
+      status === "SUCCEEDED" ? { ...guard, noFailedNode: true } : guard,
     );
     if (finished.ok) await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
     // Also on a repeat (a re-drive after a crash), but never when the success was refused by the guard.
@@ -244,7 +252,7 @@ export class Propagation {
         await this.ctx.store.transitionNode(
           executionId,
           node.nodeId,
-          { status: ["RUNNING"] },
+          { status: ["RUNNING"], executionEnding: true },
           { cancelRequested: true },
         );
       }
@@ -270,10 +278,12 @@ export class Propagation {
       error: { name: "Cancelled", message: reason },
     } as const;
     const event = nodeEvent(HISTORY.nodeCancelled, now, nodeId, 0, { reason });
+    // Every cancellation is fenced on its execution ending (NodeCondition.executionEnding): one
+    // decided before a redrive, by a process that stalled across it, is refused.
     const result = await this.ctx.store.transitionNode(
       executionId,
       nodeId,
-      { status: ["PENDING", "QUEUED"] },
+      { status: ["PENDING", "QUEUED"], executionEnding: true },
       patch,
       event,
     );
@@ -282,7 +292,7 @@ export class Propagation {
     const abandoned = await this.ctx.store.transitionNode(
       executionId,
       nodeId,
-      { status: ["RUNNING"], leaseExpiredBy: options.leaseExpiredBy },
+      { status: ["RUNNING"], leaseExpiredBy: options.leaseExpiredBy, executionEnding: true },
       { ...patch, lease: null },
       event,
     );

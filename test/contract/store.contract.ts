@@ -826,9 +826,15 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         now: 100,
         ...overrides,
       });
+      /** A failed execution: bad arrivals are recorded only while the execution is ending. */
+      const failedExecution = async () => {
+        const record = execution({ status: "FAILED" });
+        await store.createExecution(record, event(1, "ExecutionCreated"));
+        return record.executionId;
+      };
 
       it("records each parent once, ok and bad apart", async () => {
-        const id = randomUUID();
+        const id = await failedExecution();
         const first = await store.recordArrival(arrival(id, 0));
         expect(first).toEqual({
           recorded: true,
@@ -879,18 +885,19 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       });
 
       it("does not queue the child on a bad arrival, even when ready on arrival", async () => {
-        const id = randomUUID();
+        const id = await failedExecution();
         const result = await store.recordArrival(
           arrival(id, 1, { outcome: "bad", readyOnArrival: true, event: event(1, "NodeQueued") }),
         );
         expect(result.recorded).toBe(true);
         expect(result.node).toMatchObject({ status: "PENDING", attempt: 0, okDeps: [], badDeps: [1] });
         expect(result.node.queuedAt).toBeUndefined();
-        expect(await store.listHistory(id)).toEqual([]);
+        // No NodeQueued: only the execution's own creation event.
+        expect(await store.listHistory(id)).toEqual([event(1, "ExecutionCreated")]);
       });
 
       it("records nothing once the child left PENDING", async () => {
-        const id = randomUUID();
+        const id = await failedExecution();
         await store.recordArrival(arrival(id, 0));
         const cancelled = await store.transitionNode(
           id,
@@ -909,7 +916,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       });
 
       it("records 20 concurrent arrivals of distinct parents exactly once each", async () => {
-        const id = randomUUID();
+        const id = await failedExecution();
         const results = await Promise.all(
           Array.from({ length: 20 }, (_, i) =>
             store.recordArrival(arrival(id, i, { outcome: i % 5 === 0 ? "bad" : "ok" })),
@@ -924,7 +931,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       });
 
       it("sets notBefore in the queuing write when given one, and only then", async () => {
-        const id = randomUUID();
+        const id = await failedExecution();
         const ready = await store.recordArrival(
           arrival(id, 0, { readyOnArrival: true, now: 100, notBefore: 5000 }),
         );
@@ -944,7 +951,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(await store.getNode(id, "child")).toEqual(ready.node);
 
         // Not queued (not ready, or a bad arrival): no notBefore either.
-        const other = randomUUID();
+        const other = await failedExecution();
         const notReady = await store.recordArrival(arrival(other, 0, { notBefore: 5000 }));
         expect(notReady.node).not.toHaveProperty("notBefore");
         const bad = await store.recordArrival(
@@ -956,7 +963,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       });
 
       it("forgets failed arrivals when a node write patches badDeps with null", async () => {
-        const id = randomUUID();
+        const id = await failedExecution();
         await store.recordArrival(arrival(id, 0));
         await store.recordArrival(arrival(id, 1, { outcome: "bad" }));
         await store.recordArrival(arrival(id, 2, { outcome: "bad" }));
@@ -1018,7 +1025,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       });
 
       it("records 40 concurrent arrivals of 20 parents in one shard, each parent reported new exactly once", async () => {
-        const id = randomUUID();
+        const id = await failedExecution();
         const results = await Promise.all(
           Array.from({ length: 40 }, (_, i) =>
             store.recordShardArrival({
@@ -1038,7 +1045,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
       });
 
       it("records 20 concurrent duplicate arrivals of one parent exactly once", async () => {
-        const id = randomUUID();
+        const id = await failedExecution();
         const results = await Promise.all(
           Array.from({ length: 20 }, () => store.recordArrival(arrival(id, 7))),
         );

@@ -10,10 +10,10 @@ import { MemoryStore } from "../../shared/adapters/memory/store.js";
 import type { ExecutionRecord } from "../../shared/domain/records.js";
 import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
 import { describeStoreContract } from "./store.contract.js";
+import { describeStoreFenceContract } from "./store-fences.contract.js";
 
-describeStoreContract("MemoryStore", async () => ({ store: new MemoryStore() }));
-
-describeStoreContract("DynamoStore (emulator)", async () => {
+const memoryStore = async () => ({ store: new MemoryStore() });
+const emulatorStore = async () => {
   const clients = awsClients(inject("awsEndpoints"));
   const table = uniqueName("weft-contract");
   await ensureTable(clients.dynamo, table);
@@ -24,7 +24,12 @@ describeStoreContract("DynamoStore (emulator)", async () => {
       clients.destroy();
     },
   };
-});
+};
+
+describeStoreContract("MemoryStore", memoryStore);
+describeStoreContract("DynamoStore (emulator)", emulatorStore);
+describeStoreFenceContract("MemoryStore", memoryStore);
+describeStoreFenceContract("DynamoStore (emulator)", emulatorStore);
 
 /** What the contract cannot see: the sparse due index (gsi2) is maintained in the same writes. */
 describe("DynamoStore due-index keys (emulator)", () => {

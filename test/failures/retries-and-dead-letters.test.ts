@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
-import { interceptTransitions, sleep } from "../support/faults.js";
+import { interceptTransitions, latch, sleep } from "../support/faults.js";
 import { countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 
 describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
@@ -246,6 +246,64 @@ describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
       expect(await store.getNode(executionId, "once")).toMatchObject({ status: "QUEUED", attempt: 2 });
       expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
       expect((await engine.describeExecution(executionId)).output).toEqual({ once: { attempt: 2 } });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("refuses the cleanup of a worker that stalled across a redrive: the revived execution keeps its nodes and succeeds", async () => {
+    // The worker that fails the execution stalls in its cleanup, just before cancelling `other`
+    // (waiting for a retry); the operator redrives meanwhile; then the stalled cancellation lands.
+    const stalled = latch();
+    const reached = latch();
+    let held = false;
+    const backend = await createBackend(kind, {
+      wrapStore: (store) =>
+        interceptTransitions(store, (call, proceed) => {
+          if (call.nodeId !== "other" || !call.condition.executionEnding || held) return proceed();
+          held = true;
+          reached.open();
+          return stalled.promise.then(proceed);
+        }),
+    });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "zombie-cleanup",
+        nodes: [
+          { id: "once", type: "fail", params: { times: 1, retryable: false, message: "once" } },
+          {
+            id: "other",
+            type: "fail",
+            params: { times: 1, message: "busy" },
+            retry: {
+              maxAttempts: 3,
+              backoff: { initialSeconds: 0.2, multiplier: 1, maxSeconds: 1, jitter: "none" },
+            },
+          },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "zombie-cleanup" });
+      const messages = await receiveAll(consumer, 2);
+      const messageOf = (nodeId: string) => messages.find((m) => taskOf(m).nodeId === nodeId)!;
+      await engine.handleTask(taskOf(messageOf("other")));
+      expect(await store.getNode(executionId, "other")).toMatchObject({ status: "QUEUED", attempt: 2 });
+
+      const zombie = engine.handleTask(taskOf(messageOf("once")));
+      await reached.promise;
+      expect((await store.getExecution(executionId))?.status).toBe("FAILED");
+      await consumer.delete(messages.map((m) => m.receiptHandle));
+      const { items } = await engine.listDeadLetters({ limit: 10 });
+      expect(await engine.redrive(items.map((i) => i.id))).toMatchObject({ skipped: [] });
+      expect((await store.getExecution(executionId))?.status).toBe("RUNNING");
+
+      stalled.open();
+      await zombie;
+      // Its cancellation belonged to the failed life: refused.
+      expect(await store.getNode(executionId, "other")).toMatchObject({ status: "QUEUED", attempt: 2 });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const view = await engine.describeExecution(executionId);
+      expect(view.output).toEqual({ once: { attempt: 2 }, other: { attempt: 2 } });
     } finally {
       await backend.cleanup();
     }

@@ -7,6 +7,8 @@
  * - B: the sweeper now finishes an execution whose every sink was counted.
  * - C: a node's failure for good marks its execution in the same transaction, and success is
  *   conditioned on that mark's absence (fail-fast is atomic).
+ * - G: cancellations, bad arrivals and the failure-finishing write are fenced on the execution's
+ *   life (the mark a redrive clears), so a process that stalled across a redrive cannot undo it.
  * A seed replays one world only while the engine makes the same port calls: after an engine change
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
  */
@@ -14,8 +16,9 @@ import { describe, expect, it } from "vitest";
 import { formatResult } from "../../sim/report.js";
 import { runWorld } from "../../sim/world.js";
 
-async function violationsOf(seed: number) {
-  const result = await runWorld({ seed });
+/** With `redrive: false`, the world as it was before operators' redrives were simulated. */
+async function violationsOf(seed: number, redrive = false) {
+  const result = await runWorld({ seed, redrive });
   return { rules: [...new Set(result.violations.map((v) => v.rule))], report: formatResult(result) };
 }
 
@@ -54,4 +57,17 @@ describe("simulation regressions", () => {
     const { rules, report } = await violationsOf(1180);
     expect(rules, report).toEqual([]);
   });
+
+  // Finding G — a redrive undone by the failed life. A worker fails a node for good, fails the
+  // execution and stalls in its cleanup; an operator redrives meanwhile; the stalled worker then
+  // cancels the nodes the redrive revived (seed 8705: the execution stays RUNNING forever), or a
+  // stalled process applies the old failure to the new life (5129, 8661: FAILED with no failure
+  // of its own). Seed 3556 is the checker's side: a redrive forgets a failed parent's arrival,
+  // which then arrives again once the parent is revived and completes.
+  for (const seed of [8705, 5129, 8661, 3556]) {
+    it(`seed ${seed}: a redrive survives processes of the failed life that stalled across it [finding G]`, async () => {
+      const { rules, report } = await violationsOf(seed, true);
+      expect(rules, report).toEqual([]);
+    });
+  }
 });

@@ -74,6 +74,7 @@ import {
   executionPk,
   FINAL_EXECUTION_STATUSES,
   idempotencyKey,
+  type Key,
   leaseKey,
   NODE_PREFIX,
   nodeKey,
@@ -271,7 +272,9 @@ export class DynamoStore implements Store {
         : `${status} IN (${from.map((s) => e.value(s)).join(", ")})`;
     const condition = guard.noFailedNode
       ? `${statusCondition} AND attribute_not_exists(${e.name("failedNode")})`
-      : statusCondition;
+      : guard.failedNode
+        ? `${statusCondition} AND attribute_exists(${e.name("failedNode")})`
+        : statusCondition;
     const sets: string[] = [];
     const removes: string[] = [];
     const finishing = patch.status !== undefined && FINAL_EXECUTION_STATUSES.includes(patch.status);
@@ -367,9 +370,53 @@ export class DynamoStore implements Store {
     event?: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
     const write = nodeWrite(executionId, nodeId, condition, patch, event, this.options.retentionDays);
-    const result = await this.io.conditionalUpdate(write.key, write.e, write.condition, write.update);
+    const result = condition.executionEnding
+      ? await this.updateWhileEnding(executionId, write.key, write.e, write.condition, write.update)
+      : await this.io.conditionalUpdate(write.key, write.e, write.condition, write.update);
     if (result.ok) return { ok: true, record: nodeFromItem(result.item) };
     return { ok: false, current: result.current && nodeFromItem(result.current) };
+  }
+
+  /**
+   * A conditional node update together with a check, in one transaction, that its execution is
+   * ending (NodeCondition.executionEnding). Refused either way, the node comes back as it is now.
+   */
+  private async updateWhileEnding(
+    executionId: string,
+    key: Key,
+    e: Expression,
+    condition: string,
+    update: string,
+  ): Promise<{ ok: true; item: Item } | { ok: false; current: Item | undefined }> {
+    const x = new Expression();
+    const status = x.name("status");
+    const finished = FINAL_EXECUTION_STATUSES.map((s) => x.value(s)).join(", ");
+    const outcome = await this.io.transact({
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: key,
+            ConditionExpression: condition,
+            UpdateExpression: update,
+            ExpressionAttributeNames: e.names,
+            ExpressionAttributeValues: e.valuesOrUndefined,
+          },
+        },
+        {
+          ConditionCheck: {
+            TableName: this.tableName,
+            Key: executionKey(executionId),
+            ConditionExpression: `${status} IN (${finished}) OR (${status} = ${x.value("RUNNING")} AND attribute_exists(${x.name("failedNode")}))`,
+            ExpressionAttributeNames: x.names,
+            ExpressionAttributeValues: x.values,
+          },
+        },
+      ],
+    });
+    // A transaction returns no item: read the node as it is after (or despite) the write.
+    const item = await this.io.get(key);
+    return outcome === "ok" ? { ok: true, item: item ?? {} } : { ok: false, current: item };
   }
 
   async failNode(
@@ -450,12 +497,13 @@ export class DynamoStore implements Store {
         ];
     const adds = [`${request.outcome === "ok" ? okDeps : badDeps} ${e.value(new Set([parentIndex]))}`];
 
-    const result = await this.io.conditionalUpdate(
-      nodeKey(executionId, childId),
-      e,
-      condition,
-      updateExpression(sets, [], adds),
-    );
+    const key = nodeKey(executionId, childId);
+    const update = updateExpression(sets, [], adds);
+    // A bad arrival is a cancellation's cause: only while the execution is ending.
+    const result =
+      request.outcome === "bad"
+        ? await this.updateWhileEnding(executionId, key, e, condition, update)
+        : await this.io.conditionalUpdate(key, e, condition, update);
     if (result.ok) return { recorded: true, node: nodeFromItem(result.item) };
     return {
       recorded: false,

@@ -102,7 +102,8 @@ export class MemoryStore implements Store {
     guard: ExecutionGuard = {},
   ): Promise<Outcome<ExecutionRecord>> {
     const stored = this.executions.get(executionId);
-    const barred = guard.noFailedNode === true && stored?.record.failedNode !== undefined;
+    const marked = stored?.record.failedNode !== undefined;
+    const barred = (guard.noFailedNode === true && marked) || (guard.failedNode === true && !marked);
     if (!stored || !from.includes(stored.record.status) || barred) {
       return { ok: false, current: stored && copy(stored.record) };
     }
@@ -183,12 +184,21 @@ export class MemoryStore implements Store {
   ): Outcome<NodeRecord> {
     const stored = this.nodes.get(executionId)?.get(nodeId);
     const current = stored?.record ?? pendingNode(executionId, nodeId);
-    if (!nodeConditionHolds(current, condition)) {
+    const fenced = condition.executionEnding === true && !this.executionEnding(executionId);
+    if (fenced || !nodeConditionHolds(current, condition)) {
       return { ok: false, current: stored && copy(stored.record) };
     }
     const next = applyNodePatch(current, copy(patch));
     this.saveNode(next, stored, event);
     return { ok: true, record: copy(next) };
+  }
+
+  /** Finished, or RUNNING with a node failed for good in this life (NodeCondition.executionEnding). */
+  private executionEnding(executionId: string): boolean {
+    const execution = this.executions.get(executionId)?.record;
+    if (!execution) return false;
+    if (execution.status === "RUNNING") return execution.failedNode !== undefined;
+    return execution.status !== "PENDING";
   }
 
   async failNode(
@@ -212,7 +222,8 @@ export class MemoryStore implements Store {
     const stored = this.nodes.get(executionId)?.get(childId);
     const current = stored?.record ?? pendingNode(executionId, childId);
     const seen = current.okDeps.includes(parentIndex) || current.badDeps.includes(parentIndex);
-    if (current.status !== "PENDING" || seen) return { recorded: false, node: copy(current) };
+    const fenced = request.outcome === "bad" && !this.executionEnding(executionId);
+    if (current.status !== "PENDING" || seen || fenced) return { recorded: false, node: copy(current) };
     const next: NodeRecord =
       request.outcome === "ok"
         ? { ...current, okDeps: [...current.okDeps, parentIndex].sort((a, b) => a - b) }
