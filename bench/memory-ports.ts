@@ -27,6 +27,11 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
     log.op(op);
     log.ddb.writeUnits += 1;
   };
+  /** TransactWriteItems of a node write and a ConditionCheck: 2 write units per item. */
+  const fencedWrite = () => {
+    log.op("DynamoDB.TransactWriteItems", 2);
+    log.ddb.writeUnits += 4;
+  };
   const read = (op: string, items = 1, units = items) => {
     log.op(op, items);
     log.ddb.readUnits += units;
@@ -91,7 +96,9 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       return nodes;
     },
     transitionNode: async (...args) => {
-      write();
+      // A cancellation is fenced on its execution: the node write and a check in one transaction.
+      if (args[2].executionEnding) fencedWrite();
+      else write();
       return store.transitionNode(...args);
     },
     failNode: async (...args) => {
@@ -101,7 +108,8 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       return store.failNode(...args);
     },
     recordArrival: async (request) => {
-      write();
+      if (request.outcome === "bad") fencedWrite();
+      else write();
       return store.recordArrival(request);
     },
     recordShardArrival: async (request) => {

@@ -101,16 +101,7 @@ export interface ArrivalRequest {
   parentIndex: number;
   /** A "bad" arrival is a cancellation's cause: recorded only while the execution is ending (as NodeCondition.executionEnding). */
   outcome: "ok" | "bad";
-  /**
-   * The child needs just this one completed dependency (fan-in `any`, `count:1`, or a single
-   * parent): the same write also moves it to QUEUED (attempt 1, queuedAt = now).
-   */
-  readyOnArrival: boolean;
   now: number;
-  /** With readyOnArrival: the queued child must not start before this (a `wait` node). */
-  notBefore?: number;
-  /** Appended when readyOnArrival queues the child. */
-  event?: HistoryEvent;
 }
 
 export interface ArrivalResult {

@@ -232,7 +232,6 @@ export class AuditStore implements Store {
     const before = await this.inner.getNode(request.executionId, request.childId);
     const result = await this.inner.recordArrival(request);
     if (result.recorded) {
-      const queued = result.node.status === "QUEUED" && before?.status !== "QUEUED";
       this.logNode({
         executionId: request.executionId,
         nodeId: request.childId,
@@ -240,7 +239,7 @@ export class AuditStore implements Store {
         before,
         after: result.node,
         arrival: { parentIndex: request.parentIndex, outcome: request.outcome },
-        events: queued && request.event ? [request.event] : [],
+        events: [],
       });
     }
     return result;

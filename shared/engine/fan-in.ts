@@ -165,8 +165,6 @@ export class FanInGate {
       childId: child.id,
       parentIndex,
       outcome,
-      // Never ready on one arrival: fan-ins one completion meets are decided by reading.
-      readyOnArrival: false,
       now: this.ctx.clock.now(),
     });
     const record = arrival.node;

@@ -228,7 +228,7 @@ export class Propagation {
    * the sweeper's index. Cut short by a crash, the sweeper finishes it.
    */
   async cleanUp(executionId: string, status: ExecutionStatus, reason: string): Promise<void> {
-    const open = await this.cancelOutstanding(executionId, reason);
+    const open = await this.cancelOutstanding(executionId, reason, status);
     const next = open === 0 ? null : this.ctx.clock.now() + this.ctx.sweep.graceMs;
     await this.ctx.store.transitionExecution(executionId, [status], { sweepAt: next });
   }
@@ -237,22 +237,23 @@ export class Propagation {
    * PENDING and QUEUED nodes are cancelled now, and RUNNING ones whose worker died (lease expired);
    * live RUNNING ones are told through their heartbeat. Returns how many nodes are still open.
    */
-  async cancelOutstanding(executionId: string, reason: string): Promise<number> {
+  async cancelOutstanding(executionId: string, reason: string, status: ExecutionStatus): Promise<number> {
+    const fenced = needsFence(status);
     const now = this.ctx.clock.now();
     const nodes = await this.ctx.store.listNodes(executionId);
     const stillOpen = await mapLimit(nodes, STORE_CONCURRENCY, async (node) => {
       if (node.status === "PENDING" || node.status === "QUEUED") {
-        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now }));
+        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now, fenced }));
       }
       if (node.status !== "RUNNING") return false;
       if ((node.lease?.expiresAt ?? now) < now) {
-        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now }));
+        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now, fenced }));
       }
       if (!node.cancelRequested) {
         await this.ctx.store.transitionNode(
           executionId,
           node.nodeId,
-          { status: ["RUNNING"], executionEnding: true },
+          { status: ["RUNNING"], executionEnding: fenced },
           { cancelRequested: true },
         );
       }
@@ -263,14 +264,17 @@ export class Propagation {
 
   /**
    * Cancels a node not yet running, or (with `leaseExpiredBy`) one whose worker died: a RUNNING node
-   * whose lease expired before that instant.
+   * whose lease expired before that instant. `fenced` (the default) conditions the cancellation on
+   * the execution ending (NodeCondition.executionEnding); it may be left out only for an execution
+   * seen CANCELLED or SUCCEEDED, which no redrive revives (needsFence).
    */
   async cancelNode(
     executionId: string,
     nodeId: string,
     reason: string,
-    options: { leaseExpiredBy?: number } = {},
+    options: { leaseExpiredBy?: number; fenced?: boolean } = {},
   ): Promise<boolean> {
+    const fenced = options.fenced ?? true;
     const now = this.ctx.clock.now();
     const patch = {
       status: "CANCELLED",
@@ -283,7 +287,7 @@ export class Propagation {
     const result = await this.ctx.store.transitionNode(
       executionId,
       nodeId,
-      { status: ["PENDING", "QUEUED"], executionEnding: true },
+      { status: ["PENDING", "QUEUED"], executionEnding: fenced },
       patch,
       event,
     );
@@ -292,7 +296,7 @@ export class Propagation {
     const abandoned = await this.ctx.store.transitionNode(
       executionId,
       nodeId,
-      { status: ["RUNNING"], leaseExpiredBy: options.leaseExpiredBy, executionEnding: true },
+      { status: ["RUNNING"], leaseExpiredBy: options.leaseExpiredBy, executionEnding: fenced },
       { ...patch, lease: null },
       event,
     );
@@ -416,6 +420,13 @@ export async function loadDeps(
   }
   return deps;
 }
+
+/**
+ * Whether cancellations on behalf of an execution seen in `status` need the fence on its life: not
+ * for CANCELLED or SUCCEEDED, which are final for good (only a FAILED execution is redriven), so
+ * their cleanup is one plain write per node instead of a transaction.
+ */
+export const needsFence = (status: ExecutionStatus) => status !== "CANCELLED" && status !== "SUCCEEDED";
 
 const isFinal = (record: NodeRecord | undefined) =>
   record !== undefined &&

@@ -15,7 +15,7 @@ import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { claimedByMessage, depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
-import { loadDeps, type Propagation } from "./propagation.js";
+import { loadDeps, needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
 import { sendTasks } from "./send.js";
 
@@ -70,7 +70,10 @@ export class TaskRunner {
       // Also a node whose worker died: nobody else would ever move it out of RUNNING.
       const reason = `execution ${execution.status.toLowerCase()}`;
       const now = this.ctx.clock.now();
-      await this.propagation.cancelNode(execution.executionId, node.id, reason, { leaseExpiredBy: now });
+      await this.propagation.cancelNode(execution.executionId, node.id, reason, {
+        leaseExpiredBy: now,
+        fenced: needsFence(execution.status),
+      });
       return;
     }
     const task = this.ctx.tasks.get(node.type);
@@ -101,7 +104,9 @@ export class TaskRunner {
       if (current !== undefined && current.status !== "RUNNING") {
         // Ended meanwhile (cancelled, failed): the child never starts.
         const reason = `execution ${current.status.toLowerCase()}`;
-        await this.propagation.cancelNode(execution.executionId, child.id, reason);
+        await this.propagation.cancelNode(execution.executionId, child.id, reason, {
+          fenced: needsFence(current.status),
+        });
         return;
       }
       if (current === undefined || !childTask) {

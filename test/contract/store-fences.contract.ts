@@ -122,7 +122,6 @@ export function describeStoreFenceContract(label: string, makeStore: StoreFactor
         childId: "child",
         parentIndex,
         outcome,
-        readyOnArrival: false,
         now: 100,
       });
       const running = await create("RUNNING");

@@ -822,7 +822,6 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         childId: "child",
         parentIndex,
         outcome: "ok" as const,
-        readyOnArrival: false,
         now: 100,
         ...overrides,
       });
@@ -854,46 +853,6 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         const ok2 = await store.recordArrival(arrival(id, 2));
         expect(ok2.node).toMatchObject({ okDeps: [0, 2], badDeps: [3] });
         expect(await store.getNode(id, "child")).toEqual(ok2.node);
-      });
-
-      it("queues the child in the same write when it is ready on arrival", async () => {
-        const id = randomUUID();
-        const queued = event(100, "NodeQueued", { nodeId: "child", attempt: 1 });
-        const result = await store.recordArrival(
-          arrival(id, 1, { readyOnArrival: true, now: 100, event: queued }),
-        );
-        expect(result).toEqual({
-          recorded: true,
-          node: {
-            executionId: id,
-            nodeId: "child",
-            status: "QUEUED",
-            attempt: 1,
-            okDeps: [1],
-            badDeps: [],
-            queuedAt: 100,
-          },
-        });
-        expect(await store.listHistory(id)).toEqual([queued]);
-
-        // It left PENDING: later arrivals are not recorded.
-        const later = await store.recordArrival(
-          arrival(id, 2, { readyOnArrival: true, now: 200, event: queued }),
-        );
-        expect(later).toEqual({ recorded: false, node: result.node });
-        expect(await store.listHistory(id)).toEqual([queued]);
-      });
-
-      it("does not queue the child on a bad arrival, even when ready on arrival", async () => {
-        const id = await failedExecution();
-        const result = await store.recordArrival(
-          arrival(id, 1, { outcome: "bad", readyOnArrival: true, event: event(1, "NodeQueued") }),
-        );
-        expect(result.recorded).toBe(true);
-        expect(result.node).toMatchObject({ status: "PENDING", attempt: 0, okDeps: [], badDeps: [1] });
-        expect(result.node.queuedAt).toBeUndefined();
-        // No NodeQueued: only the execution's own creation event.
-        expect(await store.listHistory(id)).toEqual([event(1, "ExecutionCreated")]);
       });
 
       it("records nothing once the child left PENDING", async () => {
@@ -928,38 +887,6 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(node?.okDeps).toEqual(indexes.filter((i) => i % 5 !== 0));
         expect(node?.badDeps).toEqual(indexes.filter((i) => i % 5 === 0));
         expect(node?.status).toBe("PENDING");
-      });
-
-      it("sets notBefore in the queuing write when given one, and only then", async () => {
-        const id = await failedExecution();
-        const ready = await store.recordArrival(
-          arrival(id, 0, { readyOnArrival: true, now: 100, notBefore: 5000 }),
-        );
-        expect(ready).toEqual({
-          recorded: true,
-          node: {
-            executionId: id,
-            nodeId: "child",
-            status: "QUEUED",
-            attempt: 1,
-            okDeps: [0],
-            badDeps: [],
-            queuedAt: 100,
-            notBefore: 5000,
-          },
-        });
-        expect(await store.getNode(id, "child")).toEqual(ready.node);
-
-        // Not queued (not ready, or a bad arrival): no notBefore either.
-        const other = await failedExecution();
-        const notReady = await store.recordArrival(arrival(other, 0, { notBefore: 5000 }));
-        expect(notReady.node).not.toHaveProperty("notBefore");
-        const bad = await store.recordArrival(
-          arrival(other, 1, { outcome: "bad", readyOnArrival: true, notBefore: 5000 }),
-        );
-        expect(bad.recorded).toBe(true);
-        expect(bad.node).not.toHaveProperty("notBefore");
-        expect(bad.node.status).toBe("PENDING");
       });
 
       it("forgets failed arrivals when a node write patches badDeps with null", async () => {
@@ -1051,28 +978,6 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         );
         expect(results.filter((r) => r.recorded)).toHaveLength(1);
         expect((await store.getNode(id, "child"))?.okDeps).toEqual([7]);
-      });
-
-      it("queues a ready-on-arrival child once under 20 concurrent parents", async () => {
-        const id = randomUUID();
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) =>
-            store.recordArrival(
-              arrival(id, i, {
-                readyOnArrival: true,
-                now: 1000 + i,
-                event: event(1000 + i, "NodeQueued", { nodeId: "child" }),
-              }),
-            ),
-          ),
-        );
-        const recorded = results.filter((r) => r.recorded);
-        expect(recorded).toHaveLength(1);
-        const node = await store.getNode(id, "child");
-        expect(node).toEqual(recorded[0]!.node);
-        expect(node).toMatchObject({ status: "QUEUED", attempt: 1 });
-        expect(node?.okDeps).toHaveLength(1);
-        expect(await store.listHistory(id)).toHaveLength(1);
       });
     });
 
@@ -1352,15 +1257,13 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         );
         // Written without an event: adds nothing.
         await store.transitionNode(id, "a", { status: ["QUEUED"] }, { status: "RUNNING" });
-        await store.recordArrival({
-          executionId: id,
-          childId: "c",
-          parentIndex: 0,
-          outcome: "ok",
-          readyOnArrival: true,
-          now: 6,
-          event: event(6, "NodeQueued", { nodeId: "c", attempt: 1 }),
-        });
+        await store.transitionNode(
+          id,
+          "c",
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 1 },
+          event(6, "NodeQueued", { nodeId: "c", attempt: 1 }),
+        );
         await store.transitionNode(
           id,
           "b",

@@ -465,8 +465,6 @@ export class DynamoStore implements Store {
     return this.transitionNode(executionId, nodeId, condition, patch, event);
   }
 
-  /** The conditional UpdateItem of a node write, built but not sent (a transaction may carry it). */
-
   async recordArrival(request: ArrivalRequest): Promise<ArrivalResult> {
     const { executionId, childId, parentIndex } = request;
     const e = new Expression();
@@ -480,21 +478,10 @@ export class DynamoStore implements Store {
       `(attribute_not_exists(${e.name(ATTR.pk)}) OR ${status} = ${pending})` +
       ` AND NOT contains(${okDeps}, ${parent}) AND NOT contains(${badDeps}, ${parent})`;
 
-    const queue = request.readyOnArrival && request.outcome === "ok";
-    const sets = queue
-      ? [
-          `${status} = ${e.value("QUEUED")}`,
-          `${attempt} = ${e.value(1)}`,
-          `${e.name("queuedAt")} = ${e.value(request.now)}`,
-          ...(request.notBefore !== undefined
-            ? [`${e.name("notBefore")} = ${e.value(request.notBefore)}`]
-            : []),
-          ...(request.event ? [e.appendHistory(request.event)] : []),
-        ]
-      : [
-          `${status} = if_not_exists(${status}, ${pending})`,
-          `${attempt} = if_not_exists(${attempt}, ${e.value(0)})`,
-        ];
+    const sets = [
+      `${status} = if_not_exists(${status}, ${pending})`,
+      `${attempt} = if_not_exists(${attempt}, ${e.value(0)})`,
+    ];
     const adds = [`${request.outcome === "ok" ? okDeps : badDeps} ${e.value(new Set([parentIndex]))}`];
 
     const key = nodeKey(executionId, childId);

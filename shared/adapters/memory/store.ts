@@ -228,12 +228,7 @@ export class MemoryStore implements Store {
       request.outcome === "ok"
         ? { ...current, okDeps: [...current.okDeps, parentIndex].sort((a, b) => a - b) }
         : { ...current, badDeps: [...current.badDeps, parentIndex].sort((a, b) => a - b) };
-    const queue = request.readyOnArrival && request.outcome === "ok";
-    if (queue) {
-      Object.assign(next, { status: "QUEUED", attempt: 1, queuedAt: request.now });
-      if (request.notBefore !== undefined) next.notBefore = request.notBefore;
-    }
-    this.saveNode(next, stored, queue ? request.event : undefined);
+    this.saveNode(next, stored, undefined);
     return { recorded: true, node: copy(next) };
   }
 
