@@ -130,6 +130,12 @@ export class DeadLetters {
       await this.ctx.store.deleteDeadLetter(record.id);
       return "its execution no longer exists";
     }
+    if (execution.status === "SUCCEEDED") {
+      // Nothing left to redrive (say, the sweeper finished a redrive cut short before it deleted
+      // this dead letter, and the execution went on to succeed): the dead letter goes.
+      await this.ctx.store.deleteDeadLetter(record.id);
+      return "its execution has succeeded since; the dead letter is removed";
+    }
     if (execution.status !== "FAILED" && execution.status !== "RUNNING") {
       return `its execution is ${execution.status}; only a failed execution can be redriven`;
     }

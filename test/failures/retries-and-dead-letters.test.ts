@@ -246,6 +246,14 @@ describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
       expect(await store.getNode(executionId, "once")).toMatchObject({ status: "QUEUED", attempt: 2 });
       expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
       expect((await engine.describeExecution(executionId)).output).toEqual({ once: { attempt: 2 } });
+      // The dead letter the cut-short redrive left: redriving it now finds nothing to do, and removes it.
+      expect(await engine.redrive([items[0]!.id])).toEqual({
+        redriven: [],
+        skipped: [
+          { id: items[0]!.id, reason: "its execution has succeeded since; the dead letter is removed" },
+        ],
+      });
+      expect((await engine.listDeadLetters({ limit: 10 })).items).toEqual([]);
     } finally {
       await backend.cleanup();
     }
