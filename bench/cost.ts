@@ -22,7 +22,7 @@ export const FORMULAS = {
     "worker invocations per node × mean billed duration (s, 1 ms granularity) × 1 GB × $0.0000133334 × 10^6",
   eventBridge: "EventBridge events per node × $1.00",
   lambdaDurationAtAwsLatency:
-    "alternative to the measured duration (emulator latency inflates it): worker invocations per node × (engine AWS calls per invocation × 6 ms, as if sequential: an upper bound for in-region latency) × 1 GB × $0.0000133334 × 10^6",
+    "alternative to the measured duration (emulator latency inflates it): worker invocations per node × (engine AWS calls per invocation × 6 ms, summed as if none overlapped; no CPU time) × 1 GB × $0.0000133334 × 10^6",
   stepFunctions: "1 state transition per node × $25 (a lower bound for Step Functions Standard)",
 } as const;
 

@@ -32,7 +32,7 @@ export interface ModeledCost {
   lambdaRequests: number;
   lambdaDuration: number;
   total: number;
-  /** The same with Lambda at AWS_CALL_MS per call summed as if sequential: an upper bound. */
+  /** The same with Lambda at AWS_CALL_MS per call summed as if none overlapped (and no CPU time). */
   totalSequential: number;
   measuredOn: string;
 }
@@ -136,7 +136,7 @@ export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCp
           ),
         ]
       : []),
-    // An upper bound of the same: every AWS call of an invocation summed as if one after another.
+    // The earlier model: every AWS call of an invocation summed as if one after another, no CPU.
     figure(
       "modeled cost per million nodes ($), Lambda at 6 ms per AWS call summed as if sequential",
       3,
@@ -306,7 +306,7 @@ export function renderMarkdown(report: BenchReport): string {
           "Lambda req",
           "Lambda GB-s",
           "total",
-          "total, Lambda calls summed (upper bound)",
+          "total, Lambda as 6 ms per call summed",
           "SFN / weft",
         ],
         report.modeled.map((m) => [
