@@ -378,45 +378,18 @@ export class DynamoStore implements Store {
   }
 
   /**
-   * A conditional node update together with a check, in one transaction, that its execution is
-   * ending (NodeCondition.executionEnding). Refused either way, the node comes back as it is now.
+   * A conditional node update, and in the same transaction the check that its execution is ending
+   * (NodeCondition.executionEnding): finished, or RUNNING with a failure mark.
    */
-  private async updateWhileEnding(
-    executionId: string,
-    key: Key,
-    e: Expression,
-    condition: string,
-    update: string,
-  ): Promise<{ ok: true; item: Item } | { ok: false; current: Item | undefined }> {
+  private updateWhileEnding(executionId: string, key: Key, e: Expression, condition: string, update: string) {
     const x = new Expression();
     const status = x.name("status");
     const finished = FINAL_EXECUTION_STATUSES.map((s) => x.value(s)).join(", ");
-    const outcome = await this.io.transact({
-      TransactItems: [
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: key,
-            ConditionExpression: condition,
-            UpdateExpression: update,
-            ExpressionAttributeNames: e.names,
-            ExpressionAttributeValues: e.valuesOrUndefined,
-          },
-        },
-        {
-          ConditionCheck: {
-            TableName: this.tableName,
-            Key: executionKey(executionId),
-            ConditionExpression: `${status} IN (${finished}) OR (${status} = ${x.value("RUNNING")} AND attribute_exists(${x.name("failedNode")}))`,
-            ExpressionAttributeNames: x.names,
-            ExpressionAttributeValues: x.values,
-          },
-        },
-      ],
+    return this.io.conditionalUpdateChecked(key, e, condition, update, {
+      key: executionKey(executionId),
+      e: x,
+      condition: `${status} IN (${finished}) OR (${status} = ${x.value("RUNNING")} AND attribute_exists(${x.name("failedNode")}))`,
     });
-    // A transaction returns no item: read the node as it is after (or despite) the write.
-    const item = await this.io.get(key);
-    return outcome === "ok" ? { ok: true, item: item ?? {} } : { ok: false, current: item };
   }
 
   async failNode(
@@ -431,26 +404,13 @@ export class DynamoStore implements Store {
     const failedNode = x.name("failedNode");
     const outcome = await this.io.transact({
       TransactItems: [
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: node.key,
-            ConditionExpression: node.condition,
-            UpdateExpression: node.update,
-            ExpressionAttributeNames: node.e.names,
-            ExpressionAttributeValues: node.e.valuesOrUndefined,
-          },
-        },
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: executionKey(executionId),
-            ConditionExpression: `${x.name("status")} = ${x.value("RUNNING")}`,
-            UpdateExpression: `SET ${failedNode} = if_not_exists(${failedNode}, ${x.value(nodeId)})`,
-            ExpressionAttributeNames: x.names,
-            ExpressionAttributeValues: x.values,
-          },
-        },
+        this.io.updateItem(node.key, node.e, node.condition, node.update),
+        this.io.updateItem(
+          executionKey(executionId),
+          x,
+          `${x.name("status")} = ${x.value("RUNNING")}`,
+          `SET ${failedNode} = if_not_exists(${failedNode}, ${x.value(nodeId)})`,
+        ),
       ],
     });
     if (outcome === "ok") {

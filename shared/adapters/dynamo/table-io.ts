@@ -86,6 +86,49 @@ export class TableIO {
     }
   }
 
+  /** A built conditional update as an item of a transaction. */
+  updateItem(key: Key, e: Expression, condition: string, update: string) {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: key,
+        ConditionExpression: condition,
+        UpdateExpression: update,
+        ExpressionAttributeNames: e.names,
+        ExpressionAttributeValues: e.valuesOrUndefined,
+      },
+    };
+  }
+
+  /**
+   * A conditional update that also requires `check` of another item, in one transaction. Refused
+   * either way, the item comes back as it is now (a transaction returns none: it is read).
+   */
+  async conditionalUpdateChecked(
+    key: Key,
+    e: Expression,
+    condition: string,
+    update: string,
+    check: { key: Key; e: Expression; condition: string },
+  ): Promise<{ ok: true; item: Item } | { ok: false; current: Item | undefined }> {
+    const outcome = await this.transact({
+      TransactItems: [
+        this.updateItem(key, e, condition, update),
+        {
+          ConditionCheck: {
+            TableName: this.tableName,
+            Key: check.key,
+            ConditionExpression: check.condition,
+            ExpressionAttributeNames: check.e.names,
+            ExpressionAttributeValues: check.e.valuesOrUndefined,
+          },
+        },
+      ],
+    });
+    const item = await this.get(key);
+    return outcome === "ok" ? { ok: true, item: item ?? {} } : { ok: false, current: item };
+  }
+
   /** A transaction, retried on TransactionConflict; "ok" or the cancellation reasons. */
   async transact(input: TransactWriteCommandInput): Promise<"ok" | CancellationReasons> {
     for (let attempt = 0; ; attempt++) {
