@@ -282,8 +282,8 @@ export class Propagation {
       error: { name: "Cancelled", message: reason },
     } as const;
     const event = nodeEvent(HISTORY.nodeCancelled, now, nodeId, 0, { reason });
-    // Every cancellation is fenced on its execution ending (NodeCondition.executionEnding): one
-    // decided before a redrive, by a process that stalled across it, is refused.
+    // Fenced on its execution ending (NodeCondition.executionEnding): a cancellation decided before
+    // a redrive, by a process that stalled across it, is refused.
     const result = await this.ctx.store.transitionNode(
       executionId,
       nodeId,
