@@ -64,12 +64,7 @@ export class TableIO {
     try {
       const result = await this.doc.send(
         new UpdateCommand({
-          TableName: this.tableName,
-          Key: key,
-          ConditionExpression: condition,
-          UpdateExpression: update,
-          ExpressionAttributeNames: e.names,
-          ExpressionAttributeValues: e.valuesOrUndefined,
+          ...this.updateItem(key, e, condition, update).Update,
           ReturnValues: "ALL_NEW",
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
