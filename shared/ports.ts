@@ -234,6 +234,11 @@ export interface TaskMessage {
   executionId: string;
   nodeId: string;
   attempt: number;
+  /**
+   * The first attempt of an `any` or `count:N` join (dispatch-mode.ts): the dependencies its
+   * decider saw completed (node indexes), which its claim records as its inputs.
+   */
+  deps?: number[];
 }
 
 export interface TaskQueue {

@@ -249,10 +249,14 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       for (const w of writes) {
         if ((w.before?.status ?? "PENDING") === "PENDING" && w.after.status === "RUNNING") {
           // A direct or join node's claim straight from PENDING: at most one parent, or an `all`
-          // fan-in; every parent completed before it.
-          if (node.parents.length > 1 && node.fanIn.kind !== "all")
-            nv("fan-in", `claimed from PENDING with fan-in ${node.fanIn.kind} of several dependencies`);
-          for (const parent of node.parents)
+          // fan-in, with every parent completed before it; or an `any`/`count:N` one, with the
+          // dependencies its message carried recorded, enough and each completed before it.
+          const inputs = node.parents.length > 1 && node.fanIn.kind !== "all" ? w.after.okDeps : node.parents;
+          if (inputs.length < required)
+            nv("fan-in", `claimed from PENDING with ${inputs.length} of ${required} required dependencies`);
+          if (inputs.some((p) => !node.parents.includes(p)))
+            nv("fan-in", `claimed with okDeps ${inputs} including a non-parent`);
+          for (const parent of inputs)
             if ((completionSeq.get(idOf(parent)) ?? Number.POSITIVE_INFINITY) > w.seq)
               nv("fan-in", `claimed before its dependency ${idOf(parent)} completed`);
           continue;

@@ -3,12 +3,15 @@
  * function) parses a record body with, and the record's receive count.
  */
 import { z } from "zod";
+import { LIMITS } from "../../shared/domain/definition.js";
 import type { TaskMessage } from "../../shared/ports.js";
 
 export const taskMessageSchema = z.object({
   executionId: z.string().min(1),
   nodeId: z.string().min(1),
   attempt: z.number().int().nonnegative(),
+  // Node indexes: a join has fewer parents than its workflow has nodes.
+  deps: z.array(z.number().int().nonnegative()).max(LIMITS.maxNodes).optional(),
 });
 
 /** A record whose body is not a task message. */

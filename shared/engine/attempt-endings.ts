@@ -122,7 +122,7 @@ export class AttemptEndings {
     error: ErrorInfo,
   ): Promise<void> {
     const now = this.ctx.clock.now();
-    const mode = dispatchMode(this.ctx.tasks, node);
+    const mode = dispatchMode(this.ctx, node);
     for (const condition of unclaimedConditions(mode, attempt, ["QUEUED"])) {
       const failed = await this.ctx.store.failNode(
         execution.executionId,

@@ -25,6 +25,11 @@ export function deadLetterId(at: number, unique: string): string {
   return `${at.toString().padStart(15, "0")}-${unique}`;
 }
 
+/** What a dead letter keeps of its message: a join's dependencies are on its record once claimed, or found again at its revival. */
+function taskOf(message: TaskMessage): Pick<TaskMessage, "executionId" | "nodeId" | "attempt"> {
+  return { executionId: message.executionId, nodeId: message.nodeId, attempt: message.attempt };
+}
+
 export class DeadLetters {
   constructor(
     private readonly ctx: EngineContext,
@@ -36,7 +41,7 @@ export class DeadLetters {
     const at = this.ctx.clock.now();
     await this.ctx.store.putDeadLetter({
       id: deadLetterId(at, this.ctx.ids.token()),
-      ...message,
+      ...taskOf(message),
       error,
       at,
       reason: "terminal",
@@ -62,7 +67,7 @@ export class DeadLetters {
       message: `the task was received ${delivery.receiveCount} times without being processed, so SQS moved it to the dead-letter queue`,
       retryable: false,
     };
-    const mode = dispatchMode(this.ctx.tasks, node);
+    const mode = dispatchMode(this.ctx, node);
     let failed: Outcome<NodeRecord> = { ok: false, current: undefined };
     for (const condition of unclaimedConditions(mode, message.attempt, ["QUEUED", "RUNNING"])) {
       failed = await this.ctx.store.failNode(
@@ -84,7 +89,7 @@ export class DeadLetters {
     }
     await this.ctx.store.putDeadLetter({
       id: deadLetterId(now, delivery.messageId),
-      ...message,
+      ...taskOf(message),
       error,
       at: now,
       reason: "poison",
@@ -213,13 +218,24 @@ export class DeadLetters {
       }
       if (record.status !== "FAILED" && record.status !== "CANCELLED") return undefined;
       // Only wide fan-ins record arrivals; the others can run once enough parents completed.
-      const completed =
-        fanInSource(this.ctx.fanIn, node) === "arrivals"
-          ? record.okDeps.length
-          : node.parents.filter((p) => byId.get(graph.nodes[p]!.id)?.status === "COMPLETED").length;
+      const recorded = fanInSource(this.ctx.fanIn, node) === "arrivals";
+      const completedParents = node.parents.filter(
+        (p) => byId.get(graph.nodes[p]!.id)?.status === "COMPLETED",
+      );
+      const completed = recorded ? record.okDeps.length : completedParents.length;
       const canRun =
         record.status === "FAILED" ||
         evaluateFanIn(node.fanIn, node.parents.length, completed, 0) === "ready";
+      // A node ended before it was decided or claimed has no inputs recorded yet: those of an
+      // `any`/`count:N` fan-in are the parents completed now (an `all` one's are all its parents).
+      const inputs =
+        canRun &&
+        !recorded &&
+        node.fanIn.kind !== "all" &&
+        node.parents.length > 1 &&
+        record.okDeps.length === 0
+          ? { okDeps: completedParents }
+          : {};
       const attempt = record.attempt + 1;
       const reset = { error: null, finishedAt: null, lease: null, notBefore: null, badDeps: null } as const;
       const revived = await this.ctx.store.transitionNode(
@@ -227,7 +243,7 @@ export class DeadLetters {
         node.id,
         { status: [record.status], attempt: record.attempt },
         canRun
-          ? { ...reset, status: "QUEUED", attempt, queuedAt: now, startedAt: null }
+          ? { ...reset, ...inputs, status: "QUEUED", attempt, queuedAt: now, startedAt: null }
           : { ...reset, status: "PENDING", startedAt: null },
         nodeEvent(HISTORY.nodeRedriven, now, node.id, canRun ? attempt : record.attempt, {
           to: canRun ? "QUEUED" : "PENDING",

@@ -3,13 +3,16 @@
  * - "direct": at most one parent, so its readiness is certain the moment that parent completes. No
  *   write queues it: the task message is its dispatch, and the claim creates its record
  *   (PENDING → RUNNING). Saves a write per node; duplicate messages are refused by the claim.
- * - "join": several parents, fan-in `all`. Decided once its parents are done (fan-in.ts), but the
- *   decision writes nothing: completed parents stay completed, so once met it stays met, and the
- *   task message is its dispatch and the claim creates its record, as for a direct node. Racing
- *   deciders may each send a message; the claim takes one. Saves the queue write.
- * - "fanIn": several parents, fan-in `any` or `count:N`. Decided once enough dependencies are done
- *   (fan-in.ts); the PENDING → QUEUED write that decides it is the dispatch (exactly once) and
- *   records which dependencies it saw completed — its inputs, which differ between deciders.
+ * - "join": several parents, decided by reading them or by sharded arrivals (fan-in.ts), never by
+ *   arrivals on its own record. The decision writes nothing: completed parents stay completed, so
+ *   once met a fan-in stays met, and the task message is its dispatch and the claim creates its
+ *   record, as for a direct node. Racing deciders may each send a message; the claim takes one.
+ *   Saves the queue write. An `all` join's inputs are all its parents; an `any` or `count:N` join's
+ *   message carries the dependencies its decider saw completed (they differ between deciders), and
+ *   the claim records them as its inputs: those of the one message it took.
+ * - "fanIn": several parents, fan-in `count:N` (N ≥ 2) too wide to read, so each parent's outcome
+ *   is recorded on the child (fan-in.ts); the PENDING → QUEUED write that decides it is the
+ *   dispatch (exactly once), and its inputs are the completions recorded.
  * - "deferred": its task type defers it (e.g. `wait`): queued with a not-before time, so the sweeper
  *   can find a wait too long for an SQS delay.
  * - "inline": run inside the engine (e.g. `merge`), never sent.
@@ -25,6 +28,26 @@ export type DispatchMode = "direct" | "join" | "fanIn" | "deferred" | "inline";
 /** Direct and join nodes: the message is the dispatch, and the first claim is from PENDING. */
 export function claimedByMessage(mode: DispatchMode): boolean {
   return mode === "direct" || mode === "join";
+}
+
+/**
+ * A join whose inputs are some of its parents (`any`, `count:N`): its message carries the
+ * dependencies that met its fan-in, and its claim records them.
+ */
+export function messageCarriesDeps(mode: DispatchMode, node: GraphNode): boolean {
+  return mode === "join" && node.fanIn.kind !== "all";
+}
+
+/**
+ * The dependencies a join's message carries, if they can be its inputs: distinct parents of the
+ * node, enough of them to meet its fan-in. Anything else (a message from no decider of this
+ * engine) is refused: undefined.
+ */
+export function validMessageDeps(node: GraphNode, deps: readonly number[] | undefined): number[] | undefined {
+  if (deps === undefined) return undefined;
+  const unique = [...new Set(deps)].sort((a, b) => a - b);
+  if (unique.length !== deps.length || !unique.every((p) => node.parents.includes(p))) return undefined;
+  return unique.length >= requiredCompletions(node.fanIn, node.parents.length) ? unique : undefined;
 }
 
 /**
@@ -76,21 +99,27 @@ export function shardCount(settings: FanInSettings, child: GraphNode): number {
   return Math.ceil(child.parents.length / settings.shardSize);
 }
 
-export function dispatchMode(tasks: TaskRegistry, node: GraphNode): DispatchMode {
-  const task = tasks.get(node.type);
+export function dispatchMode(
+  settings: { tasks: TaskRegistry; fanIn: FanInSettings },
+  node: GraphNode,
+): DispatchMode {
+  const task = settings.tasks.get(node.type);
   if (task?.inline) return "inline";
   if (task?.defer) return "deferred";
   if (node.parents.length <= 1) return "direct";
-  return node.fanIn.kind === "all" ? "join" : "fanIn";
+  return fanInSource(settings.fanIn, node) === "arrivals" ? "fanIn" : "join";
 }
 
-/** The dependencies a node's handler receives: those recorded when it was decided, or (direct, join) all its parents. */
+/**
+ * The dependencies a node's handler receives: all its parents (a direct node, an `all` join), or
+ * those recorded when it was decided or claimed.
+ */
 export function depIndexesOf(
   mode: DispatchMode,
   node: GraphNode,
   okDeps: readonly number[],
 ): readonly number[] {
-  return claimedByMessage(mode) ? node.parents : okDeps;
+  return mode === "direct" || (mode === "join" && node.fanIn.kind === "all") ? node.parents : okDeps;
 }
 
 /**

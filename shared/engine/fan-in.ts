@@ -1,16 +1,18 @@
 /**
  * Deciding a child once one of its parents finished: cancellation once its fan-in can no longer be
- * met, or, once it is met, its dispatch. For `any` and `count:N` fan-ins the dispatch is a
- * conditional write, PENDING → QUEUED, taken once whoever races, that records the dependencies seen
- * (they differ between deciders). An `all` fan-in (a join, dispatch-mode.ts) writes nothing: met once,
- * it stays met, so its message is its dispatch and its claim takes one of the racing deciders'
- * messages. A small inline child's decision is its completion, written by the caller that runs it.
- * How the finished parents are learned depends on the child's width (dispatch-mode.ts):
+ * met, or, once it is met, its dispatch. A join (a fan-in decided by reading or by shards,
+ * dispatch-mode.ts) writes nothing: met once, it stays met, so its message is its dispatch and its
+ * claim takes one of the racing deciders' messages — an `any`/`count:N` join's message carries the
+ * dependencies its decider saw completed (they differ between deciders), and the claim records
+ * those of the message it took. A wide `count:N` fan-in's dispatch is a conditional write,
+ * PENDING → QUEUED, taken once whoever races; so is a deferred child's, and a wide inline one's. A
+ * small inline child's decision is its completion, written by the caller that runs it. How the
+ * finished parents are learned depends on the child's width (dispatch-mode.ts):
  *
  * - "read" (small fan-ins, and those one completion meets): the parent's own final write is durable
  *   before it reads the child and the other parents with strongly consistent reads, so whichever
  *   parent finishes last sees every other one finished — someone always decides, and nothing is
- *   written per edge. The queue write records the dependencies seen completed (the child's inputs).
+ *   written per edge. The dependencies seen completed are the child's inputs.
  * - "sharded" (wider `all` fan-ins): each completed parent is added once to its shard (a set, so a
  *   repeat changes nothing); the parent whose write fills a shard reads the other shards (written
  *   before read, as above, so the last to fill one sees them all full) and decides. A failed parent
@@ -134,8 +136,8 @@ export class FanInGate {
     const parentId = graph.nodes[parentIndex]!.id;
     const others = child.parents.filter((p) => p !== parentIndex).map((p) => graph.nodes[p]!.id);
     // An `all` child can have left PENDING only once every parent completed: reading it pays off
-    // only where one completion may already have fired it (any, count:N) or in a recovery. Without
-    // the read, a refused queue write says another parent decided first.
+    // only where one completion may already have fired it (any, count:N: claimed already, so no
+    // message is due) or in a recovery.
     const all = child.fanIn.kind === "all";
     const readChild = recovery || !all;
     // The others matter only when this outcome alone does not decide: a completion meets a fan-in
@@ -247,13 +249,14 @@ export class FanInGate {
     }
     if (verdict !== "ready" || outcome !== "ok") return undefined;
     // No queue write for two kinds; the child goes back still PENDING, with its inputs:
-    // - a join: its message, sent by the caller, is its dispatch (dispatch-mode.ts);
+    // - a join: its message, sent by the caller, is its dispatch (dispatch-mode.ts), and carries
+    //   these inputs when they are not all its parents;
     // - a small inline child, run at once and written once, by its completion (conditional on
     //   PENDING, so once however many parents race). A wide one keeps the queue write, which elects
     //   one runner: racing deciders would each read all its inputs (a 500-wide merge read 3,500
     //   extra items in the benchmark).
     const smallInline = this.hooks.isInline(child) && fanInSource(this.ctx.fanIn, child) === "read";
-    if (smallInline || dispatchMode(this.ctx.tasks, child) === "join")
+    if (smallInline || dispatchMode(this.ctx, child) === "join")
       return { ...pendingNode(execution.executionId, child.id), okDeps: [...tally.ok].sort((a, b) => a - b) };
     const now = this.ctx.clock.now();
     const notBefore = notBeforeOf(this.ctx, child, now);

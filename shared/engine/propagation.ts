@@ -11,13 +11,22 @@ import type { ExecutionGuard } from "../ports.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
-import { dispatchMode } from "./dispatch-mode.js";
+import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import { FanInGate, notBeforeOf, type StatusOf } from "./fan-in.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, nodeEvent } from "./lifecycle.js";
 import { readCompletedDeps } from "./reads.js";
 import { type OutgoingTask, sendTasks } from "./send.js";
 
 const STORE_CONCURRENCY = 16;
+
+/**
+ * A node dispatched by its first message alone (the claim creates its record): a direct node, or a
+ * join decided just now — an `any`/`count:N` one with the dependencies that met its fan-in.
+ */
+export interface ByMessage {
+  node: GraphNode;
+  deps?: readonly number[];
+}
 
 export class Propagation {
   readonly fanIn: FanInGate;
@@ -34,7 +43,8 @@ export class Propagation {
    * children found QUEUED get their message again and inline children are re-driven, since the
    * earlier run may have crashed before sending; duplicate messages are refused by the claim.
    * With `keepOne`, one ready direct child (or else one join decided just now) is not sent but
-   * returned, for the caller to run in the same invocation (and to send, if it decides not to).
+   * returned, for the caller to run in the same invocation (and to send with `sendByMessage`, if it
+   * decides not to).
    * `arrivals` gathers this invocation's
    * shard arrivals into fewer writes (arrival-batcher.ts).
    */
@@ -43,18 +53,19 @@ export class Propagation {
     graph: WorkflowGraph,
     node: GraphNode,
     options: { recovery: boolean; keepOne?: boolean; arrivals?: ArrivalBatcher },
-  ): Promise<GraphNode | undefined> {
+  ): Promise<ByMessage | undefined> {
     const ready: NodeRecord[] = [];
-    const direct: GraphNode[] = [];
+    const direct: ByMessage[] = [];
     const reDrive: GraphNode[] = [];
     const sink = node.children.length === 0 ? this.completeSink(execution, graph, node) : Promise.resolve();
 
     await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
       const child = graph.nodes[childIndex]!;
-      if (dispatchMode(this.ctx.tasks, child) === "direct") {
+      if (dispatchMode(this.ctx, child) === "direct") {
         // Its only parent completed: it is ready, and its message is its dispatch.
-        if (!options.recovery) direct.push(child);
-        else if (!isFinal(await this.ctx.store.getNode(execution.executionId, child.id))) direct.push(child);
+        if (!options.recovery) direct.push({ node: child });
+        else if (!isFinal(await this.ctx.store.getNode(execution.executionId, child.id)))
+          direct.push({ node: child });
         return;
       }
       const decision = await this.fanIn.afterParent(
@@ -71,34 +82,43 @@ export class Propagation {
     });
 
     // Children in definition order, so which one is kept for this invocation is deterministic.
-    direct.sort((a, b) => a.index - b.index);
+    direct.sort((a, b) => a.node.index - b.node.index);
     let kept = options.keepOne ? direct.shift() : undefined;
     if (options.keepOne && !kept) {
       const joins = ready
-        .map((record) => graph.byId.get(record.nodeId)!)
-        .filter((child) => dispatchMode(this.ctx.tasks, child) === "join")
-        .sort((a, b) => a.index - b.index);
-      kept = joins[0];
+        .filter((record) => record.status === "PENDING" && this.byMessage(graph, record) !== undefined)
+        .sort((a, b) => graph.byId.get(a.nodeId)!.index - graph.byId.get(b.nodeId)!.index);
+      kept = joins[0] && this.byMessage(graph, joins[0]);
     }
     await Promise.all([
       sink,
       this.dispatch(
         execution,
         graph,
-        ready.filter((record) => record.nodeId !== kept?.id),
+        ready.filter((record) => record.nodeId !== kept?.node.id),
       ),
-      this.sendDirect(execution.executionId, direct),
+      this.sendByMessage(execution.executionId, direct),
     ]);
     for (const child of reDrive) await this.afterCompletion(execution, graph, child, { recovery: true });
     return kept;
   }
 
   /** The first attempt of direct (or join) nodes: the message alone (the claim creates the record). */
-  async sendDirect(executionId: string, nodes: readonly GraphNode[]): Promise<void> {
+  async sendByMessage(executionId: string, nodes: readonly ByMessage[]): Promise<void> {
     await sendTasks(
       this.ctx,
-      nodes.map((n) => ({ message: { executionId, nodeId: n.id, attempt: 1 } })),
+      nodes.map(({ node, deps }) => ({
+        message: { executionId, nodeId: node.id, attempt: 1, ...(deps ? { deps: [...deps] } : {}) },
+      })),
     );
+  }
+
+  /** A join decided just now (still PENDING, not inline) as its first message carries it. */
+  private byMessage(graph: WorkflowGraph, record: NodeRecord): ByMessage | undefined {
+    const node = graph.byId.get(record.nodeId)!;
+    const mode = dispatchMode(this.ctx, node);
+    if (mode !== "join") return undefined;
+    return messageCarriesDeps(mode, node) ? { node, deps: record.okDeps } : { node };
   }
 
   /** After `node` FAILED for good: fail-fast, as the brief says. */
@@ -140,9 +160,14 @@ export class Propagation {
         inline.push({ node, record });
         continue;
       }
-      // A join decided just now is still PENDING: its message (attempt 1) is its dispatch.
-      const attempt = record.status === "PENDING" ? 1 : record.attempt;
-      const message = { executionId: execution.executionId, nodeId: record.nodeId, attempt };
+      // A join decided just now is still PENDING: its first message is its dispatch.
+      const join = record.status === "PENDING" ? this.byMessage(graph, record) : undefined;
+      const message = {
+        executionId: execution.executionId,
+        nodeId: record.nodeId,
+        attempt: join ? 1 : record.attempt,
+        ...(join?.deps ? { deps: [...join.deps] } : {}),
+      };
       outgoing.push(record.notBefore === undefined ? { message } : { message, notBefore: record.notBefore });
     }
     await sendTasks(this.ctx, outgoing);
@@ -157,7 +182,7 @@ export class Propagation {
   async startEntries(execution: ExecutionRecord, graph: WorkflowGraph): Promise<void> {
     const now = this.ctx.clock.now();
     const entries = graph.entries.map((index) => graph.nodes[index]!);
-    const direct = entries.filter((node) => dispatchMode(this.ctx.tasks, node) === "direct");
+    const direct = entries.filter((node) => dispatchMode(this.ctx, node) === "direct");
     const queued = await mapLimit(
       entries.filter((node) => !direct.includes(node)),
       STORE_CONCURRENCY,
@@ -174,7 +199,10 @@ export class Propagation {
       },
     );
     await Promise.all([
-      this.sendDirect(execution.executionId, direct),
+      this.sendByMessage(
+        execution.executionId,
+        direct.map((node) => ({ node })),
+      ),
       this.dispatch(
         execution,
         graph,

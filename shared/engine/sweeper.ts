@@ -7,13 +7,15 @@
  * and every repair is one of the engine's own idempotent, conditional steps, so two sweepers at
  * once are harmless; a named lease keeps normally only one working.
  */
+
+import { requiredCompletions } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
 import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
-import { dispatchMode } from "./dispatch-mode.js";
+import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import type { StatusOf } from "./fan-in.js";
 import type { Propagation } from "./propagation.js";
 import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks } from "./send.js";
@@ -123,16 +125,26 @@ export class Sweeper {
     }
     for (const node of graph.nodes) {
       const record = records.get(node.id);
-      if (dispatchMode(this.ctx.tasks, node) === "join" && (record?.status ?? "PENDING") === "PENDING") {
-        // Every parent completed and nobody claimed it: its message was lost (a crash between the
-        // last parent's completion and the send) or waits in a backlog. One message per join, not a
-        // re-drive of each of its (maybe hundreds of) parents.
-        const parents = node.parents.map((p) => records.get(graph.nodes[p]!.id));
-        const lastDone = Math.max(
-          ...parents.map((r) => (r?.status === "COMPLETED" ? (r.finishedAt ?? now) : Infinity)),
-        );
-        if (lastDone !== Infinity && resendNow(lastDone))
-          resend.push({ message: { executionId: execution.executionId, nodeId: node.id, attempt: 1 } });
+      const mode = dispatchMode(this.ctx, node);
+      if (mode === "join" && (record?.status ?? "PENDING") === "PENDING") {
+        // Its fan-in met and nobody claimed it: its message was lost (a crash between the deciding
+        // completion and the send) or waits in a backlog. One message per join, not a re-drive of
+        // each of its (maybe hundreds of) parents; an `any`/`count:N` one's carries its inputs.
+        const done = node.parents.filter((p) => statusOf(graph.nodes[p]!.id) === "COMPLETED");
+        const required = requiredCompletions(node.fanIn, node.parents.length);
+        // Met when its required-th dependency completed.
+        const metAt = done
+          .map((p) => records.get(graph.nodes[p]!.id)?.finishedAt ?? now)
+          .sort((a, b) => a - b)[required - 1];
+        if (metAt !== undefined && resendNow(metAt))
+          resend.push({
+            message: {
+              executionId: execution.executionId,
+              nodeId: node.id,
+              attempt: 1,
+              ...(messageCarriesDeps(mode, node) ? { deps: done } : {}),
+            },
+          });
         continue;
       }
       if (!record) continue;
@@ -229,7 +241,7 @@ export class Sweeper {
     return node.children.some((childIndex) => {
       const child = graph.nodes[childIndex]!;
       const record = records.get(child.id);
-      const mode = dispatchMode(this.ctx.tasks, child);
+      const mode = dispatchMode(this.ctx, child);
       if (mode === "direct") return !record;
       if (mode === "join") return false; // sent by the sweep itself, once per join (above)
       return this.propagation.fanIn.decisionDue(graph, child, record, node.index, statusOf);

@@ -13,9 +13,15 @@ import { runAttempt } from "./attempt.js";
 import { AttemptEndings, isCancelRequested } from "./attempt-endings.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
-import { claimedByMessage, depIndexesOf, dispatchMode } from "./dispatch-mode.js";
+import {
+  claimedByMessage,
+  depIndexesOf,
+  dispatchMode,
+  messageCarriesDeps,
+  validMessageDeps,
+} from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
-import { loadDeps, needsFence, type Propagation } from "./propagation.js";
+import { type ByMessage, loadDeps, needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
 import { sendTasks } from "./send.js";
 
@@ -86,13 +92,20 @@ export class TaskRunner {
       return;
     }
 
-    const claim = await this.claim(execution, graph, node, message.attempt, delivery.sentAt);
+    const claim = await this.claim(
+      execution,
+      graph,
+      { node, deps: message.deps },
+      message.attempt,
+      delivery.sentAt,
+    );
     if (!claim.ok) return this.onClaimRefused(execution, graph, node, message, claim.current);
     let next = await this.runClaimed(execution, graph, node, task, claim.record, claim.lease, delivery);
     // Continuation: a ready direct child runs in this same invocation (no queue round trip), while
     // the budget and the invocation's remaining time allow; otherwise it is sent.
     for (let budget = this.ctx.maxContinuations; next; budget--) {
-      const child = next;
+      const kept = next;
+      const child = kept.node;
       next = undefined;
       const childTask = this.ctx.tasks.get(child.type);
       const room =
@@ -110,11 +123,11 @@ export class TaskRunner {
         return;
       }
       if (current === undefined || !childTask) {
-        await this.propagation.sendDirect(execution.executionId, [child]);
+        await this.propagation.sendByMessage(execution.executionId, [kept]);
         return;
       }
       try {
-        const childClaim = await this.claim(current, graph, child, 1, clock.now());
+        const childClaim = await this.claim(current, graph, kept, 1, clock.now());
         // Refused: another claim (a duplicate message of a join's racing deciders, a redelivery)
         // or an end got there first, and carries it on.
         if (!childClaim.ok) return;
@@ -129,7 +142,7 @@ export class TaskRunner {
           nodeId: child.id,
           error: error instanceof Error ? error.message : String(error),
         });
-        await this.propagation.sendDirect(execution.executionId, [child]);
+        await this.propagation.sendByMessage(execution.executionId, [kept]);
         return;
       }
     }
@@ -138,25 +151,41 @@ export class TaskRunner {
   /**
    * Claims a node with a new lease: from QUEUED at the message's attempt, or — the first attempt of
    * a direct or join node — straight from PENDING, recording when it was queued (its message's send
-   * time). Such a node cancelled before its claim and revived by a redrive is QUEUED at attempt 1.
+   * time) and, for an `any`/`count:N` join, the dependencies its message carries as its inputs.
+   * Such a node cancelled before its claim and revived by a redrive is QUEUED at attempt 1.
    */
   private async claim(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
-    node: GraphNode,
+    { node, deps }: ByMessage,
     attempt: number,
     queuedAt: number | undefined,
   ): Promise<Outcome<NodeRecord> & { lease: Lease }> {
     const now = this.ctx.clock.now();
     const lease: Lease = { token: this.ctx.ids.token(), expiresAt: now + this.ctx.leaseMs };
     const started = nodeEvent(HISTORY.nodeStarted, now, node.id, attempt);
-    const byMessage = attempt === 1 && claimedByMessage(dispatchMode(this.ctx.tasks, node));
+    const mode = dispatchMode(this.ctx, node);
+    const inputs = messageCarriesDeps(mode, node) ? validMessageDeps(node, deps) : undefined;
+    if (messageCarriesDeps(mode, node) && deps !== undefined && !inputs)
+      this.ctx.logger.warn("a join's message with invalid dependencies cannot claim it from PENDING", {
+        executionId: execution.executionId,
+        nodeId: node.id,
+      });
+    const byMessage =
+      attempt === 1 && claimedByMessage(mode) && (!messageCarriesDeps(mode, node) || !!inputs);
     let result = byMessage
       ? await this.ctx.store.transitionNode(
           execution.executionId,
           node.id,
           { status: ["PENDING"], attempt: 0 },
-          { status: "RUNNING", attempt: 1, lease, startedAt: now, queuedAt: queuedAt ?? now },
+          {
+            status: "RUNNING",
+            attempt: 1,
+            lease,
+            startedAt: now,
+            queuedAt: queuedAt ?? now,
+            ...(inputs ? { okDeps: inputs } : {}),
+          },
           [nodeEvent(HISTORY.nodeQueued, Math.min(queuedAt ?? now, now), node.id, 1), started],
         )
       : undefined;
@@ -180,8 +209,8 @@ export class TaskRunner {
     record: NodeRecord,
     lease: Lease,
     delivery: Delivery,
-  ): Promise<GraphNode | undefined> {
-    const mode = dispatchMode(this.ctx.tasks, node);
+  ): Promise<ByMessage | undefined> {
+    const mode = dispatchMode(this.ctx, node);
     const deps = await loadDeps(
       this.ctx,
       execution.executionId,

@@ -8,7 +8,7 @@ import { HISTORY } from "../../shared/engine/lifecycle.js";
 import type { Store } from "../../shared/ports.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptTransitions } from "../support/faults.js";
-import { countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+import { collectTask, countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 
 describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => {
   it("a wide `any` fan-in is decided by its first completion: the others, all delivered twice at once, write nothing to it", async () => {
@@ -193,6 +193,92 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
       }
     },
   );
+
+  it.each(["any", "count:2"])(
+    "a `%s` task fan-in of 3 parents, each delivered twice at once, is dispatched by its message: one claim takes the inputs of one decider",
+    async (fanIn) => {
+      const writes: string[] = [];
+      const backend = await createBackend(kind, {
+        tasks: [collectTask],
+        wrapStore: (store) =>
+          interceptTransitions(store, async (call, proceed) => {
+            const result = await proceed();
+            if (call.nodeId === "j" && result.ok) writes.push(result.record.status);
+            return result;
+          }),
+      });
+      try {
+        const { engine, store, consumer } = backend;
+        const parents = passParents(3);
+        await engine.registerWorkflow({
+          name: "pick",
+          nodes: [...parents, { id: "j", type: "collect", dependsOn: parents.map((p) => p.id), fanIn }],
+        });
+        const { executionId } = await engine.createExecution({ workflow: "pick" });
+        const messages = await receiveAll(consumer, 3);
+        await Promise.all(
+          messages.flatMap((m) => [engine.handleTask(taskOf(m)), engine.handleTask(taskOf(m))]),
+        );
+        await consumer.delete(messages.map((m) => m.receiptHandle));
+        // Decided without a write: still no record, and every message sent for it carries inputs.
+        expect(await store.getNode(executionId, "j")).toBeUndefined();
+        const sent = (await receiveAll(consumer, 1)).map(taskOf);
+        expect(sent.length).toBeGreaterThanOrEqual(1);
+        const required = fanIn === "any" ? 1 : 2;
+        for (const m of sent) {
+          expect(m).toMatchObject({ executionId, nodeId: "j", attempt: 1 });
+          expect(m.deps?.length).toBeGreaterThanOrEqual(required);
+        }
+        // Every copy at once: one claim.
+        await Promise.all(sent.flatMap((m) => [engine.handleTask(m), engine.handleTask(m)]));
+        expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+
+        expect(writes).toEqual(["RUNNING", "COMPLETED"]);
+        const history = await store.listHistory(executionId);
+        expect(countEvents(history, HISTORY.nodeQueued, "j")).toBe(1); // written by the claim
+        expect(countEvents(history, HISTORY.nodeStarted, "j")).toBe(1);
+        const j = await store.getNode(executionId, "j");
+        // Its inputs are those one message carried, and what it was given.
+        expect(sent.map((m) => m.deps)).toContainEqual(j?.okDeps);
+        const output = (await engine.describeExecution(executionId)).output?.j as Record<string, number>;
+        expect(Object.keys(output).sort()).toEqual(j?.okDeps.map((p) => `p${p}`));
+        for (const [id, value] of Object.entries(output)) expect(`p${value}`).toBe(id);
+      } finally {
+        await backend.cleanup();
+      }
+    },
+  );
+
+  it("a `count:2` join's message whose dependencies cannot be its inputs claims nothing", async () => {
+    const backend = await createBackend(kind, { tasks: [collectTask] });
+    try {
+      const { engine, store, consumer } = backend;
+      const parents = passParents(3);
+      await engine.registerWorkflow({
+        name: "forged",
+        nodes: [
+          ...parents,
+          { id: "j", type: "collect", dependsOn: parents.map((p) => p.id), fanIn: "count:2" },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "forged" });
+      const messages = await receiveAll(consumer, 3);
+      await Promise.all(messages.map((m) => engine.handleTask(taskOf(m))));
+      await consumer.delete(messages.map((m) => m.receiptHandle));
+      const sent = await receiveAll(consumer, 1);
+      await consumer.delete(sent.map((m) => m.receiptHandle));
+      // Too few for count:2, a repeat, a node that is not a parent (j itself), no dependencies at all.
+      for (const deps of [[0], [1, 1], [0, 3], undefined]) {
+        await engine.handleTask({ executionId, nodeId: "j", attempt: 1, ...(deps ? { deps } : {}) });
+        expect(await store.getNode(executionId, "j")).toBeUndefined();
+      }
+      await engine.handleTask({ executionId, nodeId: "j", attempt: 1, deps: [2, 0] });
+      expect(await store.getNode(executionId, "j")).toMatchObject({ status: "COMPLETED", okDeps: [0, 2] });
+      expect((await engine.describeExecution(executionId)).output).toEqual({ j: { p0: 0, p2: 2 } });
+    } finally {
+      await backend.cleanup();
+    }
+  });
 
   // Two parents: the child is decided by reading them; six: by recorded arrivals; six in shards
   // of two: by sharded arrivals (dispatch-mode.ts).

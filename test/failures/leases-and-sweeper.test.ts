@@ -9,7 +9,7 @@ import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptTransitions, isHeartbeat, latch, sleep } from "../support/faults.js";
-import { countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+import { collectTask, countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 
 const fastSweep = { firstCheckMs: 0, graceMs: 200, idleMs: 1000 };
 
@@ -193,6 +193,44 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", (kind)
       await consumer.changeVisibility(resent[0]!.receiptHandle, 0);
       expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
       expect((await engine.describeExecution(executionId)).output).toEqual({ j: "j" });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("sends a `count:2` join whose messages were lost once, with the dependencies that met it", async () => {
+    const backend = await createBackend(kind, { sweep: fastSweep, tasks: [collectTask] });
+    try {
+      const { engine, store, consumer } = backend;
+      const parents = passParents(3);
+      await engine.registerWorkflow({
+        name: "lost-pick",
+        nodes: [
+          ...parents,
+          { id: "j", type: "collect", dependsOn: parents.map((p) => p.id), fanIn: "count:2" },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "lost-pick" });
+      const entries = await receiveAll(consumer, 3);
+      for (const m of entries) await engine.handleTask(taskOf(m));
+      await consumer.delete(entries.map((m) => m.receiptHandle));
+      // Its deciders' messages are lost (p1 met it, p2 found it unclaimed and sent one too).
+      const sent = await receiveAll(consumer, 2);
+      expect(sent.map((m) => taskOf(m).deps)).toEqual([
+        [0, 1],
+        [0, 1, 2],
+      ]);
+      await consumer.delete(sent.map((m) => m.receiptHandle));
+
+      await sleep(300); // past the grace period
+      expect(await engine.sweep()).toMatchObject({ resent: 1, reDriven: 0 });
+      const resent = await receiveAll(consumer, 2, 300);
+      expect(resent.map((m) => taskOf(m))).toEqual([
+        { executionId, nodeId: "j", attempt: 1, deps: [0, 1, 2] },
+      ]);
+      await consumer.changeVisibility(resent[0]!.receiptHandle, 0);
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      expect((await engine.describeExecution(executionId)).output).toEqual({ j: { p0: 0, p1: 1, p2: 2 } });
     } finally {
       await backend.cleanup();
     }

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptTransitions, latch, sleep } from "../support/faults.js";
-import { countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+import { collectTask, countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 
 describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
   it("retries `fail` with times: 2 and succeeds on attempt 3, with delays that follow the policy", async () => {
@@ -213,6 +213,46 @@ describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
       const after = await engine.describeExecution(executionId);
       expect(after.nodes.find((n) => n.id === "b")).toMatchObject({ status: "COMPLETED", attempt: 1 });
       expect(after.output).toMatchObject({ j: "joined" });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("redrive gives an `any` join cancelled before its claim the inputs its completed parents give it now", async () => {
+    const backend = await createBackend(kind, { tasks: [collectTask] });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "late-pick",
+        nodes: [
+          { id: "a", type: "pass", params: { value: 1 } },
+          { id: "b", type: "pass", params: { value: 2 } },
+          { id: "j", type: "collect", dependsOn: ["a", "b"], fanIn: "any" },
+          { id: "flaky", type: "fail", params: { times: 1, retryable: false, message: "flaky" } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "late-pick" });
+      const handle = async (nodeId: string, waiting: number) => {
+        const messages = await receiveAll(consumer, waiting);
+        const message = messages.find((m) => taskOf(m).nodeId === nodeId);
+        expect(message, `a message for ${nodeId}`).toBeDefined();
+        for (const m of messages) if (m !== message) await consumer.changeVisibility(m.receiptHandle, 0);
+        await engine.handleTask(taskOf(message!));
+        await consumer.delete([message!.receiptHandle]);
+      };
+      // `a` completes and meets `j` (its message carries [a]); `flaky` fails the execution; then the
+      // messages of `j` and `b` arrive: both cancelled before their claim, with no inputs recorded.
+      await handle("a", 3);
+      await handle("flaky", 3);
+      await handle("j", 2);
+      await handle("b", 1);
+      expect(await store.getNode(executionId, "j")).toMatchObject({ status: "CANCELLED", okDeps: [] });
+
+      const { items } = await engine.listDeadLetters({ limit: 10 });
+      expect(await engine.redrive(items.map((i) => i.id))).toMatchObject({ skipped: [] });
+      expect(await store.getNode(executionId, "j")).toMatchObject({ status: "QUEUED", okDeps: [0] });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      expect((await engine.describeExecution(executionId)).output).toMatchObject({ j: { a: 1 } });
     } finally {
       await backend.cleanup();
     }

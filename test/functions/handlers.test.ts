@@ -2,6 +2,7 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { describe, expect, it, vi } from "vitest";
+import { MalformedTaskMessageError, parseTaskMessage } from "../../functions/common/task-message.js";
 import { createDlqHandler } from "../../functions/dlq/app.js";
 import { createSweeperHandler } from "../../functions/sweeper/app.js";
 import { loadConfig, loadEngineSettings } from "../../shared/config/env.js";
@@ -39,6 +40,18 @@ function record(messageId: string, body: string, receiveCount = "6"): SQSRecord 
     awsRegion: "local",
   };
 }
+
+describe("task message bodies", () => {
+  it("parse with or without a join's dependencies, and a bad one is refused naming the field", () => {
+    const base = { executionId: "e", nodeId: "j", attempt: 1 };
+    expect(parseTaskMessage(JSON.stringify(base))).toEqual(base);
+    expect(parseTaskMessage(JSON.stringify({ ...base, deps: [0, 2] }))).toEqual({ ...base, deps: [0, 2] });
+    expect(() => parseTaskMessage(JSON.stringify({ ...base, deps: [0, -1] }))).toThrow(
+      MalformedTaskMessageError,
+    );
+    expect(() => parseTaskMessage(JSON.stringify({ ...base, deps: ["x"] }))).toThrow(/deps\.0/);
+  });
+});
 
 describe("sweeper handler", () => {
   it("sweeps once and logs the report's counts", async () => {

@@ -1,7 +1,16 @@
 /** Drives the engine by hand in tests: receive task messages, hand them to the engine, inspect history. */
+import { z } from "zod";
 import type { ExecutionStatus, HistoryEvent } from "../../shared/domain/records.js";
 import type { Engine } from "../../shared/engine/engine.js";
 import type { QueueConsumer, ReceivedMessage, Store, TaskMessage } from "../../shared/ports.js";
+import { defineTask } from "../../shared/tasks/task-type.js";
+
+/** A task (sent, claimed, not inline like `merge`) whose output is the outputs of the dependencies it was given. */
+export const collectTask = defineTask({
+  type: "collect",
+  params: z.object({}).strict().optional(),
+  run: ({ deps }) => ({ ...deps }),
+});
 
 export async function receiveAll(
   consumer: QueueConsumer,

@@ -39,6 +39,7 @@ export class SqsTaskQueue implements TaskQueue {
               executionId: message.executionId,
               nodeId: message.nodeId,
               attempt: message.attempt,
+              ...(message.deps !== undefined ? { deps: message.deps } : {}),
             } satisfies TaskMessage),
             DelaySeconds: delay > 0 ? delay : undefined,
           })),
