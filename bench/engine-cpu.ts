@@ -42,7 +42,9 @@ export async function measureEngineCpu(workload: Workload): Promise<EngineCpuRes
     const batch = await queue.receive({ maxMessages: 10, waitSeconds: 0, visibilityTimeoutSeconds: 30 });
     if (batch.length === 0) break;
     for (const message of batch) {
-      await engine.handleTask(JSON.parse(message.body) as TaskMessage);
+      await engine.handleTask(JSON.parse(message.body) as TaskMessage, {
+        receiveCount: message.receiveCount,
+      });
       taskMessages += 1;
     }
     await queue.delete(batch.map((m) => m.receiptHandle));

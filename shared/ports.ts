@@ -83,10 +83,14 @@ export interface ExecutionPatch {
   sweptAt?: number;
   /** Only `null`: a redrive forgets the failure that barred the execution from succeeding. */
   failedNode?: null;
+  reviving?: number | null;
 }
 
 export interface ExecutionGuard {
-  /** Refuse when a node failed for good (the `failedNode` mark): such an execution must not succeed. */
+  /**
+   * Refuse when a node failed for good (the `failedNode` mark), or while a redrive revives the
+   * execution's nodes (`reviving`): such an execution must not succeed.
+   */
   noFailedNode?: boolean;
   /**
    * Refuse unless a node failed for good in this life (the mark): a failure applied by a process

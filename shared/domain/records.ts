@@ -50,6 +50,12 @@ export interface ExecutionRecord {
    * is lost to a crash and another branch completes the sinks meanwhile).
    */
   failedNode?: string;
+  /**
+   * Set by a redrive's revival of the execution (when), cleared once its failed and cancelled
+   * nodes are revived: until then the execution cannot succeed, as a branch that completed the
+   * sinks meanwhile would leave a failure of the earlier life unrevived.
+   */
+  reviving?: number;
   /** Epoch ms after which the execution times out (from the definition's timeoutSeconds). */
   deadline?: number;
   /**

@@ -149,7 +149,8 @@ export class DeadLetters {
     let running = execution;
     if (execution.status === "FAILED") {
       // Clearing the `failedNode` mark tells the sweeper and the workers that the FAILED nodes they
-      // may find before the revival below are this redrive's to revive, not failures to apply again.
+      // may find before the revival below are this redrive's to revive, not failures to apply again;
+      // `reviving` bars the execution from succeeding until they are.
       const revived = await this.ctx.store.transitionExecution(
         execution.executionId,
         ["FAILED"],
@@ -158,6 +159,7 @@ export class DeadLetters {
           error: null,
           finishedAt: null,
           failedNode: null,
+          reviving: now,
           sweepAt: now + this.ctx.sweep.firstCheckMs,
         },
         executionEvent(HISTORY.executionRedriven, now, { deadLetter: record.id }),
@@ -186,6 +188,7 @@ export class DeadLetters {
    * Also the sweeper's repair of a redrive cut short between reviving the execution and its nodes.
    * Only failures of an earlier life are revived: false, reviving nothing, once the execution no
    * longer runs or a node failed in this life (its `failedNode` mark), which is failing it again.
+   * Once they are, the execution's `reviving` mark goes: it may succeed again.
    */
   async reviveNodes(execution: ExecutionRecord, graph: WorkflowGraph): Promise<boolean> {
     const now = this.ctx.clock.now();
@@ -237,7 +240,15 @@ export class DeadLetters {
           ? { okDeps: completedParents }
           : {};
       const attempt = record.attempt + 1;
-      const reset = { error: null, finishedAt: null, lease: null, notBefore: null, badDeps: null } as const;
+      // A node told to stop in the earlier life (then cancelled) is not told again in this one.
+      const reset = {
+        error: null,
+        finishedAt: null,
+        lease: null,
+        notBefore: null,
+        badDeps: null,
+        ...(record.cancelRequested ? { cancelRequested: false } : {}),
+      } as const;
       const revived = await this.ctx.store.transitionNode(
         execution.executionId,
         node.id,
@@ -256,6 +267,8 @@ export class DeadLetters {
       graph,
       ready.filter((r): r is NodeRecord => r !== undefined),
     );
+    if (current.reviving !== undefined)
+      await this.ctx.store.transitionExecution(execution.executionId, ["RUNNING"], { reviving: null });
     return true;
   }
 }

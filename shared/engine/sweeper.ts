@@ -191,15 +191,17 @@ export class Sweeper {
           break;
       }
     }
+    // A redrive cut short between reviving the execution and its nodes (its `reviving` mark, or
+    // failures without the mark a failure of this life sets): finished first, rather than failing
+    // the execution again, and before the completions below may end it.
+    const revival =
+      execution.failedNode === undefined && (execution.reviving !== undefined || failed.length > 0);
+    if (revival) await this.deadLetters.reviveNodes(execution, graph);
     await sendTasks(this.ctx, resend);
     report.resent += resend.length;
     for (const node of completed)
       await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
-    if (failed.length > 0 && execution.failedNode === undefined) {
-      // Failures of an earlier life, revived by a redrive that was cut short before its nodes (a
-      // failure of this life sets the mark): finish the redrive rather than fail the execution again.
-      await this.deadLetters.reviveNodes(execution, graph);
-    } else {
+    if (!revival) {
       for (const { node, record } of failed) {
         await this.propagation.afterFailure(
           execution,

@@ -27,6 +27,7 @@ import { sendTasks } from "./send.js";
 
 /** How a task message arrived: from the worker handler (an SQS record and the Lambda context). */
 export interface Delivery {
+  /** SQS's receive count, this receive included; unknown, a refused claim is treated as a redelivery's. */
   receiveCount?: number;
   /** When the message was sent (SQS SentTimestamp): a direct node's queued time. */
   sentAt?: number;
@@ -99,7 +100,7 @@ export class TaskRunner {
       message.attempt,
       delivery.sentAt,
     );
-    if (!claim.ok) return this.onClaimRefused(execution, graph, node, message, claim.current);
+    if (!claim.ok) return this.onClaimRefused(execution, graph, node, message, claim.current, delivery);
     let next = await this.runClaimed(execution, graph, node, task, claim.record, claim.lease, delivery);
     // Continuation: a ready direct child runs in this same invocation (no queue round trip), while
     // the budget and the invocation's remaining time allow; otherwise it is sent.
@@ -279,6 +280,7 @@ export class TaskRunner {
     node: GraphNode,
     message: TaskMessage,
     current: NodeRecord | undefined,
+    delivery: Delivery,
   ): Promise<void> {
     const now = this.ctx.clock.now();
     if (!current) return; // never queued: a message no state asked for
@@ -300,6 +302,13 @@ export class TaskRunner {
         }
         return;
       case "COMPLETED":
+        // A redelivery: its handler may have died between the completion and the propagation, so the
+        // propagation is driven again. A message received for the first time is another send for a
+        // node someone else claimed (a racing decider's, a recovery's or the sweeper's copy): the
+        // claiming message — redelivered if its handler died — and the sweeper see to its
+        // propagation. Driving it here too would send a copy of every child not yet claimed, each
+        // of which would do the same: a wave of duplicates following the real one through a backlog.
+        if (delivery.receiveCount === 1) return;
         await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
         return;
       case "FAILED": {

@@ -158,5 +158,32 @@ export function describeStoreFenceContract(label: string, makeStore: StoreFactor
       );
       expect(done.ok && done.record.status).toBe("FAILED");
     });
+
+    it("finishes an execution as succeeded with the `noFailedNode` guard only without a failure mark or a revival under way", async () => {
+      const succeed = (id: string) =>
+        store.transitionExecution(id, ["RUNNING"], { status: "SUCCEEDED", finishedAt: 8 }, undefined, {
+          noFailedNode: true,
+        });
+      const marked = await failing();
+      expect((await succeed(marked)).ok).toBe(false);
+      expect((await store.getExecution(marked))?.status).toBe("RUNNING");
+
+      // A redrive's revival: the mark goes, `reviving` stands until the nodes are revived.
+      const reviving = await create("FAILED", { failedNode: "bad" });
+      const revived = await store.transitionExecution(reviving, ["FAILED"], {
+        status: "RUNNING",
+        failedNode: null,
+        reviving: 3,
+      });
+      expect(revived.ok && revived.record).toMatchObject({ status: "RUNNING", reviving: 3 });
+      expect(revived.ok && revived.record.failedNode).toBeUndefined();
+      expect((await succeed(reviving)).ok).toBe(false);
+      expect((await store.getExecution(reviving))?.status).toBe("RUNNING");
+
+      const cleared = await store.transitionExecution(reviving, ["RUNNING"], { reviving: null });
+      expect(cleared.ok && cleared.record.reviving).toBeUndefined();
+      const done = await succeed(reviving);
+      expect(done.ok && done.record.status).toBe("SUCCEEDED");
+    });
   });
 }

@@ -108,6 +108,41 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
     }
   });
 
+  it("a copy of a completed node's message received for the first time sends nothing; a redelivery drives its propagation again", async () => {
+    const backend = await createBackend(kind);
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "copies",
+        nodes: [
+          { id: "a", type: "pass", params: { value: "A" } },
+          { id: "b", type: "pass", dependsOn: ["a"] },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "copies" });
+      const [message] = await receiveAll(consumer, 1);
+      const task = taskOf(message!);
+      await engine.handleTask(task, { receiveCount: 1 });
+      await consumer.delete([message!.receiptHandle]);
+      const sent = await receiveAll(consumer, 1);
+      expect(sent.map((m) => taskOf(m).nodeId)).toEqual(["b"]);
+
+      // Another send of `a`'s task (a racing decider's, a resend): `a`'s claim did the propagation.
+      await engine.handleTask(task, { receiveCount: 1 });
+      expect(await receiveAll(consumer, 1, 300)).toEqual([]);
+      // A redelivery: the handler that completed `a` may have died before sending `b`.
+      await engine.handleTask(task, { receiveCount: 2 });
+      const again = await receiveAll(consumer, 1);
+      expect(again.map((m) => taskOf(m).nodeId)).toEqual(["b"]);
+      await consumer.changeVisibility(sent[0]!.receiptHandle, 0);
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeStarted, "b")).toBe(1);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
   // 4 parents: decided by reading them (every completer reads the others); 50: by arrivals on the
   // child; 60 in shards of 16: by sharded arrivals (the default shard holds 100).
   it.each([

@@ -39,6 +39,7 @@ const OPTIONAL_EXECUTION_ATTRIBUTES = [
   "sweepAt",
   "sweptAt",
   "failedNode",
+  "reviving",
 ] as const satisfies ReadonlyArray<keyof ExecutionRecord>;
 
 /** Execution attributes a record is read from (everything but keys and history). */
@@ -59,6 +60,7 @@ export const EXECUTION_RECORD_ATTRIBUTES = [
   "sweepAt",
   "sweptAt",
   "failedNode",
+  "reviving",
 ] as const;
 
 export function toNumberArray(value: unknown): number[] {

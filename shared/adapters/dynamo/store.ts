@@ -271,7 +271,7 @@ export class DynamoStore implements Store {
         ? `attribute_exists(${e.name(ATTR.pk)}) AND attribute_not_exists(${e.name(ATTR.pk)})`
         : `${status} IN (${from.map((s) => e.value(s)).join(", ")})`;
     const condition = guard.noFailedNode
-      ? `${statusCondition} AND attribute_not_exists(${e.name("failedNode")})`
+      ? `${statusCondition} AND attribute_not_exists(${e.name("failedNode")}) AND attribute_not_exists(${e.name("reviving")})`
       : guard.failedNode
         ? `${statusCondition} AND attribute_exists(${e.name("failedNode")})`
         : statusCondition;

@@ -103,7 +103,9 @@ export class MemoryStore implements Store {
   ): Promise<Outcome<ExecutionRecord>> {
     const stored = this.executions.get(executionId);
     const marked = stored?.record.failedNode !== undefined;
-    const barred = (guard.noFailedNode === true && marked) || (guard.failedNode === true && !marked);
+    const reviving = stored?.record.reviving !== undefined;
+    const barred =
+      (guard.noFailedNode === true && (marked || reviving)) || (guard.failedNode === true && !marked);
     if (!stored || !from.includes(stored.record.status) || barred) {
       return { ok: false, current: stored && copy(stored.record) };
     }
