@@ -9,6 +9,8 @@
  *   conditioned on that mark's absence (fail-fast is atomic).
  * - G: cancellations, bad arrivals and the failure-finishing write are fenced on the execution's
  *   life (the mark a redrive clears), so a process that stalled across a redrive cannot undo it.
+ * - H: a redrive forgets that a node was told to stop, and an execution cannot succeed while a
+ *   redrive revives its nodes (the `reviving` mark; the sweeper finishes a cut-short revival first).
  * A seed replays one world only while the engine makes the same port calls: after an engine change
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
  */
@@ -66,6 +68,19 @@ describe("simulation regressions", () => {
   // which then arrives again once the parent is revived and completes.
   for (const seed of [8705, 5129, 8661, 3556]) {
     it(`seed ${seed}: a redrive survives processes of the failed life that stalled across it [finding G]`, async () => {
+      const { rules, report } = await violationsOf(seed, true);
+      expect(rules, report).toEqual([]);
+    });
+  }
+  // Finding H — two more redrive races, found once `any`/`count:N` joins changed the worlds' paths.
+  // Seed 8708: a node told to stop by the failure's cleanup was cancelled; the redrive revived it
+  // still marked `cancelRequested`, so its completion in the new life was refused and it was
+  // cancelled again, a sink never done: the execution stayed RUNNING forever. Seed 4708: a sink
+  // completed after the failure (its worker read the execution before it); a redrive revived the
+  // execution, clearing the failure mark, and stalled before reviving the failed node; the sweeper
+  // counted the sinks and ended the execution SUCCEEDED with that node still FAILED.
+  for (const seed of [8708, 4708]) {
+    it(`seed ${seed}: a redrive revives every node of the earlier life before the execution may end [finding H]`, async () => {
       const { rules, report } = await violationsOf(seed, true);
       expect(rules, report).toEqual([]);
     });
