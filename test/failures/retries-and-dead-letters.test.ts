@@ -3,7 +3,9 @@
  * errors, poison messages dead-lettered by the queue and redriven, node timeouts.
  */
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
+import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptTransitions, latch, sleep } from "../support/faults.js";
 import { collectTask, countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
@@ -352,6 +354,85 @@ describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
       expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
       const view = await engine.describeExecution(executionId);
       expect(view.output).toEqual({ once: { attempt: 2 }, other: { attempt: 2 } });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("cannot succeed while a redrive revives its nodes: a sink completed after the failure waits until the failed node is revived", async () => {
+    // `k` (an `any` join of `hard` and `s`) runs while `hard` fails the execution; the cleanup's
+    // request that `k` stop is stalled, so `k` completes — too late to end the failed execution.
+    const release = latch();
+    const stalled = latch();
+    const reached = latch();
+    const hold = defineTask({
+      type: "hold",
+      params: z.object({}).strict().optional(),
+      run: async () => {
+        await release.promise;
+        return "k";
+      },
+    });
+    const backend = await createBackend(kind, {
+      tasks: [hold],
+      sweep: { firstCheckMs: 0, graceMs: 200, idleMs: 1000 },
+      wrapStore: (store) =>
+        interceptTransitions(store, (call, proceed) => {
+          if (call.nodeId !== "k" || call.patch.cancelRequested !== true) return proceed();
+          reached.open();
+          return stalled.promise.then(proceed);
+        }),
+    });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "late-sink",
+        nodes: [
+          { id: "hard", type: "fail", params: { times: 1, retryable: false, message: "hard" } },
+          { id: "s", type: "pass", params: { value: "s" } },
+          { id: "k", type: "hold", dependsOn: ["hard", "s"], fanIn: "any" },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "late-sink" });
+      const entries = await receiveAll(consumer, 2);
+      const entry = (nodeId: string) => taskOf(entries.find((m) => taskOf(m).nodeId === nodeId)!);
+      await engine.handleTask(entry("s"));
+      const [kMessage] = await receiveAll(consumer, 1);
+      const kTask = taskOf(kMessage!);
+      const running = engine.handleTask(kTask, { receiveCount: 1 });
+      while ((await store.getNode(executionId, "k"))?.status !== "RUNNING") await sleep(10);
+      const failing = engine.handleTask(entry("hard"));
+      await reached.promise;
+      expect((await store.getExecution(executionId))?.status).toBe("FAILED");
+      release.open();
+      await running;
+      expect(await store.getNode(executionId, "k")).toMatchObject({ status: "COMPLETED" });
+      await consumer.delete([...entries, kMessage!].map((m) => m.receiptHandle));
+
+      // A redrive's first step (as dead-letters.ts writes it), then a crash before the nodes.
+      const revived = await store.transitionExecution(executionId, ["FAILED"], {
+        status: "RUNNING",
+        error: null,
+        finishedAt: null,
+        failedNode: null,
+        reviving: Date.now(),
+        sweepAt: Date.now(),
+      });
+      expect(revived.ok).toBe(true);
+      // `k`'s message comes back: its propagation finds the only sink done, but `hard` still FAILED.
+      await engine.handleTask(kTask, { receiveCount: 2 });
+      expect((await store.getExecution(executionId))?.status).toBe("RUNNING");
+
+      await sleep(300); // past the grace period
+      await engine.sweep({ force: true });
+      // The sweeper revived `hard` first; then the completed sink could end the execution.
+      expect((await store.getExecution(executionId))?.status).toBe("SUCCEEDED");
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeRedriven, "hard")).toBe(1);
+      expect((await store.getNode(executionId, "hard"))?.status).not.toBe("FAILED");
+      expect((await engine.describeExecution(executionId)).output).toEqual({ k: "k" });
+      stalled.open();
+      await failing;
     } finally {
       await backend.cleanup();
     }
