@@ -97,6 +97,11 @@ export interface ExecutionGuard {
    * that stalled across a redrive (which clears the mark) must not fail the new life.
    */
   failedNode?: boolean;
+  /**
+   * Refuse unless the `reviving` mark is this one: a revival clears only its own, never that of a
+   * later redrive (after the execution failed again) that it stalled across.
+   */
+  reviving?: number;
 }
 
 export interface ArrivalRequest {

@@ -268,7 +268,13 @@ export class DeadLetters {
       ready.filter((r): r is NodeRecord => r !== undefined),
     );
     if (current.reviving !== undefined)
-      await this.ctx.store.transitionExecution(execution.executionId, ["RUNNING"], { reviving: null });
+      await this.ctx.store.transitionExecution(
+        execution.executionId,
+        ["RUNNING"],
+        { reviving: null },
+        undefined,
+        { reviving: current.reviving },
+      );
     return true;
   }
 }

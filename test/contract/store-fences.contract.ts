@@ -180,7 +180,15 @@ export function describeStoreFenceContract(label: string, makeStore: StoreFactor
       expect((await succeed(reviving)).ok).toBe(false);
       expect((await store.getExecution(reviving))?.status).toBe("RUNNING");
 
-      const cleared = await store.transitionExecution(reviving, ["RUNNING"], { reviving: null });
+      // Only the revival that set the mark clears it (the guard names the mark's value).
+      const other = await store.transitionExecution(reviving, ["RUNNING"], { reviving: null }, undefined, {
+        reviving: 2,
+      });
+      expect(other.ok).toBe(false);
+      expect((await store.getExecution(reviving))?.reviving).toBe(3);
+      const cleared = await store.transitionExecution(reviving, ["RUNNING"], { reviving: null }, undefined, {
+        reviving: 3,
+      });
       expect(cleared.ok && cleared.record.reviving).toBeUndefined();
       const done = await succeed(reviving);
       expect(done.ok && done.record.status).toBe("SUCCEEDED");

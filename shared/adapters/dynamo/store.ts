@@ -270,11 +270,15 @@ export class DynamoStore implements Store {
       from.length === 0
         ? `attribute_exists(${e.name(ATTR.pk)}) AND attribute_not_exists(${e.name(ATTR.pk)})`
         : `${status} IN (${from.map((s) => e.value(s)).join(", ")})`;
-    const condition = guard.noFailedNode
-      ? `${statusCondition} AND attribute_not_exists(${e.name("failedNode")}) AND attribute_not_exists(${e.name("reviving")})`
-      : guard.failedNode
-        ? `${statusCondition} AND attribute_exists(${e.name("failedNode")})`
-        : statusCondition;
+    const clauses = [statusCondition];
+    if (guard.noFailedNode)
+      clauses.push(
+        `attribute_not_exists(${e.name("failedNode")})`,
+        `attribute_not_exists(${e.name("reviving")})`,
+      );
+    if (guard.failedNode) clauses.push(`attribute_exists(${e.name("failedNode")})`);
+    if (guard.reviving !== undefined) clauses.push(`${e.name("reviving")} = ${e.value(guard.reviving)}`);
+    const condition = clauses.join(" AND ");
     const sets: string[] = [];
     const removes: string[] = [];
     const finishing = patch.status !== undefined && FINAL_EXECUTION_STATUSES.includes(patch.status);

@@ -105,7 +105,9 @@ export class MemoryStore implements Store {
     const marked = stored?.record.failedNode !== undefined;
     const reviving = stored?.record.reviving !== undefined;
     const barred =
-      (guard.noFailedNode === true && (marked || reviving)) || (guard.failedNode === true && !marked);
+      (guard.noFailedNode === true && (marked || reviving)) ||
+      (guard.failedNode === true && !marked) ||
+      (guard.reviving !== undefined && stored?.record.reviving !== guard.reviving);
     if (!stored || !from.includes(stored.record.status) || barred) {
       return { ok: false, current: stored && copy(stored.record) };
     }
