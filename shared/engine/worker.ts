@@ -137,13 +137,23 @@ export class TaskRunner {
       } catch (error) {
         // The parent's work is done: a failure here must not fail the parent's message. The child
         // gets its own message instead (its own retries and dead-letter path); a duplicate of it,
-        // if the child was claimed after all, is refused by its claim.
-        logger.warn("continuation failed; the child is sent as its own task", {
-          executionId: execution.executionId,
-          nodeId: child.id,
-          error: error instanceof Error ? error.message : String(error),
-        });
-        await this.propagation.sendByMessage(execution.executionId, [kept]);
+        // if the child was claimed after all, is refused by its claim. A child that completed,
+        // its propagation cut short, has it driven again here: a first-time copy of its message
+        // would be dropped as a copy (onClaimRefused).
+        const completed =
+          (await this.ctx.store.getNode(execution.executionId, child.id))?.status === "COMPLETED";
+        logger.warn(
+          completed
+            ? "continuation failed after the child completed; its propagation is driven again"
+            : "continuation failed; the child is sent as its own task",
+          {
+            executionId: execution.executionId,
+            nodeId: child.id,
+            error: error instanceof Error ? error.message : String(error),
+          },
+        );
+        if (completed) await this.propagation.afterCompletion(current, graph, child, { recovery: true });
+        else await this.propagation.sendByMessage(execution.executionId, [kept]);
         return;
       }
     }

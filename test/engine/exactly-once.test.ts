@@ -143,6 +143,54 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
     }
   });
 
+  it("a continued child whose propagation failed has it driven again at once, not through a copy of its message", async () => {
+    let failOnce = true;
+    const backend = await createBackend(kind, {
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, property, receiver) {
+            const value = Reflect.get(target, property, receiver);
+            if (typeof value !== "function") return value;
+            return (...args: unknown[]) => {
+              // `b`'s propagation reads its `any` child `j`: a transient failure, once.
+              if (property === "getNodes" && (args[1] as string[]).includes("j") && failOnce) {
+                failOnce = false;
+                return Promise.reject(new Error("transient"));
+              }
+              return value.apply(target, args);
+            };
+          },
+        }),
+    });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "continued",
+        nodes: [
+          { id: "a", type: "pass" },
+          { id: "b", type: "pass", dependsOn: ["a"] },
+          { id: "x", type: "noop" },
+          { id: "j", type: "pass", dependsOn: ["b", "x"], fanIn: "any", params: { value: "j" } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "continued" });
+      const entries = await receiveAll(consumer, 2);
+      const a = entries.find((m) => taskOf(m).nodeId === "a")!;
+      // With a deadline far off, `b` runs in `a`'s invocation (continuation).
+      await engine.handleTask(taskOf(a), { receiveCount: 1, deadline: Date.now() + 3_600_000 });
+      expect(failOnce).toBe(false);
+      expect((await store.getNode(executionId, "b"))?.status).toBe("COMPLETED");
+      const sent = await receiveAll(consumer, 1);
+      expect(sent.map(taskOf)).toEqual([{ executionId, nodeId: "j", attempt: 1, deps: [1] }]);
+      await consumer.changeVisibility(sent[0]!.receiptHandle, 0);
+      await consumer.delete([a.receiptHandle]);
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      expect((await engine.describeExecution(executionId)).output).toEqual({ j: "j" });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
   // 4 parents: decided by reading them (every completer reads the others); 50: by arrivals on the
   // child; 60 in shards of 16: by sharded arrivals (the default shard holds 100).
   it.each([
