@@ -36,3 +36,19 @@ export function queueTwice(store: Store): Store {
     return result;
   });
 }
+
+/** Fan-in broken: an `any`/`count:N` join's claim records one dependency fewer than its message carried. */
+export function claimWithTooFewDeps(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) => {
+    const claimFromPending = patch.status === "RUNNING" && condition.status.includes("PENDING");
+    if (claimFromPending && patch.okDeps !== undefined && patch.okDeps.length > 0)
+      return store.transitionNode(
+        executionId,
+        nodeId,
+        condition,
+        { ...patch, okDeps: patch.okDeps.slice(1) },
+        event,
+      );
+    return store.transitionNode(executionId, nodeId, condition, patch, event);
+  });
+}

@@ -8,7 +8,7 @@
  * Seeds that found engine bugs are kept in regressions.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { acceptStaleCompletions, queueTwice } from "../../sim/planted.js";
+import { acceptStaleCompletions, claimWithTooFewDeps, queueTwice } from "../../sim/planted.js";
 import { zombieHunt } from "../../sim/profile.js";
 import { formatResult } from "../../sim/report.js";
 import { runWorld, type WorldOptions } from "../../sim/world.js";
@@ -76,6 +76,11 @@ describe("deterministic simulation", () => {
 
   it("catches a planted bug: a child queued twice", async () => {
     const seed = await firstCaught("dispatch-once", { plant: queueTwice });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: an `any`/`count:N` join claimed with fewer dependencies than its fan-in needs", async () => {
+    const seed = await firstCaught("fan-in", { plant: claimWithTooFewDeps });
     expect(seed).toBeDefined();
   });
 });
