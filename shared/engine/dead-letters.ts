@@ -25,8 +25,11 @@ export function deadLetterId(at: number, unique: string): string {
   return `${at.toString().padStart(15, "0")}-${unique}`;
 }
 
-/** What a dead letter keeps of its message: a join's dependencies are on its record once claimed, or found again at its revival. */
-function taskOf(message: TaskMessage): Pick<TaskMessage, "executionId" | "nodeId" | "attempt"> {
+/**
+ * What a dead letter keeps of its message: not a join's dependencies, which are on its record once
+ * claimed, or found again at its revival.
+ */
+function deadLetterTask(message: TaskMessage): Pick<TaskMessage, "executionId" | "nodeId" | "attempt"> {
   return { executionId: message.executionId, nodeId: message.nodeId, attempt: message.attempt };
 }
 
@@ -41,7 +44,7 @@ export class DeadLetters {
     const at = this.ctx.clock.now();
     await this.ctx.store.putDeadLetter({
       id: deadLetterId(at, this.ctx.ids.token()),
-      ...taskOf(message),
+      ...deadLetterTask(message),
       error,
       at,
       reason: "terminal",
@@ -89,7 +92,7 @@ export class DeadLetters {
     }
     await this.ctx.store.putDeadLetter({
       id: deadLetterId(now, delivery.messageId),
-      ...taskOf(message),
+      ...deadLetterTask(message),
       error,
       at: now,
       reason: "poison",

@@ -86,9 +86,10 @@ export class Propagation {
     let kept = options.keepOne ? direct.shift() : undefined;
     if (options.keepOne && !kept) {
       const joins = ready
-        .filter((record) => record.status === "PENDING" && this.byMessage(graph, record) !== undefined)
-        .sort((a, b) => graph.byId.get(a.nodeId)!.index - graph.byId.get(b.nodeId)!.index);
-      kept = joins[0] && this.byMessage(graph, joins[0]);
+        .map((record) => (record.status === "PENDING" ? this.byMessage(graph, record) : undefined))
+        .filter((join): join is ByMessage => join !== undefined)
+        .sort((a, b) => a.node.index - b.node.index);
+      kept = joins[0];
     }
     await Promise.all([
       sink,

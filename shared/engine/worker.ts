@@ -176,14 +176,14 @@ export class TaskRunner {
     const lease: Lease = { token: this.ctx.ids.token(), expiresAt: now + this.ctx.leaseMs };
     const started = nodeEvent(HISTORY.nodeStarted, now, node.id, attempt);
     const mode = dispatchMode(this.ctx, node);
-    const inputs = messageCarriesDeps(mode, node) ? validMessageDeps(node, deps) : undefined;
-    if (messageCarriesDeps(mode, node) && deps !== undefined && !inputs)
+    const carriesDeps = messageCarriesDeps(mode, node);
+    const inputs = carriesDeps ? validMessageDeps(node, deps) : undefined;
+    if (carriesDeps && deps !== undefined && !inputs)
       this.ctx.logger.warn("a join's message with invalid dependencies cannot claim it from PENDING", {
         executionId: execution.executionId,
         nodeId: node.id,
       });
-    const byMessage =
-      attempt === 1 && claimedByMessage(mode) && (!messageCarriesDeps(mode, node) || !!inputs);
+    const byMessage = attempt === 1 && claimedByMessage(mode) && (!carriesDeps || inputs !== undefined);
     let result = byMessage
       ? await this.ctx.store.transitionNode(
           execution.executionId,

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import type { Store } from "../../shared/ports.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
-import { interceptTransitions } from "../support/faults.js";
+import { interceptCalls, interceptTransitions } from "../support/faults.js";
 import { collectTask, countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 
 describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => {
@@ -15,19 +15,12 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
     const writesToJoin: string[] = [];
     const backend = await createBackend(kind, {
       wrapStore: (store: Store) =>
-        new Proxy(store, {
-          get(target, property, receiver) {
-            const value = Reflect.get(target, property, receiver);
-            if (typeof value !== "function") return value;
-            return (...args: unknown[]) => {
-              const first = args[0];
-              const touchesJoin =
-                (property === "transitionNode" && args[1] === "join") ||
-                (property === "recordArrival" && (first as { childId?: string }).childId === "join");
-              if (touchesJoin) writesToJoin.push(String(property));
-              return value.apply(target, args);
-            };
-          },
+        interceptCalls(store, (method, args, proceed) => {
+          const touchesJoin =
+            (method === "transitionNode" && args[1] === "join") ||
+            (method === "recordArrival" && (args[0] as { childId?: string }).childId === "join");
+          if (touchesJoin) writesToJoin.push(method);
+          return proceed();
         }),
     });
     try {
@@ -147,19 +140,13 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
     let failOnce = true;
     const backend = await createBackend(kind, {
       wrapStore: (store) =>
-        new Proxy(store, {
-          get(target, property, receiver) {
-            const value = Reflect.get(target, property, receiver);
-            if (typeof value !== "function") return value;
-            return (...args: unknown[]) => {
-              // `b`'s propagation reads its `any` child `j`: a transient failure, once.
-              if (property === "getNodes" && (args[1] as string[]).includes("j") && failOnce) {
-                failOnce = false;
-                return Promise.reject(new Error("transient"));
-              }
-              return value.apply(target, args);
-            };
-          },
+        interceptCalls(store, (method, args, proceed) => {
+          // `b`'s propagation reads its `any` child `j`: a transient failure, once.
+          if (method === "getNodes" && (args[1] as string[]).includes("j") && failOnce) {
+            failOnce = false;
+            return Promise.reject(new Error("transient"));
+          }
+          return proceed();
         }),
     });
     try {

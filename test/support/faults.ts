@@ -25,6 +25,24 @@ export function interceptTransitions(
   });
 }
 
+/**
+ * Proxies a store, handing every method call to `intercept` with the method's name and arguments;
+ * `proceed` makes the real call.
+ */
+export function interceptCalls(
+  store: Store,
+  intercept: (method: string, args: unknown[], proceed: () => unknown) => unknown,
+): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) =>
+        intercept(String(property), args, () => (value as (...a: unknown[]) => unknown).apply(target, args));
+    },
+  });
+}
+
 /** A heartbeat is a RUNNING write that only extends the lease. */
 export const isHeartbeat = (patch: NodePatch) => Object.keys(patch).length === 1 && patch.lease !== undefined;
 
