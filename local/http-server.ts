@@ -6,6 +6,8 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+import { MEMORY_BLOB_PATH, type MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
+import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 
 export type HttpApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -14,8 +16,13 @@ export interface HttpServerOptions {
   /** 0 picks any free port. Default 3000. */
   port?: number;
   host?: string;
-  /** API Gateway's own payload limit (10 MB); larger requests are refused before the handler runs. */
+  /**
+   * Largest request body: a Lambda invocation carries 6 MB, so larger ones never reach the function
+   * (inputs that large are uploaded: `POST /payloads`). Refused before the handler runs.
+   */
   maxRequestBytes?: number;
+  /** An in-memory blob store whose presigned requests this server answers (under `/_blobs/`). */
+  blobs?: MemoryBlobStore;
   onError?: (error: unknown) => void;
 }
 
@@ -37,7 +44,8 @@ export interface IncomingRequestInfo {
   now?: number;
 }
 
-const DEFAULT_MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+/** Lambda's limit of a synchronous invocation's request (6 MB). */
+export const LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024;
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /** API Gateway's `requestContext.time` format: `12/Mar/2020:19:03:58 +0000`. */
@@ -141,6 +149,24 @@ function writeGatewayError(response: ServerResponse, status: number, message: st
   });
 }
 
+/** A body over the limit, answered in weft's error shape, naming the limit and the way around it. */
+function writeTooLarge(response: ServerResponse, maxBytes: number): void {
+  const message =
+    `the request body is larger than ${maxBytes} bytes, the most a Lambda invocation carries; ` +
+    "send a larger input by upload (POST /payloads, then inputRef)";
+  writeResult(response, {
+    statusCode: 413,
+    headers: { "content-type": "application/json; charset=utf-8" },
+    body: JSON.stringify({
+      error: {
+        code: "PayloadTooLarge",
+        message,
+        details: [{ path: "body", code: "too_big", message: `at most ${maxBytes} bytes are accepted` }],
+      },
+    }),
+  });
+}
+
 async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer | "too-large"> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -157,15 +183,30 @@ async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buf
 
 export function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const host = options.host ?? "127.0.0.1";
-  const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const maxRequestBytes = options.maxRequestBytes ?? LAMBDA_PAYLOAD_BYTES;
+  const blobs = options.blobs;
   const onError =
     options.onError ?? ((error: unknown) => console.error("[weft local] api handler failed:", error));
 
   const server = createServer((request, response) => {
     void (async () => {
       try {
+        const target = new URL(request.url ?? "/", "http://local");
+        if (blobs && target.pathname.startsWith(MEMORY_BLOB_PATH)) {
+          const blobBody = await readBody(request, PAYLOAD_LIMITS.maxBytes);
+          if (blobBody === "too-large") return writeGatewayError(response, 413, "Request Entity Too Large");
+          const answer = await blobs.serveRequest(
+            request.method ?? "GET",
+            target.pathname,
+            target.searchParams,
+            blobBody,
+          );
+          response.statusCode = answer.status;
+          response.end(answer.body);
+          return;
+        }
         const body = await readBody(request, maxRequestBytes);
-        if (body === "too-large") return writeGatewayError(response, 413, "Request Entity Too Large");
+        if (body === "too-large") return writeTooLarge(response, maxRequestBytes);
         const event = toApiGatewayEvent({
           method: request.method ?? "GET",
           url: request.url ?? "/",

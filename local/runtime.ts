@@ -15,13 +15,21 @@ import { createSweeperHandler } from "../functions/sweeper/app.js";
 import { createWorkerHandler } from "../functions/worker/app.js";
 import { ensureTable } from "../shared/adapters/dynamo/table.js";
 import { ensureEventBus } from "../shared/adapters/eventbridge/publisher.js";
+import { MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
 import { MemoryQueue } from "../shared/adapters/memory/queue.js";
 import { MemoryStore } from "../shared/adapters/memory/store.js";
+import { ensureBucket } from "../shared/adapters/s3/bucket.js";
 import { SqsQueueConsumer } from "../shared/adapters/sqs/queue.js";
 import { ensureQueues } from "../shared/adapters/sqs/queues.js";
 import { randomIds, systemClock } from "../shared/adapters/system.js";
-import { type AwsEndpoints, endpointsFromEnv, loadConfig, loadEngineSettings } from "../shared/config/env.js";
+import {
+  AWS_SERVICES,
+  type AwsEndpoints,
+  endpointsFromEnv,
+  loadConfig,
+  loadEngineSettings,
+} from "../shared/config/env.js";
 import {
   type AwsClientOptions,
   type AwsClients,
@@ -48,6 +56,7 @@ export interface LocalResourceNames {
   queue: string;
   deadLetter: string;
   eventBus: string;
+  payloadBucket: string;
 }
 
 export interface LocalRuntimeOptions {
@@ -134,6 +143,7 @@ export interface LocalRuntime {
     deadLetterUrl: string;
     deadLetterArn: string;
     eventBusName: string;
+    payloadBucket: string;
     /** The endpoint when every service uses the same one. */
     endpoint?: string;
     /** The endpoint of each service that has one (absent = real AWS). */
@@ -167,6 +177,7 @@ export const DEFAULT_LOCAL_NAMES: LocalResourceNames = {
   queue: "weft-local-tasks",
   deadLetter: "weft-local-dlq",
   eventBus: "weft-local-events",
+  payloadBucket: "weft-local-payloads",
 };
 
 interface Backend {
@@ -179,15 +190,20 @@ interface Backend {
   /** Where the `emit` task type puts events (the lifecycle bus unless a node names another). */
   eventSender: EventSender;
   eventBusName: string;
+  /** The in-memory blob store, whose presigned requests the HTTP server answers. */
+  memoryBlobs?: MemoryBlobStore;
   close(): void;
 }
 
 function memoryBackend(maxReceiveCount: number): Backend {
   const deadLetter = new MemoryQueue({ clock: systemClock });
   const queue = new MemoryQueue({ clock: systemClock, maxReceiveCount, deadLetter });
+  const blobs = new MemoryBlobStore();
   return {
+    memoryBlobs: blobs,
     ports: {
       store: new MemoryStore(),
+      blobs,
       queue,
       events: new MemoryEventPublisher(),
       clock: systemClock,
@@ -214,7 +230,7 @@ function resolveEndpoints(
 ): AwsEndpoints {
   const fromEnv = endpointsFromEnv(env);
   const resolved: AwsEndpoints = {};
-  for (const service of ["dynamodb", "sqs", "eventbridge"] as const) {
+  for (const service of AWS_SERVICES) {
     const endpoint =
       (typeof option === "string" ? option : option?.[service]) ??
       (typeof fromEnv === "string" ? fromEnv : fromEnv?.[service]);
@@ -233,7 +249,7 @@ async function awsBackend(
   const nonEmpty = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);
   const endpoints = resolveEndpoints(options.endpoint, env);
   const anyEndpoint = Object.keys(endpoints).length > 0;
-  const everyEndpoint = Object.keys(endpoints).length === 3;
+  const everyEndpoint = Object.keys(endpoints).length === AWS_SERVICES.length;
   const region =
     options.region ??
     nonEmpty(env.AWS_REGION) ??
@@ -245,14 +261,14 @@ async function awsBackend(
     options.credentials ??
     (everyEndpoint && !hasEnvCredentials ? { accessKeyId: "test", secretAccessKey: "test" } : undefined);
   const single =
-    everyEndpoint && endpoints.dynamodb === endpoints.sqs && endpoints.sqs === endpoints.eventbridge
-      ? endpoints.dynamodb
-      : undefined;
+    everyEndpoint && new Set(Object.values(endpoints)).size === 1 ? endpoints.dynamodb : undefined;
   const names: LocalResourceNames = {
     table: options.names?.table ?? nonEmpty(env.WEFT_TABLE_NAME) ?? DEFAULT_LOCAL_NAMES.table,
     queue: options.names?.queue ?? nonEmpty(env.WEFT_QUEUE_NAME) ?? DEFAULT_LOCAL_NAMES.queue,
     deadLetter: options.names?.deadLetter ?? nonEmpty(env.WEFT_DLQ_NAME) ?? DEFAULT_LOCAL_NAMES.deadLetter,
     eventBus: options.names?.eventBus ?? nonEmpty(env.WEFT_EVENT_BUS_NAME) ?? DEFAULT_LOCAL_NAMES.eventBus,
+    payloadBucket:
+      options.names?.payloadBucket ?? nonEmpty(env.WEFT_PAYLOAD_BUCKET) ?? DEFAULT_LOCAL_NAMES.payloadBucket,
   };
 
   const clients: AwsClients = createAwsClients({
@@ -269,16 +285,19 @@ async function awsBackend(
         { maxReceiveCount, visibilityTimeoutSeconds },
       ),
       ensureEventBus(clients.eventBridge, names.eventBus),
+      ensureBucket(clients.s3, names.payloadBucket),
     ]);
     const config = loadConfig({
       WEFT_TABLE_NAME: names.table,
       WEFT_QUEUE_URL: queues.queueUrl,
       WEFT_DLQ_URL: queues.deadLetterUrl,
       WEFT_EVENT_BUS_NAME: names.eventBus,
+      WEFT_PAYLOAD_BUCKET: names.payloadBucket,
       WEFT_LEASE_SECONDS: String(leaseSeconds),
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       AWS_ENDPOINT_URL_SQS: endpoints.sqs,
       AWS_ENDPOINT_URL_EVENTBRIDGE: endpoints.eventbridge,
+      AWS_ENDPOINT_URL_S3: endpoints.s3,
     });
     return {
       ports: createAwsPorts(config, clients),
@@ -293,6 +312,7 @@ async function awsBackend(
         deadLetterUrl: queues.deadLetterUrl,
         deadLetterArn: queues.deadLetterArn,
         eventBusName: names.eventBus,
+        payloadBucket: names.payloadBucket,
         ...(single === undefined ? {} : { endpoint: single }),
         ...(anyEndpoint ? { endpoints } : {}),
         ...(region === undefined ? {} : { region }),
@@ -356,7 +376,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   }
   const engine = new Engine(ports, tasks, engineOptions);
   const withLogger = (logger: Logger | undefined) => (logger === undefined ? {} : { logger });
-  const apiHandler = createApiHandler(engine, withLogger(options.apiLogger));
+  // Locally a view inlines every value: no Lambda response limit stands in the way.
+  const apiHandler = createApiHandler(engine, {
+    ...withLogger(options.apiLogger),
+    views: { resolveByDefault: true, maxInlineBytes: Number.POSITIVE_INFINITY },
+  });
   const workerHandler = createWorkerHandler(engine, withLogger(options.workerLogger));
   const dlqHandler = createDlqHandler(engine, withLogger(options.dlqLogger));
   const sweeperHandler = createSweeperHandler(engine, withLogger(options.sweeperLogger));
@@ -370,7 +394,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       port: options.port ?? 3000,
       host: options.host ?? "127.0.0.1",
       onError: (error) => onError(error, "api handler"),
+      ...(backend.memoryBlobs === undefined ? {} : { blobs: backend.memoryBlobs }),
     });
+    if (backend.memoryBlobs) backend.memoryBlobs.baseUrl = server.url;
   } catch (error) {
     backend.close();
     throw error;

@@ -14,6 +14,7 @@ import type {
   NodeStatus,
   WorkflowVersionRecord,
 } from "./domain/records.js";
+import type { Payload } from "./domain/payload.js";
 
 /**
  * How fresh a read must be. "eventual" may return an earlier version of the item (or none, just
@@ -49,7 +50,7 @@ export interface NodeCondition {
   executionEnding?: boolean;
 }
 
-/** Fields a node write sets; `null` removes the field, except `output`, where null is a JSON value. */
+/** Fields a node write sets; `null` removes the field. */
 export interface NodePatch {
   status?: NodeStatus;
   attempt?: number;
@@ -62,7 +63,7 @@ export interface NodePatch {
   okDeps?: readonly number[];
   /** Only `null` (forget failed arrivals): a redrive gives failed dependencies another chance. */
   badDeps?: null;
-  output?: unknown;
+  output?: Payload;
   error?: ErrorInfo | null;
   queuedAt?: number;
   startedAt?: number | null;
@@ -73,7 +74,7 @@ export interface NodePatch {
 /** Fields an execution write sets; `null` removes the field. */
 export interface ExecutionPatch {
   status?: ExecutionStatus;
-  input?: unknown;
+  input?: Payload;
   error?: ErrorInfo | null;
   startedAt?: number;
   finishedAt?: number | null;
@@ -278,9 +279,37 @@ export interface IdGenerator {
   random(): number;
 }
 
+/** A request a client may make without credentials of its own until it expires (a presigned URL). */
+export interface PresignedRequest {
+  url: string;
+  method: "PUT" | "GET";
+  /** Headers the request must carry as given (they are part of the signature). */
+  headers: Record<string, string>;
+}
+
+/**
+ * Large payloads (payload.ts): text under a key, written once and never changed (keys are content
+ * addresses), so a repeated write of a key is harmless. Kept for the execution retention.
+ */
+export interface BlobStore {
+  put(key: string, text: string): Promise<void>;
+  /** The text under `key`, or undefined when there is none. */
+  get(key: string): Promise<string | undefined>;
+  /** The size in bytes of what is under `key`, or undefined when there is none. */
+  size(key: string): Promise<number | undefined>;
+  /**
+   * A request that stores exactly `bytes` bytes under `key`, for a client to make directly;
+   * undefined where the store serves no clients (an in-memory one without an HTTP server).
+   */
+  uploadRequest(key: string, bytes: number, expiresInSeconds: number): Promise<PresignedRequest | undefined>;
+  /** A request that reads `key`, for a client to make directly (undefined as for uploads). */
+  downloadRequest(key: string, expiresInSeconds: number): Promise<PresignedRequest | undefined>;
+}
+
 /** Everything the engine needs from the outside world. */
 export interface EnginePorts {
   store: Store;
+  blobs: BlobStore;
   queue: TaskQueue;
   events: EventPublisher;
   clock: Clock;

@@ -12,6 +12,8 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { ZodError } from "zod";
+import { encodeJson, PayloadError } from "../../shared/domain/json.js";
+import { PAYLOAD_LIMITS } from "../../shared/domain/payload.js";
 import type { Engine } from "../../shared/engine/engine.js";
 import { WeftError } from "../../shared/engine/errors.js";
 import { dlqRoutes } from "./dlq-routes.js";
@@ -25,22 +27,40 @@ export type { ApiRequest } from "./request.js";
 
 export type ApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
-export interface ApiHandlerOptions {
-  logger?: Logger;
-  /** Largest accepted request body in bytes (after base64 decoding). Default 1 MiB. */
-  maxBodyBytes?: number;
+/** How `GET /executions/{id}` shows values kept in the blob store. */
+export interface ViewSettings {
+  /** Inline them when the request does not say (`?resolve=`). */
+  resolveByDefault: boolean;
+  /** Most bytes of values one response inlines. */
+  maxInlineBytes: number;
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export interface ApiHandlerOptions {
+  logger?: Logger;
+  /** Largest accepted request body in bytes (after base64 decoding). Default DEFAULT_MAX_BODY_BYTES. */
+  maxBodyBytes?: number;
+  /** Default: references unless `?resolve=true`, inlining at most DEFAULT_MAX_INLINE_BYTES. */
+  views?: ViewSettings;
+}
+
+/**
+ * A Lambda invocation carries 6 MB each way (its event, with headers and context, included); a
+ * body up to this much fits with room to spare. Larger inputs are uploaded (POST /payloads).
+ */
+export const DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024 - 64 * 1024;
+
+/** What a view inlines at most when asked to resolve, so the response stays under Lambda's 6 MB. */
+export const DEFAULT_MAX_INLINE_BYTES = 5 * 1024 * 1024;
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
 export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}): ApiHandler {
   const logger = options.logger ?? new Logger({ serviceName: "weft-api" });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const views = options.views ?? { resolveByDefault: false, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES };
   const router = new Router<RouteHandler>([
     ...workflowRoutes(engine),
-    ...executionRoutes(engine),
+    ...executionRoutes(engine, views),
     ...dlqRoutes(engine),
   ]);
 
@@ -69,6 +89,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       return jsonResponse(result.status, result.body);
     } catch (error) {
       if (error instanceof WeftError) return errorResponse(error);
+      if (error instanceof PayloadError) return errorResponse(payloadProblem(error));
       if (error instanceof MalformedPathError) {
         return errorResponse(new WeftError(400, "InvalidRequest", error.message));
       }
@@ -121,12 +142,33 @@ function readBody(event: APIGatewayProxyEventV2, maxBytes: number): string | und
   return text.trim() === "" ? undefined : text;
 }
 
+/** A value that cannot be taken: 413 over the size limit, 400 otherwise, naming the limit. */
+function payloadProblem(error: PayloadError): WeftError {
+  const status = error.code === "PayloadTooLarge" ? 413 : 400;
+  const limit =
+    error.code === "PayloadTooLarge"
+      ? `at most ${PAYLOAD_LIMITS.maxBytes} bytes a value`
+      : error.code === "PayloadTooDeep"
+        ? `at most ${PAYLOAD_LIMITS.maxDepth} levels of nesting`
+        : "JSON values only";
+  return new WeftError(status, error.code, error.message, [
+    { path: "input", code: error.code, message: limit },
+  ]);
+}
+
+const RESPONSE_LIMITS = {
+  maxBytes: Number.POSITIVE_INFINITY,
+  maxDepth: Number.POSITIVE_INFINITY,
+  what: "the response",
+};
+
 function jsonResponse(
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
 ): APIGatewayProxyStructuredResultV2 {
-  return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+  // Exact JSON: values come back as JSON.parse gave them in (-0, 1e400 included).
+  return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: encodeJson(body, RESPONSE_LIMITS) };
 }
 
 function errorResponse(

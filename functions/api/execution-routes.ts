@@ -13,16 +13,27 @@ import {
   validate,
   validateQuery,
 } from "./request.js";
+import type { ViewSettings } from "./app.js";
 import {
   cancelBodySchema,
   createExecutionBodySchema,
+  createUploadBodySchema,
+  describeExecutionQuerySchema,
   listEventsQuerySchema,
   listExecutionsQuerySchema,
   triggerBodySchema,
 } from "./schemas.js";
 
-export function executionRoutes(engine: Engine): ApiRoute[] {
+export function executionRoutes(engine: Engine, views: ViewSettings): ApiRoute[] {
   return [
+    {
+      method: "POST",
+      pattern: "/payloads",
+      handler: async ({ body }) => {
+        const { bytes } = validate(createUploadBodySchema, parseJson(body, { required: true }));
+        return { status: 201, body: await engine.createUpload(bytes) };
+      },
+    },
     {
       method: "POST",
       pattern: "/executions",
@@ -62,17 +73,21 @@ export function executionRoutes(engine: Engine): ApiRoute[] {
     {
       method: "GET",
       pattern: "/executions/{id}",
-      handler: async ({ params }) => ({
-        status: 200,
-        body: await engine.describeExecution(param(params, "id")),
-      }),
+      handler: async ({ params, query }) => {
+        const { resolve } = validateQuery(describeExecutionQuerySchema, query);
+        const view = await engine.describeExecution(param(params, "id"), {
+          resolve: resolve === undefined ? views.resolveByDefault : resolve === "true",
+          maxBytes: views.maxInlineBytes,
+        });
+        return { status: 200, body: view };
+      },
     },
     {
       method: "POST",
       pattern: "/executions/{id}/trigger",
       handler: async ({ params, body }) => {
         const request = optionalBody(triggerBodySchema, body);
-        const summary = await engine.triggerExecution(param(params, "id"), request.input);
+        const summary = await engine.triggerExecution(param(params, "id"), request);
         return { status: 202, body: { executionId: summary.executionId, status: summary.status } };
       },
     },

@@ -1,5 +1,7 @@
 /** What route handlers share: the request they see, their answer, and the parsing and validation helpers. */
 import type { z } from "zod";
+import { jsonTextDepth } from "../../shared/domain/json.js";
+import { PAYLOAD_LIMITS } from "../../shared/domain/payload.js";
 import { WeftError } from "../../shared/engine/errors.js";
 import type { Route } from "./routes.js";
 import { issuesToDetails } from "./schemas.js";
@@ -20,10 +22,26 @@ export interface ApiResponse {
 export type RouteHandler = (request: ApiRequest) => Promise<ApiResponse>;
 export type ApiRoute = Route<RouteHandler>;
 
+/**
+ * Levels a request body adds around the values it carries (`{"input": …}`; a definition's
+ * `{"nodes": [{"params": …}]}`): a body may nest this much deeper than a value may.
+ */
+const BODY_NESTING = 4;
+
 export function parseJson(body: string | undefined, options: { required: boolean }): unknown {
   if (body === undefined) {
     if (!options.required) return undefined;
     throw new WeftError(400, "InvalidJson", "the request body is empty; a JSON document is expected");
+  }
+  // Measured on the text, before anything recursive (schemas, hashing) meets the value.
+  const maxDepth = PAYLOAD_LIMITS.maxDepth + BODY_NESTING;
+  if (jsonTextDepth(body, maxDepth) > maxDepth) {
+    throw new WeftError(
+      400,
+      "PayloadTooDeep",
+      `the request body nests arrays and objects more than ${maxDepth} levels deep; a value may nest at most ${PAYLOAD_LIMITS.maxDepth}`,
+      [{ path: "body", code: "too_deep", message: `at most ${PAYLOAD_LIMITS.maxDepth} levels in a value` }],
+    );
   }
   try {
     return JSON.parse(body) as unknown;

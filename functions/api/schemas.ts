@@ -1,10 +1,23 @@
 /** zod schemas of the HTTP API's requests (bodies and query strings) and the mapping of zod issues to details. */
 import { z } from "zod";
 import { workflowNameSchema } from "../../shared/domain/definition.js";
+import { PAYLOAD_LIMITS, UPLOAD_PREFIX } from "../../shared/domain/payload.js";
 import { EXECUTION_STATUSES } from "../../shared/domain/records.js";
 import type { ProblemDetail } from "../../shared/engine/errors.js";
 
 const versionNumber = z.number().int("version must be a whole number").min(1, "version must be at least 1");
+
+/** An upload's reference, as `POST /payloads` answered it. */
+const inputRefSchema = z
+  .string()
+  .regex(
+    new RegExp(`^${UPLOAD_PREFIX}[A-Za-z0-9-]{1,64}$`),
+    `inputRef must be a reference POST /payloads answered ("${UPLOAD_PREFIX}…")`,
+  );
+
+const oneInput = (value: { input?: unknown; inputRef?: string }) =>
+  !(value.input !== undefined && value.inputRef !== undefined);
+const ONE_INPUT = { message: "give either input or inputRef, not both", path: ["inputRef"] };
 
 /** POST /executions */
 export const createExecutionBodySchema = z
@@ -12,6 +25,7 @@ export const createExecutionBodySchema = z
     workflow: workflowNameSchema,
     version: versionNumber.optional(),
     input: z.unknown().optional(),
+    inputRef: inputRefSchema.optional(),
     start: z.boolean().default(true),
     idempotencyKey: z
       .string()
@@ -19,13 +33,32 @@ export const createExecutionBodySchema = z
       .max(256, "idempotencyKey must be at most 256 characters")
       .optional(),
   })
-  .strict();
+  .strict()
+  .refine(oneInput, ONE_INPUT);
 export type CreateExecutionBody = z.output<typeof createExecutionBodySchema>;
 
 /** POST /executions/{id}/trigger (the body itself may be absent). */
 export const triggerBodySchema = z
   .object({
     input: z.unknown().optional(),
+    inputRef: inputRefSchema.optional(),
+  })
+  .strict()
+  .refine(oneInput, ONE_INPUT);
+
+/** GET /executions/{id}?resolve=true */
+export const describeExecutionQuerySchema = z.object({
+  resolve: z.enum(["true", "false"], { error: 'resolve must be "true" or "false"' }).optional(),
+});
+
+/** POST /payloads: the size of the input to upload. */
+export const createUploadBodySchema = z
+  .object({
+    bytes: z
+      .number()
+      .int("bytes must be a whole number")
+      .min(1, "bytes must be at least 1")
+      .max(PAYLOAD_LIMITS.maxBytes, `bytes must be at most ${PAYLOAD_LIMITS.maxBytes}, the limit of an input`),
   })
   .strict();
 export type TriggerBody = z.output<typeof triggerBodySchema>;

@@ -36,6 +36,8 @@ export const envSchema = z.object({
   WEFT_QUEUE_URL: required("WEFT_QUEUE_URL"),
   WEFT_DLQ_URL: required("WEFT_DLQ_URL"),
   WEFT_EVENT_BUS_NAME: required("WEFT_EVENT_BUS_NAME"),
+  /** The S3 bucket of payloads too large to keep on their items (domain/payload.ts). */
+  WEFT_PAYLOAD_BUCKET: required("WEFT_PAYLOAD_BUCKET"),
   WEFT_LEASE_SECONDS: z.preprocess(
     emptyAsUndefined,
     z.coerce
@@ -65,6 +67,7 @@ export const envSchema = z.object({
   AWS_ENDPOINT_URL_DYNAMODB: endpointUrl("AWS_ENDPOINT_URL_DYNAMODB"),
   AWS_ENDPOINT_URL_SQS: endpointUrl("AWS_ENDPOINT_URL_SQS"),
   AWS_ENDPOINT_URL_EVENTBRIDGE: endpointUrl("AWS_ENDPOINT_URL_EVENTBRIDGE"),
+  AWS_ENDPOINT_URL_S3: endpointUrl("AWS_ENDPOINT_URL_S3"),
 });
 
 /** Per-service endpoint overrides; a service left out uses the SDK's own resolution (or real AWS). */
@@ -72,11 +75,17 @@ export interface AwsEndpoints {
   dynamodb?: string;
   sqs?: string;
   eventbridge?: string;
+  s3?: string;
 }
+
+/** The AWS services weft calls, by the SDK's endpoint name (AWS_ENDPOINT_URL_<SERVICE>). */
+export const AWS_SERVICES = ["dynamodb", "sqs", "eventbridge", "s3"] as const satisfies ReadonlyArray<
+  keyof AwsEndpoints
+>;
 
 /**
  * The endpoint of each service from AWS_ENDPOINT_URL_<SERVICE>, else AWS_ENDPOINT_URL (the SDK's own
- * precedence): one URL when all three agree, per service when they differ, undefined when none is set.
+ * precedence): one URL when all agree, per service when they differ, undefined when none is set.
  */
 export function endpointsFromEnv(env: Record<string, string | undefined>): string | AwsEndpoints | undefined {
   const value = (name: string) => {
@@ -85,14 +94,12 @@ export function endpointsFromEnv(env: Record<string, string | undefined>): strin
   };
   const general = value("AWS_ENDPOINT_URL");
   const endpoints: AwsEndpoints = {};
-  const dynamodb = value("AWS_ENDPOINT_URL_DYNAMODB") ?? general;
-  const sqs = value("AWS_ENDPOINT_URL_SQS") ?? general;
-  const eventbridge = value("AWS_ENDPOINT_URL_EVENTBRIDGE") ?? general;
-  if (dynamodb !== undefined) endpoints.dynamodb = dynamodb;
-  if (sqs !== undefined) endpoints.sqs = sqs;
-  if (eventbridge !== undefined) endpoints.eventbridge = eventbridge;
-  if (dynamodb === undefined && sqs === undefined && eventbridge === undefined) return undefined;
-  if (dynamodb === sqs && sqs === eventbridge) return dynamodb;
+  for (const service of AWS_SERVICES) {
+    const endpoint = value(`AWS_ENDPOINT_URL_${service.toUpperCase()}`) ?? general;
+    if (endpoint !== undefined) endpoints[service] = endpoint;
+  }
+  const distinct = new Set(AWS_SERVICES.map((service) => endpoints[service]));
+  if (distinct.size === 1) return [...distinct][0];
   return endpoints;
 }
 
@@ -101,6 +108,7 @@ export interface WeftConfig {
   queueUrl: string;
   deadLetterUrl: string;
   eventBusName: string;
+  payloadBucket: string;
   leaseSeconds: number;
   /** Sweeper timing in milliseconds: only the settings the environment sets (the engine defaults the rest). */
   sweep: Partial<SweepSettings>;
@@ -155,6 +163,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queueUrl: value.WEFT_QUEUE_URL,
     deadLetterUrl: value.WEFT_DLQ_URL,
     eventBusName: value.WEFT_EVENT_BUS_NAME,
+    payloadBucket: value.WEFT_PAYLOAD_BUCKET,
     ...(value.WEFT_RETENTION_DAYS === undefined ? {} : { retentionDays: value.WEFT_RETENTION_DAYS }),
     ...withEndpoint(
       endpointsFromEnv({
@@ -162,6 +171,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         AWS_ENDPOINT_URL_DYNAMODB: value.AWS_ENDPOINT_URL_DYNAMODB,
         AWS_ENDPOINT_URL_SQS: value.AWS_ENDPOINT_URL_SQS,
         AWS_ENDPOINT_URL_EVENTBRIDGE: value.AWS_ENDPOINT_URL_EVENTBRIDGE,
+        AWS_ENDPOINT_URL_S3: value.AWS_ENDPOINT_URL_S3,
       }),
     ),
   };

@@ -6,10 +6,12 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { LambdaClient } from "@aws-sdk/client-lambda";
+import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { taskModules } from "../../tasks/index.js";
-import { DynamoStore } from "../adapters/dynamo/store.js";
+import { DynamoStore, documentClient } from "../adapters/dynamo/store.js";
+import { S3BlobStore } from "../adapters/s3/blobs.js";
 import { EventBridgePublisher } from "../adapters/eventbridge/publisher.js";
 import { SqsTaskQueue } from "../adapters/sqs/queue.js";
 import { randomIds, systemClock } from "../adapters/system.js";
@@ -28,11 +30,13 @@ export interface AwsClientOptions {
   /**
    * Endpoint for every client (moto, LocalStack), or one per service (DynamoDB Local beside an SQS
    * emulator). A client given none resolves its own as the SDK does: AWS_ENDPOINT_URL_<SERVICE>
-   * (AWS_ENDPOINT_URL_DYNAMODB, _SQS, _EVENTBRIDGE), else AWS_ENDPOINT_URL, else real AWS.
+   * (AWS_ENDPOINT_URL_DYNAMODB, _SQS, _EVENTBRIDGE, _S3), else AWS_ENDPOINT_URL, else real AWS.
    */
   endpoint?: string | AwsEndpoints;
   region?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Attempts per call, retries included (the SDK's default when unset). */
+  maxAttempts?: number;
 }
 
 export interface AwsClients {
@@ -40,35 +44,44 @@ export interface AwsClients {
   doc: DynamoDBDocumentClient;
   sqs: SQSClient;
   eventBridge: EventBridgeClient;
+  s3: S3Client;
   /** Releases the clients' sockets (the local runtime calls it on stop; Lambda never needs to). */
   destroy(): void;
 }
 
+/**
+ * The AWS clients of weft, with every setting they need, in one place: the deployed functions, the
+ * local runtime and the tests all build theirs here.
+ */
 export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
   const config = {
     ...(options.region === undefined ? {} : { region: options.region }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
   };
   const endpointOf = (service: keyof AwsEndpoints) => {
     const endpoint = typeof options.endpoint === "string" ? options.endpoint : options.endpoint?.[service];
     return endpoint === undefined ? {} : { endpoint };
   };
   const dynamo = new DynamoDBClient({ ...config, ...endpointOf("dynamodb") });
-  const doc = DynamoDBDocumentClient.from(dynamo, {
-    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
-  });
+  const doc = documentClient(dynamo);
   const sqs = new SQSClient({ ...config, ...endpointOf("sqs") });
   const eventBridge = new EventBridgeClient({ ...config, ...endpointOf("eventbridge") });
+  const s3Endpoint = endpointOf("s3");
+  // Emulators on an IP address serve buckets by path (there is no bucket.127.0.0.1 host).
+  const s3 = new S3Client({ ...config, ...s3Endpoint, forcePathStyle: s3Endpoint.endpoint !== undefined });
   return {
     dynamo,
     doc,
     sqs,
     eventBridge,
+    s3,
     destroy() {
       doc.destroy();
       dynamo.destroy();
       sqs.destroy();
       eventBridge.destroy();
+      s3.destroy();
     },
   };
 }
@@ -84,6 +97,7 @@ export function createAwsPorts(
       config.tableName,
       config.retentionDays === undefined ? {} : { retentionDays: config.retentionDays },
     ),
+    blobs: new S3BlobStore(clients.s3, config.payloadBucket),
     queue: new SqsTaskQueue(clients.sqs, config.queueUrl),
     events: new EventBridgePublisher(clients.eventBridge, config.eventBusName),
     clock: systemClock,

@@ -1,5 +1,6 @@
 /** What the engine stores. Adapters persist these shapes; the engine never sees storage keys. */
 import type { WorkflowDefinition } from "./definition.js";
+import type { Payload } from "./payload.js";
 
 export const NODE_STATUSES = ["PENDING", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
@@ -35,7 +36,8 @@ export interface ExecutionRecord {
   workflow: string;
   version: number;
   status: ExecutionStatus;
-  input: unknown;
+  /** Opaque to the store (payload.ts): inline exact JSON, or a reference to the blob store. */
+  input: Payload;
   error?: ErrorInfo;
   createdAt: number;
   startedAt?: number;
@@ -101,7 +103,8 @@ export interface NodeRecord {
   lease?: Lease;
   /** A retry or wait must not start before this epoch ms. */
   notBefore?: number;
-  output?: unknown;
+  /** Opaque to the store (payload.ts); set once COMPLETED. */
+  output?: Payload;
   error?: ErrorInfo;
   queuedAt?: number;
   startedAt?: number;

@@ -1,14 +1,18 @@
 /**
  * Runs one claimed attempt of a node's handler: supplies its AbortSignal, keeps the lease alive by
  * heartbeat (a write fenced by the lease token), and aborts on timeout, lost lease or cancellation.
+ * Payloads are part of the attempt: the input and dependencies' outputs are resolved before the
+ * handler runs and its output stored after, so a value over a limit (a terminal PayloadError) or a
+ * blob store fault ends the attempt like an error of the handler, never a lease that runs out.
  */
 import type { GraphNode } from "../domain/graph.js";
+import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { EngineContext } from "./context.js";
 
 export type AttemptResult =
-  | { kind: "completed"; output: unknown }
+  | { kind: "completed"; output: Payload }
   | { kind: "threw"; error: unknown }
   | { kind: "timedOut" }
   | { kind: "leaseLost" }
@@ -28,9 +32,9 @@ export async function runAttempt(
   task: TaskType,
   record: NodeRecord,
   lease: Lease,
-  deps: Record<string, unknown>,
+  deps: ReadonlyArray<readonly [string, Payload]>,
 ): Promise<AttemptResult> {
-  const { clock, store } = ctx;
+  const { clock, store, payloads } = ctx;
   const controller = new AbortController();
   const stop = new AbortController();
   const abort = (kind: AttemptAbort["kind"]) => {
@@ -63,12 +67,12 @@ export async function runAttempt(
   });
   try {
     const output = await Promise.race([
-      Promise.resolve().then(() =>
+      Promise.resolve().then(async () =>
         task.run({
-          input: execution.input,
+          input: await payloads.load(execution.input),
           // Parsed, so a schema's defaults and transforms reach the handler (validated at submit already).
           params: task.params.parse(node.params),
-          deps,
+          deps: await loadValues(ctx, deps),
           context: {
             executionId: execution.executionId,
             nodeId: node.id,
@@ -83,7 +87,9 @@ export async function runAttempt(
       ),
       aborted,
     ]);
-    return { kind: "completed", output };
+    const what = `the output of node "${node.id}"`;
+    const stored = await Promise.race([payloads.save(execution.executionId, output, what), aborted]);
+    return { kind: "completed", output: stored };
   } catch (error) {
     const reason = controller.signal.reason;
     if (reason instanceof AttemptAbort) return { kind: reason.kind };
@@ -92,4 +98,13 @@ export async function runAttempt(
     stop.abort();
     await heartbeat;
   }
+}
+
+/** Dependencies' outputs as values, keyed by node id. */
+export async function loadValues(
+  ctx: EngineContext,
+  deps: ReadonlyArray<readonly [string, Payload]>,
+): Promise<Record<string, unknown>> {
+  const values = await Promise.all(deps.map(async ([id, payload]) => [id, await ctx.payloads.load(payload)]));
+  return Object.fromEntries(values);
 }

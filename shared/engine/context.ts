@@ -4,6 +4,7 @@ import type { EnginePorts } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import type { FanInSettings } from "./dispatch-mode.js";
 import { notFound } from "./errors.js";
+import type { Payloads } from "./payloads.js";
 
 export interface EngineLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -34,6 +35,8 @@ export interface EngineContext extends EnginePorts {
   maxContinuations: number;
   /** Which fan-ins are decided by reading parents, by arrivals, or by sharded arrivals. */
   fanIn: FanInSettings;
+  /** Values in and out of the store: limits, the blob store, the cache of blobs. */
+  payloads: Payloads;
   logger: EngineLogger;
 }
 

@@ -15,11 +15,19 @@ import {
 import { DeadLetters, type RedriveResult } from "./dead-letters.js";
 import { DEFAULT_FAN_IN, type FanInSettings } from "./dispatch-mode.js";
 import { Executions } from "./executions.js";
+import { DEFAULT_PAYLOAD_SETTINGS, type PayloadSettings, Payloads } from "./payloads.js";
 import { Propagation } from "./propagation.js";
 import { type ExecutionListItem, type HistoryPage, listExecutions, listHistory } from "./queries.js";
 import { SendBatcher } from "./send-batcher.js";
 import { Sweeper, type SweepReport } from "./sweeper.js";
-import type { CreateExecutionRequest, ExecutionSummary, ExecutionView, RegisterResult } from "./views.js";
+import type { ViewOptions } from "./payload-views.js";
+import type {
+  CreateExecutionRequest,
+  ExecutionSummary,
+  ExecutionView,
+  RegisterResult,
+  UploadTicket,
+} from "./views.js";
 import { type Delivery, TaskRunner } from "./worker.js";
 import { getWorkflow, registerWorkflow } from "./workflows.js";
 
@@ -39,6 +47,8 @@ export interface EngineOptions {
    * (default 100). Simulations vary these so that small DAGs exercise every way.
    */
   fanIn?: Partial<FanInSettings>;
+  /** Payload limits and the size above which values go to the blob store (domain/payload.ts). */
+  payloads?: Partial<PayloadSettings>;
   logger?: EngineLogger;
 }
 
@@ -68,6 +78,7 @@ export class Engine {
       sweep: { ...DEFAULT_SWEEP, ...options.sweep },
       maxContinuations: options.maxContinuations ?? 16,
       fanIn: { ...DEFAULT_FAN_IN, ...options.fanIn },
+      payloads: new Payloads(ports.blobs, { ...DEFAULT_PAYLOAD_SETTINGS, ...options.payloads }),
       logger: options.logger ?? silentLogger,
     };
     this.propagation = new Propagation(this.ctx);
@@ -93,12 +104,27 @@ export class Engine {
   }
 
   /** PENDING → RUNNING and dispatch of the entry nodes; WeftError 409 when not PENDING. */
-  triggerExecution(executionId: string, input?: unknown): Promise<ExecutionSummary> {
-    return this.executions.trigger(executionId, input);
+  triggerExecution(
+    executionId: string,
+    given: { input?: unknown; inputRef?: string } = {},
+  ): Promise<ExecutionSummary> {
+    return this.executions.trigger(executionId, given);
   }
 
-  describeExecution(executionId: string): Promise<ExecutionView> {
-    return this.executions.describe(executionId);
+  /**
+   * The execution and its nodes. Values kept in the blob store are inlined only with `resolve`
+   * (while under `maxBytes`), else given as references with a download URL. Default: all inlined.
+   */
+  describeExecution(
+    executionId: string,
+    view: ViewOptions = { resolve: true, maxBytes: Number.POSITIVE_INFINITY },
+  ): Promise<ExecutionView> {
+    return this.executions.describe(executionId, view);
+  }
+
+  /** A presigned upload for an input too large for a request; then `inputRef` on create or trigger. */
+  createUpload(bytes: number): Promise<UploadTicket> {
+    return this.executions.createUpload(bytes);
   }
 
   /** Ends a PENDING or RUNNING execution as CANCELLED; running nodes stop at their next heartbeat. */

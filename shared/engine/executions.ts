@@ -1,14 +1,25 @@
 /** Creating, triggering and describing executions. The API only records and dispatches; it never waits. */
-import { LIMITS } from "../domain/definition.js";
 import type { WorkflowGraph } from "../domain/graph.js";
+import { jsonTextDepth, PayloadError } from "../domain/json.js";
+import { composePayload, type Payload, UPLOAD_PREFIX } from "../domain/payload.js";
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import type { EngineContext } from "./context.js";
-import { conflict, notFound, tooLarge } from "./errors.js";
+import { badRequest, conflict, notFound, WeftError } from "./errors.js";
 import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
+import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
 import type { Propagation } from "./propagation.js";
-import type { CreateExecutionRequest, ExecutionSummary, ExecutionView, NodeView } from "./views.js";
+import type {
+  CreateExecutionRequest,
+  ExecutionSummary,
+  ExecutionView,
+  NodeView,
+  UploadTicket,
+} from "./views.js";
 import { getWorkflow } from "./workflows.js";
+
+/** How long an upload URL of `POST /payloads` stays valid. */
+const UPLOAD_URL_SECONDS = 900;
 
 export class Executions {
   constructor(
@@ -18,12 +29,15 @@ export class Executions {
 
   async create(request: CreateExecutionRequest): Promise<ExecutionSummary> {
     const workflow = await getWorkflow(this.ctx, request.workflow, request.version);
-    const input = request.input ?? null;
-    assertInputSize(input);
+    const executionId = this.ctx.ids.executionId();
+    const input =
+      request.inputRef === undefined
+        ? await this.ctx.payloads.save(executionId, request.input ?? null, "execution input")
+        : await this.uploadedInput(executionId, request.inputRef);
     const now = this.ctx.clock.now();
     const start = request.start ?? true;
     const record: ExecutionRecord = {
-      executionId: this.ctx.ids.executionId(),
+      executionId,
       workflow: workflow.name,
       version: workflow.version,
       status: start ? "RUNNING" : "PENDING",
@@ -50,10 +64,18 @@ export class Executions {
     return { executionId: record.executionId, status: record.status, created: true };
   }
 
-  async trigger(executionId: string, input?: unknown): Promise<ExecutionSummary> {
-    if (input !== undefined) assertInputSize(input);
+  async trigger(
+    executionId: string,
+    given: { input?: unknown; inputRef?: string } = {},
+  ): Promise<ExecutionSummary> {
     const current = await this.ctx.store.getExecution(executionId);
     if (!current) throw notFound(`execution "${executionId}" does not exist`);
+    const input =
+      given.inputRef !== undefined
+        ? await this.uploadedInput(executionId, given.inputRef)
+        : given.input !== undefined
+          ? await this.ctx.payloads.save(executionId, given.input, "execution input")
+          : undefined;
     const graph = await this.ctx.graphs.get(current.workflow, current.version);
     const now = this.ctx.clock.now();
     const started = await this.ctx.store.transitionExecution(
@@ -76,28 +98,88 @@ export class Executions {
     return { executionId, status: started.record.status, created: false };
   }
 
-  async describe(executionId: string): Promise<ExecutionView> {
+  /**
+   * An upload for an input too large for a request (Lambda carries 6 MB): a presigned request the
+   * client makes itself, then `inputRef` on create or trigger.
+   */
+  async createUpload(bytes: number): Promise<UploadTicket> {
+    const { maxBytes } = this.ctx.payloads.settings;
+    if (bytes > maxBytes)
+      throw new PayloadError(
+        "PayloadTooLarge",
+        `an input of ${bytes} bytes is over the limit of ${maxBytes} bytes per execution input`,
+      );
+    const inputRef = `${UPLOAD_PREFIX}${this.ctx.ids.token()}`;
+    const upload = await this.ctx.blobs.uploadRequest(inputRef, bytes, UPLOAD_URL_SECONDS);
+    if (upload === undefined)
+      throw new WeftError(501, "UploadsUnavailable", "this runtime's blob store takes no uploads");
+    const expiresAt = new Date(this.ctx.clock.now() + UPLOAD_URL_SECONDS * 1000).toISOString();
+    return { inputRef, upload, expiresAt };
+  }
+
+  /** An uploaded input, checked like one sent inline, kept under the execution's prefix. */
+  private async uploadedInput(executionId: string, inputRef: string): Promise<Payload> {
+    const { maxBytes, maxDepth } = this.ctx.payloads.settings;
+    const missing = () =>
+      badRequest(`inputRef "${inputRef}" names no upload: it was never made, or it expired`, [
+        { path: "inputRef", code: "upload_missing", message: "no upload under this reference" },
+      ]);
+    const size = await this.ctx.blobs.size(inputRef);
+    if (size === undefined) throw missing();
+    if (size > maxBytes)
+      throw new PayloadError(
+        "PayloadTooLarge",
+        `the uploaded input is ${size} bytes; the limit is ${maxBytes} bytes per execution input`,
+      );
+    const text = await this.ctx.blobs.get(inputRef);
+    if (text === undefined) throw missing();
+    if (jsonTextDepth(text, maxDepth) > maxDepth)
+      throw new PayloadError(
+        "PayloadTooDeep",
+        `the uploaded input nests arrays and objects more than ${maxDepth} levels deep; the limit is ${maxDepth}`,
+      );
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw badRequest("the uploaded input is not valid JSON", [
+        { path: "inputRef", code: "invalid_json", message: error instanceof Error ? error.message : "unparseable" },
+      ]);
+    }
+    return this.ctx.payloads.save(executionId, value, "the uploaded input");
+  }
+
+  async describe(executionId: string, viewOptions: ViewOptions): Promise<ExecutionView> {
     const execution = await this.ctx.store.getExecution(executionId);
     if (!execution) throw notFound(`execution "${executionId}" does not exist`);
     const [graph, records] = await Promise.all([
       this.ctx.graphs.get(execution.workflow, execution.version),
       this.ctx.store.listNodes(executionId),
     ]);
+    const renderer = new PayloadRenderer(this.ctx, viewOptions);
     const byId = new Map(records.map((r) => [r.nodeId, r]));
-    const nodes = graph.nodes.map((node) => nodeView(node.id, node.type, byId.get(node.id), execution));
+    const input = await renderer.render(execution.input);
+    const nodes: NodeView[] = [];
+    for (const node of graph.nodes) {
+      const view = nodeView(node.id, node.type, byId.get(node.id), execution);
+      const output = byId.get(node.id)?.output;
+      if (view.status === "COMPLETED") Object.assign(view, rendered("output", await renderer.render(output ?? NULL)));
+      nodes.push(view);
+    }
     const view: ExecutionView = {
       executionId,
       workflow: execution.workflow,
       version: execution.version,
       status: execution.status,
-      input: execution.input,
+      ...rendered("input", input),
       createdAt: iso(execution.createdAt),
       nodes,
       ...(execution.startedAt !== undefined ? { startedAt: iso(execution.startedAt) } : {}),
       ...(execution.finishedAt !== undefined ? { finishedAt: iso(execution.finishedAt) } : {}),
       ...(execution.error ? { error: execution.error } : {}),
     };
-    if (execution.status === "SUCCEEDED") view.output = sinkOutputs(graph, byId);
+    if (execution.status === "SUCCEEDED")
+      Object.assign(view, rendered("output", await renderer.render(sinkOutputs(graph, byId))));
     return view;
   }
 
@@ -109,11 +191,11 @@ export class Executions {
   }
 }
 
-function assertInputSize(input: unknown): void {
-  const bytes = Buffer.byteLength(JSON.stringify(input) ?? "null", "utf8");
-  if (bytes > LIMITS.maxInputBytes) {
-    throw tooLarge(`execution input is ${bytes} bytes; the limit is ${LIMITS.maxInputBytes}`);
-  }
+const NULL: Payload = { json: "null" };
+
+/** `{name: value}`, or `{nameRef: reference}` for a value left out of the response. */
+function rendered<N extends "input" | "output">(name: N, payload: RenderedPayload): Record<string, unknown> {
+  return "value" in payload ? { [name]: payload.value } : { [`${name}Ref`]: payload.ref };
 }
 
 function deadlineOf(timeoutSeconds: number | undefined, now: number): { deadline?: number } {
@@ -141,16 +223,16 @@ function nodeView(
   view.attempt = record.attempt;
   if (record.startedAt !== undefined) view.startedAt = iso(record.startedAt);
   if (record.finishedAt !== undefined) view.finishedAt = iso(record.finishedAt);
-  if (record.status === "COMPLETED") view.output = record.output ?? null;
   if (record.error) view.error = record.error;
   return view;
 }
 
-function sinkOutputs(graph: WorkflowGraph, byId: Map<string, NodeRecord>): Record<string, unknown> {
-  const output: Record<string, unknown> = {};
-  for (const index of graph.sinks) {
-    const id = graph.nodes[index]!.id;
-    output[id] = byId.get(id)?.output ?? null;
-  }
-  return output;
+/** A succeeded execution's output, `{ [sinkNodeId]: output }`, as a payload made of the sinks' own. */
+function sinkOutputs(graph: WorkflowGraph, byId: Map<string, NodeRecord>): Payload {
+  return composePayload(
+    graph.sinks.map((index) => {
+      const id = graph.nodes[index]!.id;
+      return [id, byId.get(id)?.output ?? NULL] as const;
+    }),
+  );
 }

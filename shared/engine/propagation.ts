@@ -6,9 +6,13 @@
  * message can re-drive all of it after a crash.
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import { PayloadError } from "../domain/json.js";
+import { NULL_PAYLOAD, type Payload } from "../domain/payload.js";
 import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";
 import type { ExecutionGuard } from "../ports.js";
+import type { TaskType } from "../tasks/task-type.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
+import { loadValues } from "./attempt.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
@@ -383,29 +387,14 @@ export class Propagation {
     const condition = { status: [record.status], attempt: record.attempt };
     const decided = fresh ? { attempt, okDeps: record.okDeps, queuedAt: now } : {};
     const deps = await loadDeps(this.ctx, execution.executionId, graph, record.okDeps);
-    const controller = new AbortController();
-    let output: unknown;
+    let output: Payload;
     try {
-      output = await task.run({
-        input: execution.input,
-        params: task.params.parse(node.params),
-        deps,
-        context: {
-          executionId: execution.executionId,
-          nodeId: node.id,
-          attempt,
-          idempotencyKey: `${execution.executionId}:${node.id}:${attempt}`,
-          signal: controller.signal,
-          deadline: now,
-          sleep: (ms) => this.ctx.clock.sleep(ms, controller.signal),
-          now: () => this.ctx.clock.now(),
-        },
-      });
+      output = await this.inlineOutput(execution, node, task, attempt, deps, now);
     } catch (cause) {
-      const error: ErrorInfo = {
-        name: "InlineTaskError",
-        message: String((cause as Error)?.message ?? cause),
-      };
+      const error: ErrorInfo =
+        cause instanceof PayloadError
+          ? { name: cause.code, message: cause.message, retryable: false }
+          : { name: "InlineTaskError", message: String((cause as Error)?.message ?? cause) };
       const failed = await this.ctx.store.failNode(
         execution.executionId,
         node.id,
@@ -421,10 +410,43 @@ export class Propagation {
       execution.executionId,
       node.id,
       condition,
-      { ...decided, status: "COMPLETED", output: output ?? null, startedAt: now, finishedAt: now },
+      { ...decided, status: "COMPLETED", output, startedAt: now, finishedAt: now },
       fresh ? [nodeEvent(HISTORY.nodeQueued, now, node.id, attempt), completedEvent] : completedEvent,
     );
     if (completed.ok) await this.afterCompletion(execution, graph, node, { recovery: false });
+  }
+
+  /**
+   * An inline node's output. One whose output is its dependencies' outputs (`merge`) is composed
+   * from their payloads, so large values pass by reference and nothing is fetched.
+   */
+  private async inlineOutput(
+    execution: ExecutionRecord,
+    node: GraphNode,
+    task: TaskType,
+    attempt: number,
+    deps: ReadonlyArray<readonly [string, Payload]>,
+    now: number,
+  ): Promise<Payload> {
+    const what = `the output of node "${node.id}"`;
+    if (task.outputsDeps) return this.ctx.payloads.compose(execution.executionId, deps, what);
+    const controller = new AbortController();
+    const output = await task.run({
+      input: await this.ctx.payloads.load(execution.input),
+      params: task.params.parse(node.params),
+      deps: await loadValues(this.ctx, deps),
+      context: {
+        executionId: execution.executionId,
+        nodeId: node.id,
+        attempt,
+        idempotencyKey: `${execution.executionId}:${node.id}:${attempt}`,
+        signal: controller.signal,
+        deadline: now,
+        sleep: (ms) => this.ctx.clock.sleep(ms, controller.signal),
+        now: () => this.ctx.clock.now(),
+      },
+    });
+    return this.ctx.payloads.save(execution.executionId, output, what);
   }
 
   private isInline(node: GraphNode): boolean {
@@ -432,22 +454,23 @@ export class Propagation {
   }
 }
 
-/** Outputs of the given dependencies (indexes, all completed before the node was dispatched), keyed by node id. */
+/**
+ * Outputs of the given dependencies (indexes, all completed before the node was dispatched), as
+ * [node id, payload] in the order given: still payloads, resolved only where a handler needs values.
+ */
 export async function loadDeps(
   ctx: EngineContext,
   executionId: string,
   graph: WorkflowGraph,
   depIndexes: readonly number[],
-): Promise<Record<string, unknown>> {
-  if (depIndexes.length === 0) return {};
+): Promise<Array<[string, Payload]>> {
+  if (depIndexes.length === 0) return [];
   const ids = depIndexes.map((i) => graph.nodes[i]!.id);
   const records = await readCompletedDeps(ctx, executionId, ids);
-  const deps: Record<string, unknown> = {};
-  for (const id of ids) {
+  return ids.flatMap((id) => {
     const record = records.get(id);
-    if (record?.status === "COMPLETED") deps[id] = record.output ?? null;
-  }
-  return deps;
+    return record?.status === "COMPLETED" ? [[id, record.output ?? NULL_PAYLOAD] as [string, Payload]] : [];
+  });
 }
 
 /**

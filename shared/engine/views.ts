@@ -1,5 +1,7 @@
 /** Shapes the engine returns to callers (the HTTP API contract of the design brief). */
 import type { ErrorInfo, ExecutionStatus, NodeStatus } from "../domain/records.js";
+import type { PresignedRequest } from "../ports.js";
+import type { PayloadReference } from "./payload-views.js";
 
 export interface RegisterResult {
   name: string;
@@ -13,6 +15,8 @@ export interface CreateExecutionRequest {
   workflow: string;
   version?: number;
   input?: unknown;
+  /** An upload (`POST /payloads`) to take the input from, instead of `input`. */
+  inputRef?: string;
   start?: boolean;
   idempotencyKey?: string;
 }
@@ -31,7 +35,9 @@ export interface NodeView {
   attempt: number;
   startedAt?: string;
   finishedAt?: string;
+  /** A completed node's output, or `outputRef` where the response leaves it out. */
   output?: unknown;
+  outputRef?: PayloadReference;
   error?: ErrorInfo;
 }
 
@@ -40,11 +46,21 @@ export interface ExecutionView {
   workflow: string;
   version: number;
   status: ExecutionStatus;
-  input: unknown;
+  /** The input, or `inputRef` where the response leaves it out (too large to inline). */
+  input?: unknown;
+  inputRef?: PayloadReference;
   output?: Record<string, unknown>;
+  outputRef?: PayloadReference;
   error?: ErrorInfo;
   createdAt: string;
   startedAt?: string;
   finishedAt?: string;
   nodes: NodeView[];
+}
+
+/** `POST /payloads`: where to put an input too large for a request, and how to refer to it. */
+export interface UploadTicket {
+  inputRef: string;
+  upload: PresignedRequest;
+  expiresAt: string;
 }

@@ -238,7 +238,7 @@ export class TaskRunner {
           node.id,
           // A node told to stop must not complete, even when it finished before its next heartbeat.
           { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
-          { status: "COMPLETED", output: result.output ?? null, finishedAt: now, lease: null, error: null },
+          { status: "COMPLETED", output: result.output, finishedAt: now, lease: null, error: null },
           nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt),
         );
         if (done.ok) {

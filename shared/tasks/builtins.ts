@@ -58,11 +58,15 @@ export const waitTask = defineTask({
   run: ({ params }) => ({ waitedSeconds: params.seconds }),
 });
 
-/** Runs inside the engine with no queue hop: the outputs of the dependencies that had completed. */
+/**
+ * Runs inside the engine with no queue hop: the outputs of the dependencies that had completed.
+ * The engine composes it from their stored outputs (large ones by reference); `run` says the same.
+ */
 export const mergeTask = defineTask({
   type: "merge",
   params: z.object({}).strict().optional(),
   inline: true,
+  outputsDeps: true,
   run: ({ deps }) => ({ ...deps }),
 });
 

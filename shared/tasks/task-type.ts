@@ -33,6 +33,11 @@ export interface TaskType<P = unknown> {
   /** Runs inside the engine when the node becomes ready, with no queue hop and no lease (e.g. merge). */
   inline?: boolean;
   /**
+   * The output is exactly `deps` (e.g. merge): an inline node with it is not run; the engine
+   * composes its output from the dependencies' stored outputs, passing large ones by reference.
+   */
+  outputsDeps?: boolean;
+  /**
    * A durable delay before the node may run, in ms (e.g. `wait`). The node is queued with a
    * not-before time and holds no worker meanwhile: the message is delayed by SQS (up to 15 minutes)
    * and longer waits are picked up by the sweeper when they come within reach.
@@ -45,6 +50,7 @@ export function defineTask<S extends z.ZodType>(task: {
   type: string;
   params: S;
   inline?: boolean;
+  outputsDeps?: boolean;
   defer?(params: z.output<S>): number;
   run(input: TaskInput<z.output<S>>): Promise<unknown> | unknown;
 }): TaskType<z.output<S>> {

@@ -3,6 +3,7 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { type ApiHandler, createApiHandler } from "../../functions/api/app.js";
 import { toApiGatewayEvent } from "../../local/http-server.js";
+import { MemoryBlobStore } from "../../shared/adapters/memory/blobs.js";
 import { MemoryEventPublisher } from "../../shared/adapters/memory/events.js";
 import { MemoryQueue } from "../../shared/adapters/memory/queue.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
@@ -56,6 +57,7 @@ export function createApiFixture(): ApiFixture {
   const queue = new MemoryQueue({ clock: systemClock });
   const ports: EnginePorts = {
     store: new MemoryStore(),
+    blobs: new MemoryBlobStore(),
     queue,
     events: new MemoryEventPublisher(),
     clock: systemClock,

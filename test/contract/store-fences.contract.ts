@@ -28,7 +28,7 @@ export function describeStoreFenceContract(label: string, makeStore: StoreFactor
         workflow: "wf",
         version: 1,
         status,
-        input: null,
+        input: { json: "null" },
         createdAt: 1,
         sinksDone: [],
         ...overrides,

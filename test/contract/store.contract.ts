@@ -14,6 +14,13 @@ import type {
   WorkflowVersionRecord,
 } from "../../shared/domain/records.js";
 import type { ExecutionQuery, Store } from "../../shared/ports.js";
+import type { Payload } from "../../shared/domain/payload.js";
+
+/** A value as the engine hands it to the store: exact JSON text. */
+const pl = (value: unknown): Payload => ({ json: JSON.stringify(value) });
+const blobRef = (n: number): Payload => ({
+  blob: { key: `ex/e/${"0".repeat(63)}${n}.json`, sha256: `${"0".repeat(63)}${n}`, bytes: 10_000 + n },
+});
 
 export type StoreFactory = () => Promise<{ store: Store; cleanup?: () => Promise<void> }>;
 
@@ -47,7 +54,7 @@ function execution(overrides: Partial<ExecutionRecord> = {}): ExecutionRecord {
     workflow: "wf",
     version: 1,
     status: "PENDING",
-    input: { hello: "world", list: [1, 2, 3] },
+    input: pl({ hello: "world", list: [1, 2, 3] }),
     createdAt: 1_700_000_000_000,
     sinksDone: [],
     ...overrides,
@@ -158,13 +165,18 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
 
       it("round-trips inputs of any JSON shape, null included", async () => {
         for (const input of [
-          null,
-          0,
-          "",
-          "text",
-          [1, "two", null, { three: 3 }],
-          { nested: { a: [], b: {} } },
-        ]) {
+          pl(null),
+          pl(0),
+          { json: "-0" },
+          { json: "1e400" },
+          pl(""),
+          pl("text"),
+          pl([1, "two", null, { three: 3 }]),
+          pl({ nested: { a: [], b: {} }, "": 1, __proto__x: 2 }),
+          { json: '{"__proto__":{"constructor":1},"":[]}' },
+          blobRef(1),
+          { parts: [["a", pl(1)] as [string, Payload], ["b", blobRef(2)] as [string, Payload]] },
+        ] satisfies Payload[]) {
           const record = execution({ input });
           await store.createExecution(record, event(1, "ExecutionCreated"));
           expect((await store.getExecution(record.executionId))?.input).toEqual(input);
@@ -173,10 +185,10 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
 
       it("with a used idempotency key returns the existing execution and writes nothing", async () => {
         const key = uid("idem");
-        const first = execution({ idempotencyKey: key, input: { n: 1 } });
+        const first = execution({ idempotencyKey: key, input: pl({ n: 1 }) });
         expect(await store.createExecution(first, event(10, "ExecutionCreated"))).toEqual({ created: true });
 
-        const second = execution({ idempotencyKey: key, input: { n: 2 }, createdAt: first.createdAt + 5 });
+        const second = execution({ idempotencyKey: key, input: pl({ n: 2 }), createdAt: first.createdAt + 5 });
         const result = await store.createExecution(
           second,
           event(20, "ExecutionCreated", { detail: { n: 2 } }),
@@ -209,12 +221,12 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         const started = await store.transitionExecution(
           record.executionId,
           ["PENDING"],
-          { status: "RUNNING", startedAt: 100, input: { replaced: true } },
+          { status: "RUNNING", startedAt: 100, input: pl({ replaced: true }) },
           event(100, "ExecutionStarted"),
         );
         expect(started).toEqual({
           ok: true,
-          record: { ...record, status: "RUNNING", startedAt: 100, input: { replaced: true } },
+          record: { ...record, status: "RUNNING", startedAt: 100, input: pl({ replaced: true }) },
         });
 
         const again = await store.transitionExecution(record.executionId, ["PENDING"], { status: "RUNNING" });
@@ -327,10 +339,10 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           finishedAt: null,
           cancelRequested: null,
           sweepAt: null,
-          input: null,
+          input: pl(null),
         });
         const { sweepAt: _, ...withoutSweep } = record;
-        const expected: ExecutionRecord = { ...withoutSweep, input: null };
+        const expected: ExecutionRecord = { ...withoutSweep, input: pl(null) };
         expect(cleared).toEqual({ ok: true, record: expected });
         const stored = await store.getExecution(record.executionId);
         expect(stored).toEqual(expected);
@@ -537,7 +549,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         });
         expect(renewed.ok).toBe(true);
         await store.transitionNode(id, "a", { status: ["RUNNING"] }, { cancelRequested: true });
-        const completion = await store.transitionNode(id, "a", fenced, { status: "COMPLETED", output: 1 });
+        const completion = await store.transitionNode(id, "a", fenced, { status: "COMPLETED", output: pl(1) });
         expect(completion.ok).toBe(false);
         expect(completion.ok ? undefined : completion.current).toMatchObject({
           status: "RUNNING",
@@ -545,7 +557,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         });
         // Cleared again (a redrive): allowed.
         await store.transitionNode(id, "a", { status: ["RUNNING"] }, { cancelRequested: false });
-        expect((await store.transitionNode(id, "a", fenced, { status: "COMPLETED", output: 1 })).ok).toBe(
+        expect((await store.transitionNode(id, "a", fenced, { status: "COMPLETED", output: pl(1) })).ok).toBe(
           true,
         );
       });
@@ -580,7 +592,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           { status: [] as const },
         ];
         for (const condition of refusals) {
-          const result = await store.transitionNode(id, "a", condition, { status: "COMPLETED", output: 1 });
+          const result = await store.transitionNode(id, "a", condition, { status: "COMPLETED", output: pl(1) });
           expect(result).toEqual({ ok: false, current: running });
         }
         expect(await store.getNode(id, "a")).toEqual(running);
@@ -589,7 +601,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           id,
           "a",
           { status: ["RUNNING"], leaseToken: "t1", attempt: 1 },
-          { status: "COMPLETED", output: { ok: true }, lease: null, finishedAt: 3 },
+          { status: "COMPLETED", output: pl({ ok: true }), lease: null, finishedAt: 3 },
         );
         expect(done.ok && done.record).toEqual({
           executionId: id,
@@ -601,7 +613,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           queuedAt: 1,
           startedAt: 2,
           finishedAt: 3,
-          output: { ok: true },
+          output: pl({ ok: true }),
         });
       });
 
@@ -728,7 +740,8 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           false,
           null,
         ];
-        for (const [i, output] of outputs.entries()) {
+        for (const [i, value] of outputs.entries()) {
+          const output = pl(value);
           const nodeId = `n${i}`;
           const result = await store.transitionNode(
             id,
@@ -747,7 +760,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           { status: ["COMPLETED"] },
           { output: undefined },
         );
-        expect(untouched.ok && untouched.record.output).toEqual(outputs[0]);
+        expect(untouched.ok && untouched.record.output).toEqual(pl(outputs[0]));
 
         const none = await store.transitionNode(id, "x", { status: ["PENDING"] }, { status: "QUEUED" });
         expect(none.ok && "output" in none.record).toBe(false);
@@ -1268,7 +1281,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           id,
           "b",
           { status: ["RUNNING"] },
-          { status: "COMPLETED", output: 1 },
+          { status: "COMPLETED", output: pl(1) },
           event(7, "NodeCompleted", { nodeId: "b", attempt: 1 }),
         );
         await store.recordSinkDone(id, 0);

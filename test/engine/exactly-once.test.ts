@@ -395,7 +395,7 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
           executionId,
           "a",
           { status: ["RUNNING"], leaseToken: "t-crashed" },
-          { status: "COMPLETED", output: null, lease: null, finishedAt: Date.now() },
+          { status: "COMPLETED", output: { json: "null" }, lease: null, finishedAt: Date.now() },
         );
         expect(completed.ok).toBe(true);
 

@@ -145,7 +145,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", (kind)
         executionId,
         "z",
         { status: ["RUNNING"], leaseToken: zombieToken },
-        { status: "COMPLETED", output: "zombie", lease: null },
+        { status: "COMPLETED", output: { json: JSON.stringify("zombie") }, lease: null },
       );
       expect(completion.ok).toBe(false);
       const heartbeat = await store.transitionNode(

@@ -1,6 +1,6 @@
 /**
  * vitest globalSetup: starts the AWS emulators once for the whole run (tools/emulators/set.ts) and hands
- * their endpoints to the tests as `inject("awsEndpoints")` (`{ dynamodb, sqs, eventbridge }`) and their
+ * their endpoints to the tests as `inject("awsEndpoints")` (`{ dynamodb, sqs, eventbridge, s3 }`) and their
  * kind as `inject("awsEmulator")`.
  *
  * WEFT_TEST_EMULATOR picks the set: `moto` (default; one moto serves all three services) or
@@ -31,7 +31,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const given = process.env.WEFT_TEST_AWS_ENDPOINT;
   if (given) {
-    project.provide("awsEndpoints", { dynamodb: given, sqs: given, eventbridge: given });
+    project.provide("awsEndpoints", { dynamodb: given, sqs: given, eventbridge: given, s3: given });
     project.provide("awsEmulator", requested);
     return async () => {};
   }

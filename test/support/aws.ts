@@ -1,47 +1,32 @@
 /** Helpers for tests that talk to the AWS emulators (moto by default, see test/setup/emulators.ts). */
 import { randomBytes } from "node:crypto";
-import { DeleteTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DeleteEventBusCommand, EventBridgeClient } from "@aws-sdk/client-eventbridge";
-import { DeleteQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DynamoStore, documentClient } from "../../shared/adapters/dynamo/store.js";
+import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
+import { DeleteEventBusCommand } from "@aws-sdk/client-eventbridge";
+import { DeleteQueueCommand } from "@aws-sdk/client-sqs";
+import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
 import { EventBridgePublisher, ensureEventBus } from "../../shared/adapters/eventbridge/publisher.js";
+import { S3BlobStore } from "../../shared/adapters/s3/blobs.js";
+import { ensureBucket } from "../../shared/adapters/s3/bucket.js";
 import { SqsQueueConsumer, SqsTaskQueue } from "../../shared/adapters/sqs/queue.js";
 import { ensureQueues } from "../../shared/adapters/sqs/queues.js";
+import { type AwsClients, createAwsClients } from "../../shared/config/wiring.js";
 import type { ServiceEndpoints } from "../../tools/emulators/set.js";
 
 export type { ServiceEndpoints } from "../../tools/emulators/set.js";
+export type { AwsClients } from "../../shared/config/wiring.js";
 
-export interface AwsClients {
-  dynamo: DynamoDBClient;
-  doc: DynamoDBDocumentClient;
-  sqs: SQSClient;
-  events: EventBridgeClient;
-  destroy(): void;
-}
-
-/** Clients for the emulators (`inject("awsEndpoints")`): us-east-1, static dummy credentials, few retries. */
+/**
+ * Clients for the emulators (`inject("awsEndpoints")`), built by the same function as the deployed
+ * ones: us-east-1, static dummy credentials, few retries.
+ */
 export function awsClients(endpoints: ServiceEndpoints): AwsClients {
-  const config = {
+  return createAwsClients({
+    endpoint: endpoints,
     region: "us-east-1",
     credentials: { accessKeyId: "test", secretAccessKey: "test" },
     maxAttempts: 3,
-  };
-  const dynamo = new DynamoDBClient({ ...config, endpoint: endpoints.dynamodb });
-  const sqs = new SQSClient({ ...config, endpoint: endpoints.sqs });
-  const events = new EventBridgeClient({ ...config, endpoint: endpoints.eventbridge });
-  return {
-    dynamo,
-    doc: documentClient(dynamo),
-    sqs,
-    events,
-    destroy() {
-      dynamo.destroy();
-      sqs.destroy();
-      events.destroy();
-    },
-  };
+  });
 }
 
 /** `prefix-<random>`: unique per call, so test files running in parallel never share resources. */
@@ -51,11 +36,12 @@ export function uniqueName(prefix: string): string {
 
 export interface TestBackend {
   clients: AwsClients;
-  names: { table: string; queue: string; deadLetter: string; bus: string };
+  names: { table: string; queue: string; deadLetter: string; bus: string; bucket: string };
   queueUrl: string;
   deadLetterUrl: string;
   deadLetterArn: string;
   store: DynamoStore;
+  blobs: S3BlobStore;
   queue: SqsTaskQueue;
   consumer: SqsQueueConsumer;
   deadLetterConsumer: SqsQueueConsumer;
@@ -76,6 +62,7 @@ export async function createTestBackend(
     queue: uniqueName(`${prefix}-tasks`),
     deadLetter: uniqueName(`${prefix}-dlq`),
     bus: uniqueName(`${prefix}-bus`),
+    bucket: uniqueName(`${prefix}-payloads`).toLowerCase(),
   };
   const [, queues] = await Promise.all([
     ensureTable(clients.dynamo, names.table),
@@ -87,23 +74,25 @@ export async function createTestBackend(
         visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
       },
     ),
-    ensureEventBus(clients.events, names.bus),
+    ensureEventBus(clients.eventBridge, names.bus),
+    ensureBucket(clients.s3, names.bucket),
   ]);
   return {
     clients,
     names,
     ...queues,
     store: new DynamoStore(clients.doc, names.table),
+    blobs: new S3BlobStore(clients.s3, names.bucket),
     queue: new SqsTaskQueue(clients.sqs, queues.queueUrl),
     consumer: new SqsQueueConsumer(clients.sqs, queues.queueUrl),
     deadLetterConsumer: new SqsQueueConsumer(clients.sqs, queues.deadLetterUrl),
-    events: new EventBridgePublisher(clients.events, names.bus),
+    events: new EventBridgePublisher(clients.eventBridge, names.bus),
     async cleanup() {
       await Promise.allSettled([
         clients.dynamo.send(new DeleteTableCommand({ TableName: names.table })),
         clients.sqs.send(new DeleteQueueCommand({ QueueUrl: queues.queueUrl })),
         clients.sqs.send(new DeleteQueueCommand({ QueueUrl: queues.deadLetterUrl })),
-        clients.events.send(new DeleteEventBusCommand({ Name: names.bus })),
+        clients.eventBridge.send(new DeleteEventBusCommand({ Name: names.bus })),
       ]);
       clients.destroy();
     },

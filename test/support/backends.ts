@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";
+import { MemoryBlobStore } from "../../shared/adapters/memory/blobs.js";
 import { MemoryEventPublisher } from "../../shared/adapters/memory/events.js";
 import { MemoryQueue } from "../../shared/adapters/memory/queue.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
@@ -12,6 +13,7 @@ import { systemClock } from "../../shared/adapters/system.js";
 import type { SweepSettings } from "../../shared/engine/context.js";
 import { Engine, type EngineOptions } from "../../shared/engine/engine.js";
 import type {
+  BlobStore,
   EventPublisher,
   IdGenerator,
   LifecycleEvent,
@@ -35,6 +37,7 @@ export const BACKEND_KINDS: readonly BackendKind[] = ["memory", EMULATOR];
 export interface Backend {
   engine: Engine;
   store: Store;
+  blobs: BlobStore;
   queue: TaskQueue;
   consumer: QueueConsumer;
   deadLetterConsumer: QueueConsumer;
@@ -52,6 +55,7 @@ export interface BackendOptions {
   /** Receives before SQS moves a message to the dead-letter queue. */
   maxReceiveCount?: number;
   fanIn?: EngineOptions["fanIn"];
+  payloads?: EngineOptions["payloads"];
 }
 
 class RecordingPublisher implements EventPublisher {
@@ -71,22 +75,25 @@ export async function createBackend(kind: BackendKind, options: BackendOptions =
     ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
     ...(options.sweep === undefined ? {} : { sweep: options.sweep }),
     ...(options.fanIn === undefined ? {} : { fanIn: options.fanIn }),
+    ...(options.payloads === undefined ? {} : { payloads: options.payloads }),
   };
   const wrap = options.wrapStore ?? ((store: Store) => store);
   const maxReceiveCount = options.maxReceiveCount ?? 5;
   if (kind === "memory") {
     const store = new MemoryStore();
+    const blobs = new MemoryBlobStore();
     const deadLetter = new MemoryQueue({ clock: systemClock });
     const queue = new MemoryQueue({ clock: systemClock, maxReceiveCount, deadLetter });
     const events = new MemoryEventPublisher();
     const engine = new Engine(
-      { store: wrap(store), queue, events, clock: systemClock, ids },
+      { store: wrap(store), blobs, queue, events, clock: systemClock, ids },
       tasks,
       engineOptions,
     );
     return {
       engine,
       store,
+      blobs,
       queue,
       consumer: queue,
       deadLetterConsumer: deadLetter,
@@ -97,10 +104,11 @@ export async function createBackend(kind: BackendKind, options: BackendOptions =
   if (kind !== EMULATOR) throw new Error(`this run's emulators are ${EMULATOR}, not ${kind}`);
   const aws = await createTestBackend(inject("awsEndpoints"), { maxReceiveCount });
   const events = new RecordingPublisher(aws.events);
-  const ports = { store: wrap(aws.store), queue: aws.queue, events, clock: systemClock, ids };
+  const ports = { store: wrap(aws.store), blobs: aws.blobs, queue: aws.queue, events, clock: systemClock, ids };
   return {
     engine: new Engine(ports, tasks, engineOptions),
     store: aws.store,
+    blobs: aws.blobs,
     queue: aws.queue,
     consumer: aws.consumer,
     deadLetterConsumer: aws.deadLetterConsumer,

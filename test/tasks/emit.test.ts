@@ -38,14 +38,14 @@ describe("emit task (EventBridge rule → SQS on the emulator)", () => {
     // which with WEFT_TEST_EMULATOR=dynamodb-local is not the SQS emulator the engine uses.
     const endpoints = inject("awsEndpoints");
     clients = awsClients({ ...endpoints, sqs: endpoints.eventbridge });
-    await clients.events.send(new CreateEventBusCommand({ Name: bus }));
+    await clients.eventBridge.send(new CreateEventBusCommand({ Name: bus }));
     const queue = await clients.sqs.send(new CreateQueueCommand({ QueueName: uniqueName("emit-target") }));
     queueUrl = queue.QueueUrl ?? "";
     const attributes = await clients.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ["QueueArn"] }),
     );
     const queueArn = attributes.Attributes?.QueueArn ?? "";
-    const created = await clients.events.send(
+    const created = await clients.eventBridge.send(
       new PutRuleCommand({
         Name: rule,
         EventBusName: bus,
@@ -71,22 +71,22 @@ describe("emit task (EventBridge rule → SQS on the emulator)", () => {
         },
       }),
     );
-    await clients.events.send(
+    await clients.eventBridge.send(
       new PutTargetsCommand({ Rule: rule, EventBusName: bus, Targets: [{ Id: "queue", Arn: queueArn }] }),
     );
     backend = await createBackend(EMULATOR, {
-      tasks: [emitTask(new EventBridgeSender(clients.events), bus)],
+      tasks: [emitTask(new EventBridgeSender(clients.eventBridge), bus)],
     });
   });
 
   afterAll(async () => {
     await backend?.cleanup();
     if (!clients) return;
-    await clients.events
+    await clients.eventBridge
       .send(new RemoveTargetsCommand({ Rule: rule, EventBusName: bus, Ids: ["queue"] }))
       .catch(() => {});
-    await clients.events.send(new DeleteRuleCommand({ Name: rule, EventBusName: bus })).catch(() => {});
-    await clients.events.send(new DeleteEventBusCommand({ Name: bus })).catch(() => {});
+    await clients.eventBridge.send(new DeleteRuleCommand({ Name: rule, EventBusName: bus })).catch(() => {});
+    await clients.eventBridge.send(new DeleteEventBusCommand({ Name: bus })).catch(() => {});
     if (queueUrl) await clients.sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl })).catch(() => {});
     clients.destroy();
   });

@@ -1,8 +1,8 @@
 /**
  * The emulators the tests (and anything else) run against, chosen by kind, with one endpoint per service:
- * - "moto": one moto serving DynamoDB, SQS and EventBridge.
+ * - "moto": one moto serving DynamoDB, SQS, EventBridge and S3.
  * - "dynamodb-local": AWS's DynamoDB Local for DynamoDB, fauxqs for SQS, and a moto beside them for
- *   EventBridge (neither of the other two serves it).
+ *   EventBridge and S3 (neither of the other two serves them).
  */
 import { startDynamoDbLocal } from "./dynamodb-local.js";
 import { startFauxqs } from "./fauxqs.js";
@@ -16,6 +16,7 @@ export interface ServiceEndpoints {
   dynamodb: string;
   sqs: string;
   eventbridge: string;
+  s3: string;
 }
 
 export interface EmulatorSet {
@@ -32,7 +33,7 @@ export async function startEmulatorSet(kind: EmulatorKind): Promise<EmulatorSet>
   if (kind === "moto") {
     const moto = await startMoto();
     const endpoint = moto.endpoint;
-    return { kind, endpoints: { dynamodb: endpoint, sqs: endpoint, eventbridge: endpoint }, stop: moto.stop };
+    return { kind, endpoints: { dynamodb: endpoint, sqs: endpoint, eventbridge: endpoint, s3: endpoint }, stop: moto.stop };
   }
   const started = await Promise.allSettled([startDynamoDbLocal(), startFauxqs(), startMoto()]);
   const running = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
@@ -51,6 +52,7 @@ export async function startEmulatorSet(kind: EmulatorKind): Promise<EmulatorSet>
       dynamodb: dynamodb.value.endpoint,
       sqs: sqs.value.endpoint,
       eventbridge: moto.value.endpoint,
+      s3: moto.value.endpoint,
     },
     stop: stopAll,
   };

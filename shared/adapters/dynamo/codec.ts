@@ -1,8 +1,10 @@
 /**
  * Mapping between records and DynamoDB items, in one place. Items are read and written through
  * lib-dynamodb (native JS values). Reading uses explicit whitelists, so key attributes, index keys
- * and the history list never leak into records; Number Sets become sorted arrays.
+ * and the history list never leak into records; Number Sets become sorted arrays. Payloads (inputs,
+ * outputs) are strings in their stored form (domain/payload.ts), never DynamoDB maps or numbers.
  */
+import { decodeStoredPayload, encodeStoredPayload, NULL_PAYLOAD } from "../../domain/payload.js";
 import type {
   DeadLetterRecord,
   ErrorInfo,
@@ -114,7 +116,7 @@ export function executionToItem(record: ExecutionRecord, history: readonly Histo
     createdAt: record.createdAt,
     [ATTR.history]: [...history],
   };
-  if (record.input !== undefined) item.input = record.input;
+  item.input = encodeStoredPayload(record.input);
   for (const name of OPTIONAL_EXECUTION_ATTRIBUTES) {
     if (record[name] !== undefined) item[name] = record[name];
   }
@@ -133,7 +135,7 @@ export function executionFromItem(item: Item): ExecutionRecord {
     workflow: item.workflow as string,
     version: Number(item.version),
     status: item.status as ExecutionStatus,
-    input: item.input,
+    input: typeof item.input === "string" ? decodeStoredPayload(item.input) : NULL_PAYLOAD,
     createdAt: Number(item.createdAt),
     sinksDone: toNumberArray(item.sinksDone),
   };
@@ -159,8 +161,7 @@ export function nodeFromItem(item: Item): NodeRecord {
     const lease = item.lease as Lease;
     record.lease = { token: lease.token, expiresAt: Number(lease.expiresAt) };
   }
-  // `output` may legitimately be null; only an absent attribute means "no output".
-  if ("output" in item && item.output !== undefined) record.output = item.output;
+  if (typeof item.output === "string") record.output = decodeStoredPayload(item.output);
   if (item.error !== undefined && item.error !== null) record.error = item.error as ErrorInfo;
   for (const name of ["notBefore", "queuedAt", "startedAt", "finishedAt"] as const) {
     if (item[name] !== undefined && item[name] !== null) record[name] = Number(item[name]);

@@ -24,6 +24,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { encodeStoredPayload } from "../../domain/payload.js";
 import {
   type DeadLetterRecord,
   type ExecutionRecord,
@@ -284,8 +285,9 @@ export class DynamoStore implements Store {
     const finishing = patch.status !== undefined && FINAL_EXECUTION_STATUSES.includes(patch.status);
     for (const [field, value] of Object.entries(patch)) {
       if (field === "sweepAt") continue;
-      // `input` is arbitrary JSON (null is a value); null removes any other field.
-      if (value === null && field !== "input") removes.push(e.name(field));
+      if (field === "input" && patch.input !== undefined)
+        sets.push(`${e.name(field)} = ${e.value(encodeStoredPayload(patch.input))}`);
+      else if (value === null) removes.push(e.name(field));
       else if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
     }
     // sweepAt and the due-index keys change together; a finished execution leaves the index unless

@@ -2,6 +2,7 @@
  * The store's write builders: a node write (its condition, in which a missing item is PENDING at
  * attempt 0, and its update, history included) and the TTL a write sets or removes.
  */
+import { encodeStoredPayload } from "../../domain/payload.js";
 import type { HistoryEvent, NodeStatus } from "../../domain/records.js";
 import type { NodeCondition, NodePatch } from "../../ports.js";
 import { Expression, updateExpression } from "./expression.js";
@@ -96,8 +97,7 @@ export function nodeWrite(
   }
   // Only null is allowed: forget the failed arrivals.
   if (patch.badDeps === null) removes.push(e.name("badDeps"));
-  // `output` is arbitrary JSON: null is a value like any other; undefined leaves it alone.
-  if (patch.output !== undefined) sets.push(`${e.name("output")} = ${e.value(patch.output)}`);
+  if (patch.output !== undefined) sets.push(`${e.name("output")} = ${e.value(encodeStoredPayload(patch.output))}`);
   for (const field of ["queuedAt", "cancelRequested"] as const) {
     const value = patch[field];
     if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);

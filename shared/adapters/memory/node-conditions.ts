@@ -19,10 +19,9 @@ export function nodeConditionHolds(node: NodeRecord, condition: NodeCondition): 
 export function applyNodePatch(node: NodeRecord, patch: NodePatch): NodeRecord {
   const next: Record<string, unknown> = { ...node };
   for (const [key, value] of Object.entries(patch)) {
-    // `output` is JSON: null is a value there, not a removal.
     if (value === null && key === "badDeps") next[key] = [];
     else if (key === "okDeps" && Array.isArray(value)) next[key] = [...value].sort((a, b) => a - b);
-    else if (value === null && key !== "output") delete next[key];
+    else if (value === null) delete next[key];
     else if (value !== undefined) next[key] = value;
   }
   return next as unknown as NodeRecord;

@@ -113,7 +113,7 @@ export class MemoryStore implements Store {
     }
     const next: Record<string, unknown> = { ...stored.record };
     for (const [key, value] of Object.entries(patch)) {
-      if (value === null && key !== "input") delete next[key];
+      if (value === null) delete next[key];
       else if (value !== undefined) next[key] = copy(value);
     }
     // A finished execution leaves the sweeper's due index, as in DynamoDB, unless the write keeps a
