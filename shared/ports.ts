@@ -3,6 +3,8 @@
  * through these interfaces. Adapters (in-memory, DynamoDB/SQS/EventBridge) implement them with the
  * same semantics, which one contract test suite checks (test/contract).
  */
+
+import type { Payload } from "./domain/payload.js";
 import type {
   DeadLetterRecord,
   ErrorInfo,
@@ -14,7 +16,6 @@ import type {
   NodeStatus,
   WorkflowVersionRecord,
 } from "./domain/records.js";
-import type { Payload } from "./domain/payload.js";
 
 /**
  * How fresh a read must be. "eventual" may return an earlier version of the item (or none, just

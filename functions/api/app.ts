@@ -168,7 +168,11 @@ function jsonResponse(
   headers: Record<string, string> = {},
 ): APIGatewayProxyStructuredResultV2 {
   // Exact JSON: values come back as JSON.parse gave them in (-0, 1e400 included).
-  return { statusCode: status, headers: { ...JSON_HEADERS, ...headers }, body: encodeJson(body, RESPONSE_LIMITS) };
+  return {
+    statusCode: status,
+    headers: { ...JSON_HEADERS, ...headers },
+    body: encodeJson(body, RESPONSE_LIMITS),
+  };
 }
 
 function errorResponse(

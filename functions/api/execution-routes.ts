@@ -4,6 +4,7 @@
  */
 import type { Engine } from "../../shared/engine/engine.js";
 import { WeftError } from "../../shared/engine/errors.js";
+import type { ViewSettings } from "./app.js";
 import {
   type ApiRoute,
   inQuery,
@@ -13,7 +14,6 @@ import {
   validate,
   validateQuery,
 } from "./request.js";
-import type { ViewSettings } from "./app.js";
 import {
   cancelBodySchema,
   createExecutionBodySchema,

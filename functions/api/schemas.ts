@@ -58,7 +58,10 @@ export const createUploadBodySchema = z
       .number()
       .int("bytes must be a whole number")
       .min(1, "bytes must be at least 1")
-      .max(PAYLOAD_LIMITS.maxBytes, `bytes must be at most ${PAYLOAD_LIMITS.maxBytes}, the limit of an input`),
+      .max(
+        PAYLOAD_LIMITS.maxBytes,
+        `bytes must be at most ${PAYLOAD_LIMITS.maxBytes}, the limit of an input`,
+      ),
   })
   .strict();
 export type TriggerBody = z.output<typeof triggerBodySchema>;

@@ -68,7 +68,10 @@ export function encodeJson(value: unknown, limits: EncodeLimits): string {
         write(value ? "true" : "false");
         return true;
       case "bigint":
-        throw new PayloadError("PayloadNotJson", `${limits.what} holds a BigInt, which JSON cannot represent`);
+        throw new PayloadError(
+          "PayloadNotJson",
+          `${limits.what} holds a BigInt, which JSON cannot represent`,
+        );
       case "undefined":
       case "function":
       case "symbol":
@@ -181,7 +184,8 @@ export function jsonTextDepth(text: string, stopAbove = Number.POSITIVE_INFINITY
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
       continue;
     }

@@ -76,7 +76,8 @@ export function valueBytes(payload: Payload): number {
   if ("blob" in payload) return payload.blob.bytes;
   // `{` `}`, a `,` between members, and `"key":` for each.
   let bytes = 2 + Math.max(0, payload.parts.length - 1);
-  for (const [key, part] of payload.parts) bytes += Buffer.byteLength(JSON.stringify(key), "utf8") + 1 + valueBytes(part);
+  for (const [key, part] of payload.parts)
+    bytes += Buffer.byteLength(JSON.stringify(key), "utf8") + 1 + valueBytes(part);
   return bytes;
 }
 
@@ -106,11 +107,7 @@ function checkPayload(value: unknown): Payload {
     const record = value as Record<string, unknown>;
     if (typeof record.json === "string") return { json: record.json };
     const blob = record.blob as Partial<BlobRef> | undefined;
-    if (
-      typeof blob?.key === "string" &&
-      typeof blob.sha256 === "string" &&
-      typeof blob.bytes === "number"
-    )
+    if (typeof blob?.key === "string" && typeof blob.sha256 === "string" && typeof blob.bytes === "number")
       return { blob: { key: blob.key, sha256: blob.sha256, bytes: blob.bytes } };
     if (Array.isArray(record.parts))
       return {
@@ -123,4 +120,3 @@ function checkPayload(value: unknown): Payload {
   }
   throw new Error("not a stored payload");
 }
-

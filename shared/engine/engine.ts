@@ -15,12 +15,12 @@ import {
 import { DeadLetters, type RedriveResult } from "./dead-letters.js";
 import { DEFAULT_FAN_IN, type FanInSettings } from "./dispatch-mode.js";
 import { Executions } from "./executions.js";
+import type { ViewOptions } from "./payload-views.js";
 import { DEFAULT_PAYLOAD_SETTINGS, type PayloadSettings, Payloads } from "./payloads.js";
 import { Propagation } from "./propagation.js";
 import { type ExecutionListItem, type HistoryPage, listExecutions, listHistory } from "./queries.js";
 import { SendBatcher } from "./send-batcher.js";
 import { Sweeper, type SweepReport } from "./sweeper.js";
-import type { ViewOptions } from "./payload-views.js";
 import type {
   CreateExecutionRequest,
   ExecutionSummary,

@@ -143,7 +143,11 @@ export class Executions {
       value = JSON.parse(text);
     } catch (error) {
       throw badRequest("the uploaded input is not valid JSON", [
-        { path: "inputRef", code: "invalid_json", message: error instanceof Error ? error.message : "unparseable" },
+        {
+          path: "inputRef",
+          code: "invalid_json",
+          message: error instanceof Error ? error.message : "unparseable",
+        },
       ]);
     }
     return this.ctx.payloads.save(executionId, value, "the uploaded input");
@@ -163,7 +167,8 @@ export class Executions {
     for (const node of graph.nodes) {
       const view = nodeView(node.id, node.type, byId.get(node.id), execution);
       const output = byId.get(node.id)?.output;
-      if (view.status === "COMPLETED") Object.assign(view, rendered("output", await renderer.render(output ?? NULL)));
+      if (view.status === "COMPLETED")
+        Object.assign(view, rendered("output", await renderer.render(output ?? NULL)));
       nodes.push(view);
     }
     const view: ExecutionView = {

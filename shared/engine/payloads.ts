@@ -101,13 +101,18 @@ export class Payloads {
    * An object of payloads (a merge's output) without fetching any: small values are joined inline,
    * large ones stay references. Only an object too wide to keep even so is written whole.
    */
-  async compose(executionId: string, parts: ReadonlyArray<readonly [string, Payload]>, what: string): Promise<Payload> {
+  async compose(
+    executionId: string,
+    parts: ReadonlyArray<readonly [string, Payload]>,
+    what: string,
+  ): Promise<Payload> {
     const composed = composePayload(parts);
     if ("json" in composed) {
       if (Buffer.byteLength(composed.json, "utf8") > this.settings.maxBytes) throw this.tooLarge(what);
       return this.saveJson(executionId, composed.json);
     }
-    if (Buffer.byteLength(encodeStoredPayload(composed), "utf8") <= this.settings.maxPartsBytes) return composed;
+    if (Buffer.byteLength(encodeStoredPayload(composed), "utf8") <= this.settings.maxPartsBytes)
+      return composed;
     const text = await this.text(composed);
     if (Buffer.byteLength(text, "utf8") > this.settings.maxBytes) throw this.tooLarge(what);
     return this.saveJson(executionId, text);

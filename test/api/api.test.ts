@@ -1,5 +1,6 @@
 /** The api handler on the real engine with in-memory ports: routes, status codes and the error contract. */
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { DEFAULT_MAX_BODY_BYTES } from "../../functions/api/app.js";
 import { type ApiFixture, apiEvent, chainDefinition, createApiFixture, type ErrorBody } from "./helpers.js";
 
 let api: ApiFixture;
@@ -120,8 +121,8 @@ describe("api request bodies", () => {
     expect(error.details.map((detail) => detail.path)).toEqual(["inptu"]);
   });
 
-  it("answers 413 PayloadTooLarge for a body over 1 MiB, base64 or not", async () => {
-    const big = JSON.stringify({ workflow: "chain", input: { blob: "x".repeat(1024 * 1024) } });
+  it("answers 413 PayloadTooLarge for a body over what a Lambda invocation carries, base64 or not", async () => {
+    const big = JSON.stringify({ workflow: "chain", input: { blob: "x".repeat(DEFAULT_MAX_BODY_BYTES) } });
     expectError(
       await api.call({ method: "POST", path: "/executions", rawBody: big }),
       413,

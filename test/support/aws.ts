@@ -13,8 +13,8 @@ import { ensureQueues } from "../../shared/adapters/sqs/queues.js";
 import { type AwsClients, createAwsClients } from "../../shared/config/wiring.js";
 import type { ServiceEndpoints } from "../../tools/emulators/set.js";
 
-export type { ServiceEndpoints } from "../../tools/emulators/set.js";
 export type { AwsClients } from "../../shared/config/wiring.js";
+export type { ServiceEndpoints } from "../../tools/emulators/set.js";
 
 /**
  * Clients for the emulators (`inject("awsEndpoints")`), built by the same function as the deployed

@@ -104,7 +104,14 @@ export async function createBackend(kind: BackendKind, options: BackendOptions =
   if (kind !== EMULATOR) throw new Error(`this run's emulators are ${EMULATOR}, not ${kind}`);
   const aws = await createTestBackend(inject("awsEndpoints"), { maxReceiveCount });
   const events = new RecordingPublisher(aws.events);
-  const ports = { store: wrap(aws.store), blobs: aws.blobs, queue: aws.queue, events, clock: systemClock, ids };
+  const ports = {
+    store: wrap(aws.store),
+    blobs: aws.blobs,
+    queue: aws.queue,
+    events,
+    clock: systemClock,
+    ids,
+  };
   return {
     engine: new Engine(ports, tasks, engineOptions),
     store: aws.store,

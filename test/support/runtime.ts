@@ -23,6 +23,7 @@ export async function startRuntime(
       queue: uniqueName("e2e-tasks"),
       deadLetter: uniqueName("e2e-dlq"),
       eventBus: uniqueName("e2e-bus"),
+      payloadBucket: uniqueName("e2e-payloads").toLowerCase(),
     },
     waitSeconds: 1,
     env: {},

@@ -97,7 +97,8 @@ export function nodeWrite(
   }
   // Only null is allowed: forget the failed arrivals.
   if (patch.badDeps === null) removes.push(e.name("badDeps"));
-  if (patch.output !== undefined) sets.push(`${e.name("output")} = ${e.value(encodeStoredPayload(patch.output))}`);
+  if (patch.output !== undefined)
+    sets.push(`${e.name("output")} = ${e.value(encodeStoredPayload(patch.output))}`);
   for (const field of ["queuedAt", "cancelRequested"] as const) {
     const value = patch[field];
     if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);

@@ -92,7 +92,13 @@ export class MemoryBlobStore implements BlobStore {
     return { status: 200 };
   }
 
-  private signedUrl(base: string, method: string, key: string, bytes: number, expiresInSeconds: number): string {
+  private signedUrl(
+    base: string,
+    method: string,
+    key: string,
+    bytes: number,
+    expiresInSeconds: number,
+  ): string {
     const expires = this.now() + expiresInSeconds * 1000;
     const signature = this.signature(method, key, bytes, expires).toString("hex");
     return `${base.replace(/\/$/, "")}${MEMORY_BLOB_PATH}${encodeURIComponent(key)}?expires=${expires}&signature=${signature}`;

@@ -3,12 +3,7 @@
  * of a key writes the same bytes and is harmless. Presigned requests let clients move payloads
  * larger than a Lambda invocation carries (6 MB) straight to and from the bucket.
  */
-import {
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  type S3Client,
-} from "@aws-sdk/client-s3";
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { BlobStore, PresignedRequest } from "../../ports.js";
 
