@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkflowDefinition } from "../../shared/domain/definition.js";
+import type { Payload } from "../../shared/domain/payload.js";
 import type {
   DeadLetterRecord,
   ExecutionRecord,
@@ -14,7 +15,6 @@ import type {
   WorkflowVersionRecord,
 } from "../../shared/domain/records.js";
 import type { ExecutionQuery, Store } from "../../shared/ports.js";
-import type { Payload } from "../../shared/domain/payload.js";
 
 /** A value as the engine hands it to the store: exact JSON text. */
 const pl = (value: unknown): Payload => ({ json: JSON.stringify(value) });
@@ -188,7 +188,11 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         const first = execution({ idempotencyKey: key, input: pl({ n: 1 }) });
         expect(await store.createExecution(first, event(10, "ExecutionCreated"))).toEqual({ created: true });
 
-        const second = execution({ idempotencyKey: key, input: pl({ n: 2 }), createdAt: first.createdAt + 5 });
+        const second = execution({
+          idempotencyKey: key,
+          input: pl({ n: 2 }),
+          createdAt: first.createdAt + 5,
+        });
         const result = await store.createExecution(
           second,
           event(20, "ExecutionCreated", { detail: { n: 2 } }),
@@ -549,7 +553,10 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         });
         expect(renewed.ok).toBe(true);
         await store.transitionNode(id, "a", { status: ["RUNNING"] }, { cancelRequested: true });
-        const completion = await store.transitionNode(id, "a", fenced, { status: "COMPLETED", output: pl(1) });
+        const completion = await store.transitionNode(id, "a", fenced, {
+          status: "COMPLETED",
+          output: pl(1),
+        });
         expect(completion.ok).toBe(false);
         expect(completion.ok ? undefined : completion.current).toMatchObject({
           status: "RUNNING",
@@ -592,7 +599,10 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           { status: [] as const },
         ];
         for (const condition of refusals) {
-          const result = await store.transitionNode(id, "a", condition, { status: "COMPLETED", output: pl(1) });
+          const result = await store.transitionNode(id, "a", condition, {
+            status: "COMPLETED",
+            output: pl(1),
+          });
           expect(result).toEqual({ ok: false, current: running });
         }
         expect(await store.getNode(id, "a")).toEqual(running);

@@ -33,7 +33,11 @@ export async function startEmulatorSet(kind: EmulatorKind): Promise<EmulatorSet>
   if (kind === "moto") {
     const moto = await startMoto();
     const endpoint = moto.endpoint;
-    return { kind, endpoints: { dynamodb: endpoint, sqs: endpoint, eventbridge: endpoint, s3: endpoint }, stop: moto.stop };
+    return {
+      kind,
+      endpoints: { dynamodb: endpoint, sqs: endpoint, eventbridge: endpoint, s3: endpoint },
+      stop: moto.stop,
+    };
   }
   const started = await Promise.allSettled([startDynamoDbLocal(), startFauxqs(), startMoto()]);
   const running = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
