@@ -74,8 +74,8 @@ describe.each(BACKEND_KINDS)("eventually consistent reads (%s)", (kind) => {
       expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
 
       const nodes = new Map((await store.listNodes(executionId)).map((n) => [n.nodeId, n]));
-      expect(nodes.get("both")?.output).toEqual({ a: "from a", b: "from b" });
-      expect(nodes.get("after")?.output).toEqual({ both: { a: "from a", b: "from b" } });
+      expect(nodes.get("both")?.output).toEqual({ json: '{"a":"from a","b":"from b"}' });
+      expect(nodes.get("after")?.output).toEqual({ json: '{"both":{"a":"from a","b":"from b"}}' });
       for (const id of ["a", "b", "both", "after"]) expect(nodes.get(id)?.attempt).toBe(1);
       // The worker did read eventually (an execution read for each of the 4 tasks, a dependency
       // read for `both` and for `after`), so every answer above went through a replica that was

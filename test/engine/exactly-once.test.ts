@@ -95,7 +95,7 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => 
       expect(view.output).toEqual({ b: 1, c: 1 });
       // b and c have one parent each: dispatched by their message alone, they record no arrival.
       const b = await store.getNode(executionId, "b");
-      expect(b).toMatchObject({ status: "COMPLETED", attempt: 1, okDeps: [], output: 1 });
+      expect(b).toMatchObject({ status: "COMPLETED", attempt: 1, okDeps: [], output: { json: "1" } });
     } finally {
       await backend.cleanup();
     }

@@ -138,6 +138,7 @@ describe("engine configuration from the environment", () => {
     WEFT_QUEUE_URL: "http://127.0.0.1:1/q",
     WEFT_DLQ_URL: "http://127.0.0.1:1/dlq",
     WEFT_EVENT_BUS_NAME: "bus",
+    WEFT_PAYLOAD_BUCKET: "payloads",
   };
 
   it("maps WEFT_SWEEP_*_SECONDS to the engine's sweep settings in ms, leaving unset ones to the engine", () => {
