@@ -16,8 +16,6 @@ export const LIMITS = {
   /** A handler runs inside one Lambda invocation, which lasts at most 15 minutes. */
   maxNodeTimeoutSeconds: 900,
   maxExecutionTimeoutSeconds: 366 * 24 * 3600,
-  /** Execution input is stored on the execution item and read by every task. */
-  maxInputBytes: 256 * 1024,
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
