@@ -26,6 +26,7 @@ const OPTIONS = {
   limit: { type: "string" },
   next: { type: "string" },
   "custom-tasks": { type: "string" },
+  resolve: { type: "boolean" },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -76,9 +77,9 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     name: "status",
-    args: "ID",
-    summary: "an execution's state, nodes, output or error",
-    options: [],
+    args: "ID [--resolve]",
+    summary: "an execution's state, nodes, output or error (--resolve: large values in full)",
+    options: ["resolve"],
     positionals: [1, 1],
   },
   {
@@ -145,7 +146,8 @@ global options:
   --region R      region to sign for (default: from an execute-api hostname, else AWS_REGION)
   -h, --help      this help
 
-  --input takes JSON text, @FILE to read it from a file, or @- to read standard input.
+  --input takes JSON text, @FILE to read it from a file, or @- to read standard input; an input
+  over 5 MiB (as JSON text) is uploaded first (POST /payloads), and 10 MiB is the most it can be.
   --interval MS   how often watch polls the execution (default ${DEFAULT_INTERVAL_MS})
 
 exit codes:
@@ -249,26 +251,36 @@ export async function readJsonFile(path: string): Promise<unknown> {
   }
 }
 
+/** An `--input` value, parsed, and where it came from (for messages). */
+export interface InputValue {
+  value: unknown;
+  /** "--input", the file's name, or "standard input". */
+  source: string;
+}
+
 /** `--input`: JSON text, `@file`, or `@-` for standard input. */
 export async function readInput(
   text: string | undefined,
   stdin: () => Promise<string> = readStdin,
-): Promise<unknown> {
+): Promise<InputValue | undefined> {
   if (text === undefined) return undefined;
   if (text.startsWith("@")) {
     const path = text.slice(1);
     if (path === "") throw new UsageError("--input @ needs a file name (or @- for standard input)");
     if (path === "-") {
       try {
-        return parseJsonText(await stdin(), "--input @- (standard input)");
+        return {
+          value: parseJsonText(await stdin(), "--input @- (standard input)"),
+          source: "standard input",
+        };
       } catch (error) {
         throw new CliError(error instanceof Error ? error.message : String(error), 1, "InvalidJson");
       }
     }
-    return readJsonFile(path);
+    return { value: await readJsonFile(path), source: path };
   }
   try {
-    return parseJsonText(text, "--input");
+    return { value: parseJsonText(text, "--input"), source: "--input" };
   } catch (error) {
     // Bad JSON typed on the command line is a usage error.
     throw new UsageError(

@@ -4,12 +4,24 @@
  */
 import type { ErrorInfo, ExecutionStatus } from "../shared/domain/records.js";
 import type { ExecutionListItem, HistoryPage } from "../shared/engine/queries.js";
-import type { ExecutionView } from "../shared/engine/views.js";
+import type { ExecutionView, UploadTicket } from "../shared/engine/views.js";
 import { ApiError, CliError, UnreachableError } from "./errors.js";
 import { isLoopback, type RequestSigner } from "./signing.js";
 
+export type { PayloadReference } from "../shared/engine/payload-views.js";
 export type { ExecutionListItem } from "../shared/engine/queries.js";
-export type { ExecutionView, NodeView } from "../shared/engine/views.js";
+export type { ExecutionView, NodeView, UploadTicket } from "../shared/engine/views.js";
+
+/**
+ * A member of a request body given as its JSON text, written into the body as it is: an input's
+ * exact text (shared/domain/json.ts), so -0 or 1e400 reach the API as they would by upload.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** Where an execution's input comes from: sent in the request, or an upload (`POST /payloads`). */
+export type InputSource = { input: unknown } | { inputRef: string };
 
 export interface RegisterResponse {
   name: string;
@@ -69,6 +81,8 @@ export interface ClientOptions {
   signer?: RequestSigner;
   /** Per-request timeout. Default 30 s (API Gateway's own limit is about that). */
   timeoutMs?: number;
+  /** Timeout of an upload's PUT (up to 10 MiB). Default 5 minutes. */
+  uploadTimeoutMs?: number;
 }
 
 type Query = Record<string, string | number | undefined>;
@@ -77,11 +91,13 @@ export class WeftClient {
   readonly baseUrl: string;
   private readonly signer: RequestSigner | undefined;
   private readonly timeoutMs: number;
+  private readonly uploadTimeoutMs: number;
 
   constructor(options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.signer = options.signer;
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.uploadTimeoutMs = options.uploadTimeoutMs ?? 300_000;
   }
 
   registerWorkflow(definition: unknown): Promise<{ status: number; body: RegisterResponse }> {
@@ -93,20 +109,90 @@ export class WeftClient {
       .body;
   }
 
+  /** `input` may be a JsonText (sent as it is); `inputRef` names an upload (createUpload, upload). */
   async startExecution(request: {
     workflow: string;
     version?: number;
     input?: unknown;
+    inputRef?: string;
     start?: boolean;
     idempotencyKey?: string;
   }): Promise<{ status: number; body: ExecutionRef }> {
     return this.request("POST", "/executions", { body: request });
   }
 
-  async trigger(executionId: string, input?: unknown): Promise<ExecutionRef> {
-    const body = input === undefined ? {} : { input };
-    return (await this.request<ExecutionRef>("POST", `/executions/${enc(executionId)}/trigger`, { body }))
-      .body;
+  async trigger(executionId: string, given?: InputSource): Promise<ExecutionRef> {
+    return (
+      await this.request<ExecutionRef>("POST", `/executions/${enc(executionId)}/trigger`, {
+        body: given ?? {},
+      })
+    ).body;
+  }
+
+  /** `POST /payloads`: where to upload an input of `bytes` bytes (its UTF-8 JSON text), and its inputRef. */
+  async createUpload(bytes: number): Promise<UploadTicket> {
+    try {
+      return (await this.request<UploadTicket>("POST", "/payloads", { body: { bytes } })).body;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) {
+        throw new ApiError(
+          404,
+          "UploadsUnsupported",
+          `the weft API at ${this.baseUrl} takes no uploads (POST /payloads answered 404); an input over the direct limit needs a newer API`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Makes an upload's presigned request: PUTs `text` to `ticket.upload.url` with exactly the headers
+   * it names (content-length is part of the signature). The URL carries its own signature, so the
+   * request is never signed with SigV4 here; it goes to S3 (or the local runtime), not the API.
+   */
+  async upload(ticket: UploadTicket, text: string): Promise<void> {
+    const { url, method, headers } = ticket.upload;
+    const body = Buffer.from(text, "utf8");
+    const length = Object.entries(headers).find(([name]) => name.toLowerCase() === "content-length")?.[1];
+    if (length !== undefined && Number(length) !== body.byteLength) {
+      throw new CliError(
+        `the upload was signed for ${length} bytes but the input is ${body.byteLength} bytes`,
+        1,
+        "UploadFailed",
+      );
+    }
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      throw new CliError(`POST /payloads answered an upload URL that is not a URL`, 1, "UploadFailed");
+    }
+    // Never the query in messages: it holds the signature (and, on S3, the credential and token).
+    const where = `${target.origin}${target.pathname}`;
+    let response: Response;
+    try {
+      response = await fetch(target, {
+        method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.uploadTimeoutMs),
+      });
+    } catch (error) {
+      const cause = describeCause(error);
+      throw new CliError(
+        `cannot upload the input to ${where}${cause ? ` (${cause})` : ""}`,
+        1,
+        "UploadFailed",
+      );
+    }
+    const answer = await response.text().catch(() => "");
+    if (!response.ok) {
+      throw new CliError(
+        `the upload of the input to ${where} answered HTTP ${response.status}${uploadErrorText(answer)}`,
+        1,
+        "UploadFailed",
+      );
+    }
   }
 
   async cancel(executionId: string, reason?: string): Promise<ExecutionRef> {
@@ -115,8 +201,16 @@ export class WeftClient {
       .body;
   }
 
-  async getExecution(executionId: string): Promise<ExecutionView> {
-    return (await this.request<ExecutionView>("GET", `/executions/${enc(executionId)}`)).body;
+  /**
+   * `resolve`: true asks for large values inline (`?resolve=true`), false for references (cheap to
+   * poll, even from the local runtime, which inlines by default); absent, the API's default.
+   */
+  async getExecution(executionId: string, options: { resolve?: boolean } = {}): Promise<ExecutionView> {
+    return (
+      await this.request<ExecutionView>("GET", `/executions/${enc(executionId)}`, {
+        query: { resolve: options.resolve === undefined ? undefined : String(options.resolve) },
+      })
+    ).body;
   }
 
   async listEvents(executionId: string, page: { after?: string; limit?: number } = {}): Promise<EventsPage> {
@@ -154,7 +248,7 @@ export class WeftClient {
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const body = options.body === undefined ? undefined : bodyText(options.body);
     let headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.signer) {
@@ -200,6 +294,31 @@ export class WeftClient {
 }
 
 const enc = encodeURIComponent;
+
+/** JSON.stringify, except that members given as JsonText are written as their text. */
+function bodyText(body: unknown): string {
+  if (!isRecord(body) || !Object.values(body).some((value) => value instanceof JsonText)) {
+    return JSON.stringify(body);
+  }
+  const members = Object.entries(body)
+    .filter(([, value]) => value !== undefined)
+    .map(
+      ([key, value]) =>
+        `${JSON.stringify(key)}:${value instanceof JsonText ? value.text : JSON.stringify(value)}`,
+    );
+  return `{${members.join(",")}}`;
+}
+
+/** An upload's error answer, short: S3's `<Code>` and `<Message>`, else the text's start. */
+function uploadErrorText(text: string): string {
+  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+  if (code !== undefined || message !== undefined) {
+    return `: ${[code, message].filter((part) => part !== undefined).join(": ")}`;
+  }
+  const snippet = text.trim().slice(0, 200);
+  return snippet === "" ? "" : `: ${snippet}`;
+}
 
 function toApiError(status: number, parsed: unknown, text: string, method: string, url: URL): ApiError {
   if (isRecord(parsed) && isRecord(parsed.error)) {

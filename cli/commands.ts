@@ -1,8 +1,9 @@
 /** The commands. Each returns the process's exit code; errors are thrown as CliError and reported by main. */
 import type { ExecutionStatus } from "../shared/domain/records.js";
 import { DEFAULT_INTERVAL_MS, integerOption, type OptionValues, readInput, readJsonFile } from "./args.js";
-import type { ExecutionView, WeftClient } from "./client.js";
+import type { ExecutionView, InputSource, WeftClient } from "./client.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
+import { type EncodedInput, encodeInput, sendInput } from "./input.js";
 import {
   dependencyMap,
   paint,
@@ -139,13 +140,24 @@ const register: Command = async (ctx, [file]) => {
   return EXIT.ok;
 };
 
+/** `--input`, read, parsed and measured: every problem with it is reported before any request. */
+async function inputOf(ctx: Context): Promise<EncodedInput | undefined> {
+  const input = await readInput(ctx.values.input);
+  return input === undefined ? undefined : encodeInput(input);
+}
+
+/** The input's fields of a request (`input`, or `inputRef` after an upload), none without --input. */
+async function inputFields(ctx: Context, input: EncodedInput | undefined): Promise<Partial<InputSource>> {
+  return input === undefined ? {} : sendInput(ctx.client(), input, ctx.note);
+}
+
 const start: Command = async (ctx, [workflow]) => {
   const version = integerOption("version", ctx.values.version, 1);
-  const input = await readInput(ctx.values.input);
+  const input = await inputOf(ctx);
   const { status, body } = await ctx.client().startExecution({
     workflow: workflow as string,
     ...(version === undefined ? {} : { version }),
-    ...(input === undefined ? {} : { input }),
+    ...(await inputFields(ctx, input)),
     ...(ctx.values["no-start"] ? { start: false } : {}),
     ...(ctx.values.key === undefined ? {} : { idempotencyKey: ctx.values.key }),
   });
@@ -162,7 +174,7 @@ const start: Command = async (ctx, [workflow]) => {
 };
 
 const run: Command = async (ctx, [file]) => {
-  const input = await readInput(ctx.values.input);
+  const input = await inputOf(ctx);
   const registered = await registerFile(ctx, file as string);
   ctx.print(
     `${registered.created ? "registered" : "using"} workflow "${registered.name}" version ${registered.version}`,
@@ -170,14 +182,14 @@ const run: Command = async (ctx, [file]) => {
   const { body } = await ctx.client().startExecution({
     workflow: registered.name,
     version: registered.version,
-    ...(input === undefined ? {} : { input }),
+    ...(await inputFields(ctx, input)),
     ...(ctx.values.key === undefined ? {} : { idempotencyKey: ctx.values.key }),
   });
   return watchToEnd(ctx, body.executionId);
 };
 
 const status: Command = async (ctx, [id]) => {
-  const view = await ctx.client().getExecution(id as string);
+  const view = await ctx.client().getExecution(id as string, ctx.values.resolve ? { resolve: true } : {});
   ctx.emit(view);
   if (!ctx.json) {
     const workflow = await ctx
@@ -223,7 +235,8 @@ const events: Command = async (ctx, [id]) => {
   await drain();
   if (ctx.values.follow) {
     for (;;) {
-      const view: ExecutionView = await client.getExecution(executionId);
+      // Only its status is needed: references keep large values out of every poll.
+      const view: ExecutionView = await client.getExecution(executionId, { resolve: false });
       await drain();
       if (TERMINAL_EXECUTION.has(view.status)) break;
       await sleep(intervalOf(ctx));
@@ -242,8 +255,9 @@ const cancel: Command = async (ctx, [id]) => {
 };
 
 const trigger: Command = async (ctx, [id]) => {
-  const input = await readInput(ctx.values.input);
-  const body = await ctx.client().trigger(id as string, input);
+  const input = await inputOf(ctx);
+  const given = input === undefined ? undefined : await sendInput(ctx.client(), input, ctx.note);
+  const body = await ctx.client().trigger(id as string, given);
   ctx.emit(body);
   ctx.print(`execution ${body.executionId} ${statusText(ctx.style, body.status)}`);
   ctx.note(`follow it with: weft watch ${body.executionId}`);

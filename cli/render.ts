@@ -5,6 +5,7 @@ import type {
   ExecutionView,
   HistoryEventView,
   NodeView,
+  PayloadReference,
   WorkflowResponse,
 } from "./client.js";
 
@@ -175,10 +176,64 @@ export function prettyJson(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
 
-/** The end of an execution: its output when it succeeded, its error otherwise. */
+/** A size for people: "512 bytes", "4.5 KiB", "8 MiB", "8.3 MiB". */
+export function formatSize(bytes: number): string {
+  const [unit, size] =
+    bytes >= 1024 * 1024
+      ? ["MiB", bytes / (1024 * 1024)]
+      : bytes >= 1024
+        ? ["KiB", bytes / 1024]
+        : ["", bytes];
+  if (unit === "") return `${bytes} byte${bytes === 1 ? "" : "s"}`;
+  return `${Number.isInteger(size) ? size : size.toFixed(1)} ${unit}`;
+}
+
+/**
+ * A value the API left out of its answer (too large to inline), in one line: its size and hash, and
+ * where to download it when the API gave a URL. The members of a merge's output (`parts`) follow on
+ * lines of their own, indented under it.
+ */
+export function referenceLines(style: Style, ref: PayloadReference): string[] {
+  if (!("parts" in ref)) {
+    const hash = paint(style, "gray", `(sha256 ${ref.sha256.slice(0, 12)}…)`);
+    return [`${formatSize(ref.bytes)} ${hash}${ref.url === undefined ? "" : `, download: ${ref.url}`}`];
+  }
+  const entries = Object.entries(ref.parts);
+  const lines = [`${formatSize(ref.bytes)} in ${entries.length} part${entries.length === 1 ? "" : "s"}:`];
+  for (const [key, part] of entries) {
+    const [first = "", ...rest] =
+      "ref" in part ? referenceLines(style, part.ref) : [oneLine(JSON.stringify(part.value) ?? "null", 120)];
+    lines.push(`  ${key}: ${first}`, ...rest.map((line) => `  ${line}`));
+  }
+  return lines;
+}
+
+/** `label: <reference>`, its parts (if any) indented by `indent` under it. */
+function labelledReference(style: Style, label: string, ref: PayloadReference, indent = ""): string[] {
+  const [first = "", ...rest] = referenceLines(style, ref);
+  return [
+    `${indent}${paint(style, "bold", `${label}:`)} ${first}`,
+    ...rest.map((line) => `${indent}${line}`),
+  ];
+}
+
+/**
+ * Largest output (as JSON text) printed in full for a person; a larger one (the local runtime, and
+ * `status --resolve`, inline values of up to 10 MiB) is summed up by its size, `--json` has it all.
+ */
+export const MAX_SHOWN_OUTPUT_CHARS = 64 * 1024;
+
+/** The end of an execution: its output (or a reference to it) when it succeeded, its error otherwise. */
 export function resultText(style: Style, view: ExecutionView): string {
-  if (view.status === "SUCCEEDED")
+  if (view.status === "SUCCEEDED") {
+    if (view.output === undefined && view.outputRef !== undefined)
+      return labelledReference(style, "output", view.outputRef).join("\n");
+    const text = JSON.stringify(view.output ?? null);
+    if (text.length > MAX_SHOWN_OUTPUT_CHARS) {
+      return `${paint(style, "bold", "output:")} ${formatSize(Buffer.byteLength(text, "utf8"))}, too large to show here (weft status ${view.executionId} --json prints it)`;
+    }
     return `${paint(style, "bold", "output:")}\n${prettyJson(view.output ?? null)}`;
+  }
   if (view.error) return `${paint(style, "bold", "error:")} ${paint(style, "red", errorText(view.error))}`;
   return "";
 }
@@ -195,8 +250,15 @@ export function renderExecution(
     `  created ${view.createdAt}${view.startedAt ? `  started ${view.startedAt}` : ""}${
       view.finishedAt ? `  finished ${view.finishedAt}` : ""
     }`,
-    ...nodeRows(style, view, now, deps).map((row) => `  ${row}`),
   ];
+  if (view.inputRef !== undefined) lines.push(...labelledReference(style, "input", view.inputRef, "  "));
+  const rows = nodeRows(style, view, now, deps);
+  view.nodes.forEach((node, index) => {
+    lines.push(`  ${rows[index] ?? ""}`);
+    // A node's output is shown only when it is a reference (large); `--json` has every output.
+    if (node.outputRef !== undefined)
+      lines.push(...labelledReference(style, "output", node.outputRef, "      "));
+  });
   const result = resultText(style, view);
   if (result) lines.push(result);
   return lines.join("\n");

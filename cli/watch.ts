@@ -68,7 +68,8 @@ export async function watchExecution(options: WatchOptions): Promise<ExecutionVi
     for (;;) {
       let view: ExecutionView;
       try {
-        view = await client.getExecution(executionId);
+        // Polls need states, not values: references keep a large input or output out of each one.
+        view = await client.getExecution(executionId, { resolve: false });
         unreachable = 0;
       } catch (error) {
         if (!(error instanceof UnreachableError) || ++unreachable >= MAX_UNREACHABLE_POLLS) throw error;
@@ -82,14 +83,29 @@ export async function watchExecution(options: WatchOptions): Promise<ExecutionVi
       first = false;
       renderer?.update(view, now(), deps);
       if (TERMINAL_EXECUTION.has(view.status)) {
-        renderer?.finish(view, options.showResult ?? true);
-        return view;
+        const final = await finalView(client, view);
+        renderer?.finish(final, options.showResult ?? true);
+        return final;
       }
       await sleep(options.intervalMs);
     }
   } finally {
     renderer?.close();
   }
+}
+
+/**
+ * The execution at its end as the API answers by default (the local runtime inlines every value, a
+ * deployed API gives references): fetched once more only when the last poll had references. If that
+ * fails, the last poll's view is as true, only less complete.
+ */
+async function finalView(client: WeftClient, view: ExecutionView): Promise<ExecutionView> {
+  const references =
+    view.inputRef !== undefined ||
+    view.outputRef !== undefined ||
+    view.nodes.some((node) => node.outputRef !== undefined);
+  if (!references) return view;
+  return client.getExecution(view.executionId).catch(() => view);
 }
 
 interface Renderer {

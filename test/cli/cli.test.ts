@@ -82,14 +82,25 @@ describe("weft watch", () => {
   it("prints one plain line per node change off a TTY and exits 0 when the execution succeeds", async () => {
     const definition = JSON.parse(await readFile(path.join(examplesDir, "order/workflow.json"), "utf8"));
     expect((await api.call("POST", "/workflows", definition)).status).toBe(201);
-    const started = await api.call("POST", "/executions", {
+    // Created PENDING and started only once the watch polls: the retries' backoffs (0.5 s, 1 s) are
+    // shorter than the CLI's start-up on a busy machine, and the watch must be there to see them.
+    const created = await api.call("POST", "/executions", {
       workflow: "order-process",
       input: { orderId: "o-1" },
+      start: false,
     });
-    expect(started.status).toBe(202);
-    const id = started.body.executionId as string;
+    expect(created.status).toBe(202);
+    const id = created.body.executionId as string;
 
-    const result = await weft(["watch", id, "--api", runtime.url, "--interval", "50"]);
+    let triggered: ReturnType<ApiClient["call"]> | undefined;
+    const result = await weft(["watch", id, "--api", runtime.url, "--interval", "50"], {
+      onStdout: (stdout) => {
+        if (triggered === undefined && stdout.includes(`watching execution ${id}`)) {
+          triggered = api.call("POST", `/executions/${id}/trigger`);
+        }
+      },
+    });
+    expect((await triggered)?.status).toBe(202);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe(`watching execution ${id} (order-process v1, 5 nodes)`);

@@ -2,7 +2,8 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WeftClient } from "../../cli/client.js";
+import { JsonText, WeftClient } from "../../cli/client.js";
+import { CliError } from "../../cli/errors.js";
 import { createSigner, isLoopback, regionFromHost, resolveSigningRegion } from "../../cli/signing.js";
 
 const credentials = {
@@ -116,5 +117,105 @@ describe("WeftClient with a signer", () => {
       "Credential=AKIDEXAMPLE/20260102/eu-west-1/execute-api/aws4_request",
     );
     expect(seen[0]?.["x-amz-date"]).toBe("20260102T030405Z");
+  });
+});
+
+describe("WeftClient uploads", () => {
+  interface Seen {
+    method: string;
+    url: string;
+    headers: IncomingHttpHeaders;
+    body: Buffer;
+  }
+  let seen: Seen[] = [];
+  let server: ReturnType<typeof createServer>;
+  let origin: string;
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        const body = Buffer.concat(chunks);
+        seen.push({ method: request.method ?? "", url: request.url ?? "", headers: request.headers, body });
+        if (request.url === "/prod/payloads") {
+          const { bytes } = JSON.parse(body.toString("utf8")) as { bytes: number };
+          const bucket = bytes === 13 ? "denied" : "bucket";
+          response.writeHead(201, { "content-type": "application/json" });
+          response.end(
+            JSON.stringify({
+              inputRef: "up/t-1",
+              upload: {
+                url: `${origin}/${bucket}/up/t-1?X-Amz-Signature=presigned`,
+                method: "PUT",
+                headers: { "content-length": String(bytes), "content-type": "application/json" },
+              },
+              expiresAt: "2026-01-02T03:19:05.000Z",
+            }),
+          );
+        } else if (request.url?.startsWith("/denied/")) {
+          response.writeHead(403, { "content-type": "application/xml" });
+          response.end(
+            "<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match</Message></Error>",
+          );
+        } else {
+          response.writeHead(request.url?.startsWith("/bucket/") ? 200 : 202, {
+            "content-type": "application/json",
+          });
+          response.end(JSON.stringify({ executionId: "e-1", status: "RUNNING" }));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const signedClient = () =>
+    new WeftClient({
+      baseUrl: `${origin}/prod`,
+      signer: createSigner({ region: "eu-west-1", credentials, signingDate }),
+    });
+
+  it("signs POST /payloads, and PUTs the text to the presigned URL unsigned, with exactly its headers", async () => {
+    seen = [];
+    const client = signedClient();
+    const text = '{"name":"Zoë","emoji":"😀"}';
+    const bytes = Buffer.byteLength(text, "utf8");
+    const ticket = await client.createUpload(bytes);
+    await client.upload(ticket, text);
+
+    expect(seen.map((request) => `${request.method} ${request.url}`)).toEqual([
+      "POST /prod/payloads",
+      "PUT /bucket/up/t-1?X-Amz-Signature=presigned",
+    ]);
+    const [create, put] = seen as [Seen, Seen];
+    expect(create.headers.authorization).toContain("/eu-west-1/execute-api/aws4_request");
+    expect(JSON.parse(create.body.toString("utf8"))).toEqual({ bytes });
+    expect(put.headers.authorization).toBeUndefined();
+    expect(put.headers["x-amz-date"]).toBeUndefined();
+    expect(put.headers["content-length"]).toBe(String(bytes));
+    expect(put.headers["content-type"]).toBe("application/json");
+    expect(put.body.toString("utf8")).toBe(text);
+  });
+
+  it("an upload refused: the answer's code and message, and never the URL's signature", async () => {
+    const client = signedClient();
+    const text = '{"a":"12345"}';
+    const ticket = await client.createUpload(13);
+    const error = await client.upload(ticket, text).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as CliError).message).toBe(
+      `the upload of the input to ${origin}/denied/up/t-1 answered HTTP 403: SignatureDoesNotMatch: The request signature we calculated does not match`,
+    );
+  });
+
+  it("sends an input given as JsonText exactly as its text", async () => {
+    seen = [];
+    const client = signedClient();
+    await client.startExecution({ workflow: "w", input: new JsonText('{"zero":-0,"huge":1e400}') });
+    expect(seen[0]?.body.toString("utf8")).toBe('{"workflow":"w","input":{"zero":-0,"huge":1e400}}');
+    await client.startExecution({ workflow: "w", inputRef: "up/t-1" });
+    expect(JSON.parse(seen[1]?.body.toString("utf8") ?? "")).toEqual({ workflow: "w", inputRef: "up/t-1" });
   });
 });

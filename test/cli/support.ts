@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type LocalRuntime, startLocalRuntime } from "../../local/runtime.js";
+import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from "../../local/runtime.js";
 import { buildTaskRegistry } from "../../shared/tasks/loader.js";
 import { loadLocalConfig, localTaskOptions } from "../../shared/tasks/local-config.js";
 
@@ -15,8 +15,14 @@ export interface CliResult {
   stderr: string;
 }
 
-/** `node bin/weft.js ARGS` from the repository root, never on a TTY, with a clean weft environment. */
-export function weft(args: string[], options: { env?: Record<string, string> } = {}): Promise<CliResult> {
+/**
+ * `node bin/weft.js ARGS` from the repository root, never on a TTY, with a clean weft environment.
+ * `onStdout` sees the standard output so far each time more arrives.
+ */
+export function weft(
+  args: string[],
+  options: { env?: Record<string, string>; onStdout?: (stdout: string) => void } = {},
+): Promise<CliResult> {
   const env: Record<string, string | undefined> = { ...process.env, ...options.env };
   delete env.WEFT_API_URL;
   env.NO_COLOR ??= "1";
@@ -31,6 +37,7 @@ export function weft(args: string[], options: { env?: Record<string, string> } =
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
       stdout += chunk;
+      options.onStdout?.(stdout);
     });
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk;
@@ -40,9 +47,22 @@ export function weft(args: string[], options: { env?: Record<string, string> } =
   });
 }
 
-/** The in-memory local runtime with the built-ins, http, and the example's local Lambda modules. */
-export async function startExampleRuntime(): Promise<LocalRuntime> {
+/**
+ * The in-memory local runtime with the built-ins, http, and the example's local Lambda modules
+ * (`options` for more, e.g. `wrapPorts` to watch the engine's calls).
+ */
+export async function startExampleRuntime(
+  options: Pick<LocalRuntimeOptions, "wrapPorts"> = {},
+): Promise<LocalRuntime> {
   const config = await loadLocalConfig(path.join(examplesDir, "http-and-lambda/weft.config.json"));
   const tasks = await buildTaskRegistry(localTaskOptions(config));
-  return startLocalRuntime({ backend: "memory", port: 0, waitSeconds: 0, onError: () => {}, env: {}, tasks });
+  return startLocalRuntime({
+    backend: "memory",
+    port: 0,
+    waitSeconds: 0,
+    onError: () => {},
+    env: {},
+    tasks,
+    ...options,
+  });
 }
