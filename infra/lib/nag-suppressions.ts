@@ -1,6 +1,12 @@
 import { Stack, Validations } from "aws-cdk-lib";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
-import type { WeftFunction } from "./functions.js";
+import type * as s3 from "aws-cdk-lib/aws-s3";
+import { EXECUTION_BLOB_PREFIX, UPLOAD_PREFIX } from "../../shared/domain/payload.js";
+import type { WeftFunction, WeftFunctionKind } from "./functions.js";
+
+/** The functions that read and write execution values (`ex/`) and uploads (`up/`); see the orchestrator. */
+const EXECUTION_BLOB_USERS: readonly WeftFunctionKind[] = ["api", "worker", "sweeper"];
+const UPLOAD_USERS: readonly WeftFunctionKind[] = ["api"];
 
 /**
  * cdk-nag (AwsSolutions) findings weft acknowledges, each with the reason it is acceptable.
@@ -8,11 +14,15 @@ import type { WeftFunction } from "./functions.js";
  * cdk-nag, without the construct depending on cdk-nag. Each acknowledgement is scoped to the one
  * construct it concerns, never to the stack; the infra tests check that nothing else is suppressed.
  */
-export function acknowledgeWeftNagFindings(table: dynamodb.Table, functions: readonly WeftFunction[]): void {
-  const tableLogicalId = Stack.of(table).resolve(
-    Stack.of(table).getLogicalId(table.node.defaultChild as dynamodb.CfnTable),
-  );
-  for (const fn of functions) {
+export function acknowledgeWeftNagFindings(
+  table: dynamodb.Table,
+  payloadBucket: s3.Bucket,
+  functions: Readonly<Record<WeftFunctionKind, WeftFunction>>,
+): void {
+  const stack = Stack.of(table);
+  const tableLogicalId = stack.resolve(stack.getLogicalId(table.node.defaultChild as dynamodb.CfnTable));
+  const bucketLogicalId = stack.resolve(stack.getLogicalId(payloadBucket.node.defaultChild as s3.CfnBucket));
+  for (const [kind, fn] of Object.entries(functions) as Array<[WeftFunctionKind, WeftFunction]>) {
     Validations.of(fn).acknowledge(
       {
         id: "AwsSolutions-IAM5[Resource::*]",
@@ -35,5 +45,32 @@ export function acknowledgeWeftNagFindings(table: dynamodb.Table, functions: rea
           "pinned on purpose so a CDK upgrade never changes it silently; moving to nodejs24.x is a deliberate change.",
       },
     );
+    if (EXECUTION_BLOB_USERS.includes(kind)) {
+      Validations.of(fn).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${EXECUTION_BLOB_PREFIX}*]`,
+        reason:
+          `s3:GetObject and s3:PutObject (nothing else) on '${EXECUTION_BLOB_PREFIX}*' of weft's own payload bucket: ` +
+          `execution values are stored under keys made at run time ('${EXECUTION_BLOB_PREFIX}<executionId>/<sha256>.json'), ` +
+          "so only the prefix can be named. Uploads and any other key of the bucket are outside it.",
+      });
+    }
+    if (UPLOAD_USERS.includes(kind)) {
+      Validations.of(fn).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${UPLOAD_PREFIX}*]`,
+        reason:
+          `s3:GetObject and s3:PutObject (nothing else) on '${UPLOAD_PREFIX}*' of weft's own payload bucket: POST ` +
+          `/payloads presigns a PUT of a new random key '${UPLOAD_PREFIX}<token>' with this role, and creating the ` +
+          "execution reads it back, so only the prefix can be named. Execution values are outside it.",
+      });
+    }
   }
+  Validations.of(payloadBucket).acknowledge({
+    id: "AwsSolutions-S1",
+    reason:
+      "No server access logs on the payload bucket: they would need a second bucket (itself unlogged), and every " +
+      "request to this one is made by a weft function role or with a URL the api function presigned for 15 minutes " +
+      "after an authorized API call, which the API's access log and the function logs already record. Public access " +
+      "is blocked and TLS enforced. For object-level audit, enable CloudTrail S3 data events on this bucket (they " +
+      "also record requests made with presigned URLs).",
+  });
 }

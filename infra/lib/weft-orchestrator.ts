@@ -8,10 +8,13 @@ import * as iam from "aws-cdk-lib/aws-iam";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import * as logs from "aws-cdk-lib/aws-logs";
+import * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sns from "aws-cdk-lib/aws-sns";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { ATTR, INDEX } from "../../shared/adapters/dynamo/keys.js";
+import { UPLOAD_EXPIRY_DAYS } from "../../shared/adapters/s3/bucket.js";
+import { EXECUTION_BLOB_PREFIX, UPLOAD_PREFIX } from "../../shared/domain/payload.js";
 import { WeftAlarms } from "./alarms.js";
 import { type WeftApiAuthorization, WeftHttpApi } from "./api.js";
 import { DEFAULT_FUNCTION_SETTINGS, WeftFunction, type WeftFunctionKind } from "./functions.js";
@@ -45,7 +48,13 @@ export interface WeftOrchestratorProps {
   readonly apiThrottle?: { readonly rateLimit: number; readonly burstLimit: number };
   /** DynamoDB deletion protection on the table. @default true */
   readonly tableDeletionProtection?: boolean;
-  /** What happens to the table (and log groups) when removed from the stack. @default RemovalPolicy.RETAIN */
+  /**
+   * What happens to the table, the payload bucket and the log groups when removed from the stack.
+   * With DESTROY and no table deletion protection, a custom resource empties the bucket so it can
+   * go too; with the table protected it is never emptied (CloudFormation then cannot delete it
+   * while it holds objects, as it cannot delete the table).
+   * @default RemovalPolicy.RETAIN
+   */
   readonly removalPolicy?: RemovalPolicy;
   /** Retention of the functions' and the API's log groups. @default one month */
   readonly logRetention?: logs.RetentionDays;
@@ -71,6 +80,7 @@ export const WEFT_ENV = {
   leaseSeconds: "WEFT_LEASE_SECONDS",
   defaultMaxAttempts: "WEFT_DEFAULT_MAX_ATTEMPTS",
   retentionDays: "WEFT_RETENTION_DAYS",
+  payloadBucket: "WEFT_PAYLOAD_BUCKET",
 } as const;
 
 /** Queue redrive: a task message received this many times without success goes to the DLQ. */
@@ -87,12 +97,17 @@ function checkInteger(name: string, value: number, min: number, max: number): nu
 }
 
 /**
- * Everything weft needs in one construct: the DynamoDB table, the task queue with its DLQ, the
- * lifecycle event bus, the four functions (api, worker, sweeper, dlq) with least-privilege grants,
- * the HTTP API, the sweeper's one-minute schedule, alarms and a dashboard.
+ * Everything weft needs in one construct: the DynamoDB table, the payload bucket, the task queue
+ * with its DLQ, the lifecycle event bus, the four functions (api, worker, sweeper, dlq) with
+ * least-privilege grants, the HTTP API, the sweeper's one-minute schedule, alarms and a dashboard.
  */
 export class WeftOrchestrator extends Construct {
   readonly table: dynamodb.Table;
+  /**
+   * Payloads too large for their items (over 4 KiB): execution values under `ex/`, kept retentionDays
+   * days from when each is written, and uploads under `up/` (POST /payloads), kept a day.
+   */
+  readonly payloadBucket: s3.Bucket;
   readonly taskQueue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
   readonly eventBus: events.EventBus;
@@ -126,6 +141,7 @@ export class WeftOrchestrator extends Construct {
     const workerTimeout = props.workerTimeout ?? DEFAULT_FUNCTION_SETTINGS.worker.timeout;
     const workerTimeoutSeconds = checkInteger("workerTimeout (seconds)", workerTimeout.toSeconds(), 1, 900);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const tableDeletionProtection = props.tableDeletionProtection ?? true;
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const logLevel = props.logLevel ?? "INFO";
 
@@ -135,7 +151,7 @@ export class WeftOrchestrator extends Construct {
       sortKey: { name: "sk", type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: props.tableDeletionProtection ?? true,
+      deletionProtection: tableDeletionProtection,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: ATTR.ttl,
       removalPolicy,
@@ -164,6 +180,36 @@ export class WeftOrchestrator extends Construct {
       partitionKey: stringKey(ATTR.gsi3pk),
       sortKey: stringKey(ATTR.gsi3sk),
       ...listing,
+    });
+
+    // Payloads over 4 KiB (shared/domain/payload.ts). Keys are content-addressed, so no versioning:
+    // a value is never overwritten with other bytes. The lifecycle rules use the prefixes and the
+    // upload expiry the code uses.
+    this.payloadBucket = new s3.Bucket(this, "PayloadBucket", {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [
+        {
+          // The same number of days as the table's TTL. S3 counts them from each object's creation,
+          // the TTL from the execution's end: an execution running longer outlives its large values.
+          id: "executions",
+          prefix: EXECUTION_BLOB_PREFIX,
+          expiration: Duration.days(retentionDays),
+        },
+        {
+          // Uploads are copied into their execution when it is created or triggered.
+          id: "uploads",
+          prefix: UPLOAD_PREFIX,
+          expiration: Duration.days(UPLOAD_EXPIRY_DAYS),
+        },
+        { id: "incomplete-multipart-uploads", abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy,
+      // Emptied on removal only when the table that refers to its objects is deleted too (DESTROY
+      // without deletion protection): else a stack deletion could empty it and leave the table.
+      autoDeleteObjects: removalPolicy === RemovalPolicy.DESTROY && !tableDeletionProtection,
     });
 
     // ---- queues --------------------------------------------------------------------------------
@@ -198,6 +244,7 @@ export class WeftOrchestrator extends Construct {
       [WEFT_ENV.leaseSeconds]: String(leaseSeconds),
       [WEFT_ENV.defaultMaxAttempts]: String(defaultMaxAttempts),
       [WEFT_ENV.retentionDays]: String(retentionDays),
+      [WEFT_ENV.payloadBucket]: this.payloadBucket.bucketName,
     };
     const makeFunction = (
       kind: WeftFunctionKind,
@@ -239,6 +286,36 @@ export class WeftOrchestrator extends Construct {
     // Only the dlq function touches the DLQ: it records each dead letter in the table, where
     // GET /dlq lists them and POST /dlq/redrive takes them back; terminal errors are recorded there
     // directly by the worker.
+
+    // Payloads, by prefix and by the calls each function makes (shared/adapters/s3/blobs.ts; S3's
+    // HeadObject is authorized by s3:GetObject). Never a delete: the lifecycle rules expire objects.
+    const executionBlobs = this.payloadBucket.arnForObjects(`${EXECUTION_BLOB_PREFIX}*`);
+    const uploads = this.payloadBucket.arnForObjects(`${UPLOAD_PREFIX}*`);
+    // Execution values (ex/): written and read by whoever saves or loads a large value: the worker
+    // (task inputs and outputs), the sweeper (inline `merge` nodes it runs) and the api (inputs,
+    // inline nodes at start or redrive, and the presigned GET URLs of GET /executions/{id}).
+    for (const fn of [api, worker, sweeper]) {
+      fn.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: ["s3:GetObject", "s3:PutObject"], resources: [executionBlobs] }),
+      );
+    }
+    // Uploads (up/): POST /payloads presigns a PUT with the api's own role, which S3 authorizes as a
+    // PutObject by that role; creating the execution then reads the upload (HeadObject, GetObject).
+    api.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ["s3:GetObject", "s3:PutObject"], resources: [uploads] }),
+    );
+    // Without s3:ListBucket, S3 answers 403 instead of 404 for a missing key, and an upload that
+    // never came or expired would be a server error rather than a 400. S3 checks ListBucket for that
+    // with the key as s3:prefix, so limiting it to uploads lists nothing else.
+    api.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ["s3:ListBucket"],
+        resources: [this.payloadBucket.bucketArn],
+        conditions: { StringLike: { "s3:prefix": [UPLOAD_PREFIX, `${UPLOAD_PREFIX}*`] } },
+      }),
+    );
+    // The dlq function needs none: recording a poison message fails its node and the execution and
+    // cancels the rest (DeadLetters.recordPoison, Propagation.afterFailure); nothing runs or loads.
 
     const invokable = props.invokableFunctionArns ?? [];
     if (invokable.length > 0) {
@@ -310,6 +387,6 @@ export class WeftOrchestrator extends Construct {
     });
     this.dashboard = this.alarms.dashboard;
 
-    acknowledgeWeftNagFindings(this.table, [api, worker, sweeper, dlq]);
+    acknowledgeWeftNagFindings(this.table, this.payloadBucket, { api, worker, sweeper, dlq });
   }
 }

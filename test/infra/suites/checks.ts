@@ -3,7 +3,9 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Stack, Validations } from "aws-cdk-lib";
+import { RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
+import * as iam from "aws-cdk-lib/aws-iam";
+import * as s3 from "aws-cdk-lib/aws-s3";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { AwsSolutionsChecks } from "cdk-nag";
 import type { IConstruct } from "constructs";
@@ -26,6 +28,11 @@ export function checksSuite(): void {
     "WeftJwt",
   );
   const topicVariant = synthWeft({ alarmTopicArn: "arn:aws:sns:eu-west-1:123456789012:ops" }, "WeftTopic");
+  // The throwaway development stack of docs/deploy.md: the bucket gets an auto-delete custom resource.
+  const destroyVariant = synthWeft(
+    { weft: { removalPolicy: RemovalPolicy.DESTROY, tableDeletionProtection: false } },
+    "WeftDestroy",
+  );
 
   const lintDir = mkdtempSync(path.join(tmpdir(), "weft-cfn-lint-"));
   afterAll(() => rmSync(lintDir, { recursive: true, force: true }));
@@ -83,6 +90,10 @@ export function checksSuite(): void {
       expect(nag(topicVariant)).toEqual([]);
     });
 
+    it("reports none on the removable development stack (auto-deleted payload bucket)", () => {
+      expect(nag(destroyVariant)).toEqual([]);
+    });
+
     it("does flag a non-compliant resource (the harness is live) and fails synthesis as a plugin", () => {
       const app = newApp();
       new sqs.Queue(new Stack(app, "Plain"), "Bare");
@@ -99,22 +110,50 @@ export function checksSuite(): void {
       expect(() => app.synth()).not.toThrow();
     });
 
-    it("acknowledges only three specific findings, each on a weft function, each with a reason", () => {
+    it("acknowledges only specific findings, each on the one construct it concerns, each with a reason", () => {
       const acks = acknowledgements(base.app);
-      const tableId = base.logicalId(base.stack.weft.table);
-      expect([...new Set(acks.map((a) => a.id))].sort()).toEqual(
-        [
-          "AwsSolutions-IAM5[Resource::*]",
-          `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
-          "AwsSolutions-L1",
-        ].sort(),
-      );
-      expect(acks).toHaveLength(3 * 4);
+      const weft = base.stack.weft;
+      const tableId = base.logicalId(weft.table);
+      const bucketId = base.logicalId(weft.payloadBucket);
+      const executionBlobs = `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/ex/*]`;
+      const uploads = `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/up/*]`;
+      const everyFunction = [
+        "AwsSolutions-IAM5[Resource::*]",
+        `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
+        "AwsSolutions-L1",
+      ];
+      const expected = new Map<IConstruct, string[]>([
+        [weft.functions.api, [...everyFunction, executionBlobs, uploads]],
+        [weft.functions.worker, [...everyFunction, executionBlobs]],
+        [weft.functions.sweeper, [...everyFunction, executionBlobs]],
+        [weft.functions.dlq, everyFunction],
+        [weft.payloadBucket, ["AwsSolutions-S1"]],
+      ]);
+      const sorted = (ids: string[]) => [...ids].sort();
+      for (const [scope, ids] of expected) {
+        expect(sorted(acks.filter((a) => a.scope === scope).map((a) => a.id)), scope.node.path).toEqual(
+          sorted(ids),
+        );
+      }
+      expect(acks).toHaveLength([...expected.values()].flat().length);
       for (const ack of acks) {
         // Never on a stack or app, where it would hide findings on other resources.
-        expect(ack.scope, ack.path).toBeInstanceOf(WeftFunction);
+        expect(ack.scope instanceof WeftFunction || ack.scope instanceof s3.Bucket, ack.path).toBe(true);
         expect(ack.reason.length, ack.id).toBeGreaterThan(80);
       }
+    });
+
+    it("still flags a payload bucket grant wider than its prefix (the acknowledgements are exact)", () => {
+      const app = newApp();
+      const stack = new WeftStack(app, "WeftWide");
+      const bucket = stack.weft.payloadBucket;
+      stack.weft.functions.dlq.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: ["s3:GetObject"], resources: [bucket.arnForObjects("*")] }),
+      );
+      const flagged = new AwsSolutionsChecks(app).validateScope(app).violations.map((v) => v.ruleName);
+      expect(flagged).toEqual([
+        `AwsSolutions-IAM5[Resource::<${stack.resolve(stack.getLogicalId(bucket.node.defaultChild as s3.CfnBucket))}.Arn>/*]`,
+      ]);
     });
   });
 
@@ -123,6 +162,18 @@ export function checksSuite(): void {
       const run = cfnLint({ base, jwt: jwtVariant, topic: topicVariant });
       expect(run.stdout + run.stderr).toBe("");
       expect(run.status).toBe(0);
+    });
+
+    it("finds nothing of weft's on the removable development stack, only W3005 on CDK's auto-delete provider", () => {
+      // aws-cdk-lib's singleton provider for autoDeleteObjects both GetAtts its role and DependsOn it;
+      // it is CDK's resource (shared with any other auto-deleted bucket in the stack), left as is.
+      const run = cfnLint({ destroy: destroyVariant });
+      const findings = (run.stdout + run.stderr).split("\n").filter(Boolean);
+      expect(findings).toHaveLength(1);
+      expect(findings[0]).toMatch(
+        /:W3005:'CustomS3AutoDeleteObjectsCustomResourceProviderRole[0-9A-F]{8}' dependency already enforced by a 'GetAtt' at 'Resources\/CustomS3AutoDeleteObjectsCustomResourceProviderHandler[0-9A-F]{8}\/Properties\/Role'$/,
+      );
+      expect(run.status).toBe(4);
     });
   });
 }

@@ -1,6 +1,7 @@
 import { Duration } from "aws-cdk-lib";
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
+import { envSchema } from "../../../shared/config/env.js";
 import { baseSynth, KINDS, resource, resourcesOfType, synthWeft } from "../fixture.js";
 
 export function functionsSuite(): void {
@@ -51,11 +52,24 @@ export function functionsSuite(): void {
         WEFT_LEASE_SECONDS: "60",
         WEFT_DEFAULT_MAX_ATTEMPTS: "3",
         WEFT_RETENTION_DAYS: "30",
+        WEFT_PAYLOAD_BUCKET: { Ref: base.logicalId(base.stack.weft.payloadBucket) },
         POWERTOOLS_SERVICE_NAME: `weft-${kind}`,
         POWERTOOLS_LOG_LEVEL: "INFO",
         NODE_OPTIONS: "--enable-source-maps",
       });
     });
+
+    it.each(KINDS)(
+      "%s gets every variable the functions' configuration requires (shared/config/env.ts)",
+      (kind) => {
+        const env = (props(kind).Environment as { Variables: Record<string, unknown> }).Variables;
+        const required = Object.entries(envSchema.shape)
+          .filter(([, schema]) => !schema.safeParse(undefined).success)
+          .map(([name]) => name);
+        expect(required).toContain("WEFT_PAYLOAD_BUCKET");
+        for (const name of required) expect(env[name], name).toBeDefined();
+      },
+    );
 
     it("passes tunables through the environment", () => {
       const env = (props("worker", tuned).Environment as { Variables: Record<string, unknown> }).Variables;

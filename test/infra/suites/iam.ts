@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { EXECUTION_BLOB_PREFIX, UPLOAD_PREFIX } from "../../../shared/domain/payload.js";
 import {
   actionsOn,
   allActions,
   baseSynth,
   KINDS,
+  refersTo,
   resource,
   resourcesOf,
   resourcesOfType,
@@ -47,6 +49,46 @@ export function iamSuite(): void {
     "sqs:ReceiveMessage",
   ];
   const union = (...lists: string[][]) => [...new Set(lists.flat())].sort();
+  const OBJECT_RW = ["s3:GetObject", "s3:PutObject"];
+
+  /**
+   * A role's S3 access, by what each statement names: `bucket` for the bucket itself, or the object
+   * pattern (`ex/*`) for `<bucket ARN>/<pattern>`; with each statement's condition. Anything else an
+   * S3 action is granted on (another bucket, `*`) shows up under its own JSON, so exact equality
+   * catches it.
+   */
+  function s3Access(synth: Synth, kind: (typeof KINDS)[number]) {
+    const bucketId = synth.logicalId(synth.stack.weft.payloadBucket);
+    const arn = { "Fn::GetAtt": [bucketId, "Arn"] };
+    const grants: Array<{ resource: string; actions: string[]; condition?: unknown }> = [];
+    for (const statement of statementsOf(synth, synth.stack.weft.functions[kind].function)) {
+      if (statement.Effect !== "Allow") continue;
+      const resources = resourcesOf(statement);
+      const s3Actions = statement.Action.filter((action) => action.startsWith("s3:"));
+      const onBucket = resources.filter((r) => refersTo(r, bucketId));
+      // Nothing but S3 on the bucket, and S3 on nothing but the bucket.
+      expect(onBucket.length === 0 || s3Actions.length === statement.Action.length, kind).toBe(true);
+      if (s3Actions.length === 0) continue;
+      for (const r of resources) {
+        const join = (r as { "Fn::Join"?: [string, unknown[]] })["Fn::Join"];
+        const resource =
+          JSON.stringify(r) === JSON.stringify(arn)
+            ? "bucket"
+            : join &&
+                join[0] === "" &&
+                join[1].length === 2 &&
+                JSON.stringify(join[1][0]) === JSON.stringify(arn)
+              ? String(join[1][1]).replace(/^\//, "")
+              : JSON.stringify(r);
+        grants.push({
+          resource,
+          actions: [...s3Actions].sort(),
+          ...(statement.Condition === undefined ? {} : { condition: statement.Condition }),
+        });
+      }
+    }
+    return grants.sort((a, b) => a.resource.localeCompare(b.resource));
+  }
 
   function access(synth: Synth, kind: (typeof KINDS)[number]) {
     const statements = statementsOf(synth, synth.stack.weft.functions[kind].function);
@@ -126,11 +168,46 @@ export function iamSuite(): void {
       expect(a.taskQueue).toEqual(SEND);
     });
 
+    const executionBlobs = `${EXECUTION_BLOB_PREFIX}*`;
+    const uploads = `${UPLOAD_PREFIX}*`;
+
+    it("api: reads and writes execution values and uploads, lists only uploads (404 for a missing one)", () => {
+      expect(s3Access(base, "api")).toEqual([
+        {
+          resource: "bucket",
+          actions: ["s3:ListBucket"],
+          condition: { StringLike: { "s3:prefix": [UPLOAD_PREFIX, `${UPLOAD_PREFIX}*`] } },
+        },
+        { resource: executionBlobs, actions: OBJECT_RW },
+        { resource: uploads, actions: OBJECT_RW },
+      ]);
+    });
+
+    it.each(["worker", "sweeper"] as const)(
+      "%s: reads and writes execution values only (no uploads, no listing)",
+      (kind) => {
+        expect(s3Access(base, kind)).toEqual([{ resource: executionBlobs, actions: OBJECT_RW }]);
+      },
+    );
+
+    it("dlq consumer: no access to the payload bucket (a poison message only fails and cancels)", () => {
+      expect(s3Access(base, "dlq")).toEqual([]);
+      expect([...allActions(access(base, "dlq").statements)].some((a) => a.startsWith("s3:"))).toBe(false);
+    });
+
+    it.each(KINDS)("%s can never delete payloads or change the bucket", (kind) => {
+      const s3 = [...allActions(access(base, kind).statements)].filter((a) => a.startsWith("s3:"));
+      expect(
+        s3.every((a) => ["s3:GetObject", "s3:PutObject", "s3:ListBucket"].includes(a)),
+        kind,
+      ).toBe(true);
+    });
+
     it.each(KINDS)("%s has the exact action set it needs and nothing else", (kind) => {
       const expected: Record<(typeof KINDS)[number], string[]> = {
-        api: union(TABLE_DATA_ACTIONS, SEND, ["events:PutEvents"]),
-        worker: union(TABLE_DATA_ACTIONS, SEND, CONSUME, ["events:PutEvents"]),
-        sweeper: union(TABLE_DATA_ACTIONS, SEND, ["events:PutEvents"]),
+        api: union(TABLE_DATA_ACTIONS, SEND, ["events:PutEvents"], OBJECT_RW, ["s3:ListBucket"]),
+        worker: union(TABLE_DATA_ACTIONS, SEND, CONSUME, ["events:PutEvents"], OBJECT_RW),
+        sweeper: union(TABLE_DATA_ACTIONS, SEND, ["events:PutEvents"], OBJECT_RW),
         dlq: union(TABLE_DATA_ACTIONS, SEND, CONSUME, ["events:PutEvents"]),
       };
       const xrayAndLogs = [

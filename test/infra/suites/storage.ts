@@ -1,7 +1,9 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
-import { baseSynth, resource, resourcesOfType, synthWeft } from "../fixture.js";
+import { UPLOAD_EXPIRY_DAYS } from "../../../shared/adapters/s3/bucket.js";
+import { EXECUTION_BLOB_PREFIX, UPLOAD_PREFIX } from "../../../shared/domain/payload.js";
+import { baseSynth, KINDS, resource, resourcesOfType, synthWeft } from "../fixture.js";
 
 export function storageSuite(): void {
   const base = baseSynth();
@@ -11,9 +13,15 @@ export function storageSuite(): void {
         workerTimeout: Duration.minutes(2),
         tableDeletionProtection: false,
         removalPolicy: RemovalPolicy.DESTROY,
+        retentionDays: 7,
       },
     },
     "WeftCustom",
+  );
+  // DESTROY with the table still protected: the bucket must not be emptied on removal.
+  const destroyProtected = synthWeft(
+    { weft: { removalPolicy: RemovalPolicy.DESTROY } },
+    "WeftDestroyProtected",
   );
 
   describe("DynamoDB table", () => {
@@ -95,6 +103,115 @@ export function storageSuite(): void {
           { AttributeName: "gsi3sk", AttributeType: "S" },
         ]),
       });
+    });
+  });
+
+  describe("payload bucket", () => {
+    const buckets = resourcesOfType(base.json, "AWS::S3::Bucket");
+    const bucketId = base.logicalId(base.stack.weft.payloadBucket);
+    const bucket = resource(base.json, bucketId);
+    const rules = (synth: typeof base) => {
+      const bucketProps = resource(synth.json, synth.logicalId(synth.stack.weft.payloadBucket)).Properties!;
+      return (bucketProps.LifecycleConfiguration as { Rules: unknown[] }).Rules;
+    };
+
+    it("is the only bucket, encrypted with S3-managed keys", () => {
+      expect(buckets.map(([id]) => id)).toEqual([bucketId]);
+      expect(bucket.Properties?.BucketEncryption).toEqual({
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
+      });
+    });
+
+    it("blocks all public access and disables ACLs (bucket owner enforced)", () => {
+      expect(bucket.Properties?.PublicAccessBlockConfiguration).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect(bucket.Properties?.OwnershipControls).toEqual({
+        Rules: [{ ObjectOwnership: "BucketOwnerEnforced" }],
+      });
+    });
+
+    it("denies every request not made over TLS, and its policy grants nothing", () => {
+      const policies = resourcesOfType(base.json, "AWS::S3::BucketPolicy");
+      expect(policies).toHaveLength(1);
+      const policy = policies[0]![1].Properties!;
+      expect(policy.Bucket).toEqual({ Ref: bucketId });
+      const bucketArn = { "Fn::GetAtt": [bucketId, "Arn"] };
+      expect((policy.PolicyDocument as { Statement: unknown[] }).Statement).toEqual([
+        {
+          Effect: "Deny",
+          Action: "s3:*",
+          Principal: { AWS: "*" },
+          Condition: { Bool: { "aws:SecureTransport": "false" } },
+          Resource: [bucketArn, { "Fn::Join": ["", [bucketArn, "/*"]] }],
+        },
+      ]);
+    });
+
+    it("expires execution values with the execution retention and uploads after a day", () => {
+      const expected = (retentionDays: number) => [
+        {
+          Id: "executions",
+          Prefix: EXECUTION_BLOB_PREFIX,
+          ExpirationInDays: retentionDays,
+          Status: "Enabled",
+        },
+        { Id: "uploads", Prefix: UPLOAD_PREFIX, ExpirationInDays: UPLOAD_EXPIRY_DAYS, Status: "Enabled" },
+        {
+          Id: "incomplete-multipart-uploads",
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          Status: "Enabled",
+        },
+      ];
+      expect(rules(base)).toEqual(expected(30));
+      expect(rules(custom)).toEqual(expected(7));
+      // The same number of days the functions give DynamoDB's TTL.
+      for (const synth of [base, custom]) {
+        const env = (
+          resource(synth.json, synth.functionId("worker")).Properties!.Environment as {
+            Variables: Record<string, unknown>;
+          }
+        ).Variables;
+        expect(rules(synth)[0]).toMatchObject({ ExpirationInDays: Number(env.WEFT_RETENTION_DAYS) });
+      }
+      // As docs/deploy.md describes the bucket.
+      expect([EXECUTION_BLOB_PREFIX, UPLOAD_PREFIX, UPLOAD_EXPIRY_DAYS]).toEqual(["ex/", "up/", 1]);
+    });
+
+    it("is not versioned (keys are content addresses) and has no notifications or website", () => {
+      expect(bucket.Properties?.VersioningConfiguration).toBeUndefined();
+      expect(bucket.Properties?.NotificationConfiguration).toBeUndefined();
+      expect(bucket.Properties?.WebsiteConfiguration).toBeUndefined();
+    });
+
+    it("is retained like the table by default, and emptied on removal only when the table goes too", () => {
+      expect(bucket.DeletionPolicy).toBe("Retain");
+      expect(bucket.UpdateReplacePolicy).toBe("Retain");
+      base.template.resourceCountIs("Custom::S3AutoDeleteObjects", 0);
+
+      custom.template.hasResource("AWS::S3::Bucket", { DeletionPolicy: "Delete" });
+      custom.template.resourceCountIs("Custom::S3AutoDeleteObjects", 1);
+      custom.template.hasResourceProperties("Custom::S3AutoDeleteObjects", {
+        BucketName: { Ref: custom.logicalId(custom.stack.weft.payloadBucket) },
+      });
+
+      destroyProtected.template.hasResource("AWS::S3::Bucket", { DeletionPolicy: "Delete" });
+      destroyProtected.template.hasResourceProperties("AWS::DynamoDB::Table", {
+        DeletionProtectionEnabled: true,
+      });
+      destroyProtected.template.resourceCountIs("Custom::S3AutoDeleteObjects", 0);
+    });
+
+    it("is named to every function in WEFT_PAYLOAD_BUCKET", () => {
+      for (const kind of KINDS) {
+        const env = (
+          resource(base.json, base.functionId(kind)).Properties!.Environment as { Variables: object }
+        ).Variables;
+        expect(env, kind).toMatchObject({ WEFT_PAYLOAD_BUCKET: { Ref: bucketId } });
+      }
     });
   });
 
