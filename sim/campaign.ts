@@ -1,4 +1,9 @@
-/** A campaign: many seeds in a row, stopping (by default) at the first that violates an invariant. */
+/**
+ * A campaign: many seeds in a row, stopping (by default) at the first that violates an invariant —
+ * but not at one whose every violation is an open finding (open-findings.ts): those are counted as
+ * failing and listed apart.
+ */
+import { openFindingOf } from "./open-findings.js";
 import { formatResult } from "./report.js";
 import { type RunResult, runWorld } from "./world.js";
 
@@ -14,6 +19,8 @@ export interface CampaignOptions {
 export interface CampaignSummary {
   runs: number;
   failures: RunResult[];
+  /** Failing seeds whose every violation is an open finding, by finding. */
+  known: Map<string, number[]>;
   /** Seeds that passed but left warnings (e.g. nodes left RUNNING in a finished execution), by rule. */
   warnings: Map<string, number[]>;
   statuses: Record<string, number>;
@@ -25,6 +32,7 @@ export interface CampaignSummary {
 export async function runCampaign(options: CampaignOptions): Promise<CampaignSummary> {
   const started = Date.now();
   const failures: RunResult[] = [];
+  const known = new Map<string, number[]>();
   const warnings = new Map<string, number[]>();
   const statuses: Record<string, number> = {};
   let steps = 0;
@@ -42,16 +50,26 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
     options.onProgress?.(done, failures.length, Date.now() - started);
     if (result.violations.length > 0) {
       failures.push(result);
+      const findings = result.violations.map((v) => openFindingOf(v)?.id);
+      if (findings.every((id) => id !== undefined)) {
+        for (const id of new Set(findings)) known.set(id, [...(known.get(id) ?? []), seed]);
+        continue;
+      }
       if (options.stopAtFirstFailure !== false) break;
     }
   }
   const elapsedMs = Date.now() - started;
+  const knownSeeds = new Set([...known.values()].flat());
   const lines = [
-    `${done} seed(s) from ${options.start}: ${failures.length} failing, ${steps} steps, ${(elapsedMs / 1000).toFixed(1)} s`,
+    `${done} seed(s) from ${options.start}: ${failures.length} failing${knownSeeds.size > 0 ? ` (${knownSeeds.size} by open findings only)` : ""}, ${steps} steps, ${(elapsedMs / 1000).toFixed(1)} s`,
     `  executions ended: ${Object.entries(statuses)
       .map(([s, n]) => `${s} ${n}`)
       .join(", ")}`,
   ];
+  for (const [id, seeds] of known)
+    lines.push(
+      `  open finding ${id} in ${seeds.length} seed(s): ${seeds.slice(0, 20).join(", ")}${seeds.length > 20 ? ", …" : ""}`,
+    );
   for (const [rule, seeds] of warnings)
     lines.push(`  warning ${rule} in ${seeds.length} seed(s), e.g. ${seeds.slice(0, 5).join(", ")}`);
   if (failures.length > 1) {
@@ -64,11 +82,11 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
         `  violated ${rule} in ${seeds.length} seed(s): ${seeds.slice(0, 20).join(", ")}${seeds.length > 20 ? ", …" : ""}`,
       );
   }
-  const first = failures[0];
+  const first = failures.find((f) => !knownSeeds.has(f.seed)) ?? failures[0];
   if (first) {
     lines.push(`first failing seed ${first.seed}:`);
     lines.push(formatResult(first, { traceLines: 30 }));
     lines.push(`  replay: npm run sim -- --seed ${first.seed}`);
   }
-  return { runs: done, failures, warnings, statuses, steps, elapsedMs, text: lines.join("\n") };
+  return { runs: done, failures, known, warnings, statuses, steps, elapsedMs, text: lines.join("\n") };
 }

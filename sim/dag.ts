@@ -3,9 +3,15 @@
  * layered graphs and free-form mixes, with fan-ins of every kind (all, any, count:N) and node types
  * from the built-ins whose outputs are deterministic (pass, merge, noop, flaky fail, sleep, wait,
  * and rarely a fail that never passes).
+ *
+ * Values are mostly tiny; some inputs and `pass` values are large or odd (a second draw from the
+ * seed, so the graphs are those the seed gave before): strings of a few hundred bytes to a few KB
+ * with multi-byte and escaped characters, deep and long arrays, and — in inputs only — -0, ±1e400
+ * (±Infinity), the extreme doubles and keys such as "" and "__proto__", which exact JSON keeps.
  */
 import fc from "fast-check";
 import type { NodeDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
+import { encodeJson } from "../shared/domain/json.js";
 
 type Kind =
   | { type: "pass"; value?: unknown; withValue: boolean }
@@ -74,6 +80,90 @@ const shapeArb = fc.record({
 });
 
 type ShapeDraw = typeof shapeArb extends fc.Arbitrary<infer T> ? T : never;
+
+// ── large and odd values ────────────────────────────────────────────────────────────────────────
+
+/** Pieces of text whose UTF-8 and JSON forms differ from their length: bytes ≠ characters. */
+const piece = fc.constantFrom(
+  "a",
+  "weft ",
+  "é",
+  "€",
+  "😀",
+  '"',
+  "\\",
+  "\n",
+  "\u0000",
+  "\u2028",
+  "\ud800",
+  "/",
+);
+/** A string of tens to a few thousand bytes: a piece pattern repeated. */
+const longString = fc
+  .tuple(fc.array(piece, { minLength: 1, maxLength: 12 }), fc.integer({ min: 4, max: 120 }))
+  .map(([pieces, times]) => pieces.join("").repeat(times));
+/** Now and then more than 4 KB (the default inline limit): the blob path at the real threshold too. */
+const hugeString = fc.tuple(longString, fc.integer({ min: 4200, max: 6000 })).map(([text, bytes]) => {
+  let out = text.length > 0 ? text : "x";
+  while (Buffer.byteLength(out, "utf8") < bytes) out += out;
+  return out;
+});
+/** Deep: [[[…v…]]]. */
+const deepArray = fc.tuple(fc.integer({ min: 2, max: 60 }), small).map(([depth, inner]) => {
+  let value: unknown = inner;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+});
+/** Long and nested: arrays of arrays of small values. */
+const wideArray = fc.array(fc.array(small, { maxLength: 20 }), { minLength: 5, maxLength: 40 });
+/** Values JSON.stringify cannot keep, and exact JSON (shared/domain/json.ts) must. */
+const oddNumber = fc.constantFrom(
+  -0,
+  Number.POSITIVE_INFINITY, // 1e400
+  Number.NEGATIVE_INFINITY, // -1e400
+  5e-324,
+  1.7976931348623157e308,
+  2 ** 53 + 2,
+  0.1,
+  1e21,
+  -1e-7,
+);
+const oddKey = fc.constantFrom("", "__proto__", "constructor", 'a"b', "😀", "a", "b");
+
+/**
+ * Values a definition may carry. No odd numbers: the DynamoDB adapter keeps a definition as
+ * JSON.stringify writes it (-0 → 0, ±Infinity → null) and its content hash does the same, so only
+ * the in-memory store would keep them.
+ */
+const largeValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: longString },
+  { weight: 1, arbitrary: hugeString },
+  { weight: 2, arbitrary: deepArray },
+  { weight: 2, arbitrary: wideArray },
+);
+const oddValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    { weight: 3, arbitrary: oddNumber },
+    { weight: 2, arbitrary: largeValue },
+    { weight: 1, arbitrary: small },
+    { weight: 2, arbitrary: fc.array(tie("value"), { maxLength: 4 }) },
+    {
+      weight: 2,
+      // Object.fromEntries defines own properties: a "__proto__" key is a member, not the prototype.
+      arbitrary: fc
+        .array(fc.tuple(oddKey, tie("value")), { maxLength: 4 })
+        .map((entries) => Object.fromEntries(entries)),
+    },
+  ),
+})).value;
+
+const valuesArb = fc.record({
+  /** The execution input, replaced by an odd one in half the workflows. */
+  input: fc.option(oddValue, { freq: 2 }),
+  /** Each `pass` value, replaced by a large one half the time. */
+  values: fc.array(fc.option(largeValue, { freq: 2 }), { minLength: MAX_NODES, maxLength: MAX_NODES }),
+});
 
 /** Parents (indexes of earlier nodes) of each node, by shape. */
 function parentsOf(draw: ShapeDraw): number[][] {
@@ -167,29 +257,39 @@ export interface GeneratedWorkflow {
 /** One random valid workflow, the same for the same seed. */
 export function generateWorkflow(seed: number, name: string): GeneratedWorkflow {
   const [draw] = fc.sample(shapeArb, { seed, numRuns: 1 });
-  if (!draw) throw new Error("fast-check produced no sample");
+  // From a stream of its own, so that the shapes (and tiny values) of every seed stay as they were.
+  const [values] = fc.sample(valuesArb, { seed: (seed ^ 0x0dd5eed) | 0, numRuns: 1 });
+  if (!draw || !values) throw new Error("fast-check produced no sample");
   const parents = parentsOf(draw);
   const ids = parents.map((_, i) => `n${i}-${kindName(draw.kinds[i]!)}`);
   const nodes = parents.map((ps, i) => {
-    const node = nodeOf(ids[i]!, draw.kinds[i]!);
+    const k = draw.kinds[i]!;
+    const large = values.values[i];
+    const node = nodeOf(ids[i]!, k.type === "pass" && large !== null ? { ...k, value: large } : k);
     if (ps.length > 0) node.dependsOn = ps.map((p) => ids[p]!);
     const fanIn = fanInOf(ps.length, draw.fans[i]!);
     if (fanIn !== undefined) node.fanIn = fanIn;
     return node;
   });
-  // plain JSON (fast-check may build objects with a null prototype)
-  return JSON.parse(
+  // Plain JSON (fast-check may build objects with a null prototype); the input as exact JSON, so
+  // -0 and ±Infinity stay what they are.
+  const definition = JSON.parse(
     JSON.stringify({
-      definition: {
-        name,
-        defaults: {
-          retry: { maxAttempts: draw.defaultAttempts, backoff: { initialSeconds: 0.5, maxSeconds: 4 } },
-        },
-        nodes,
+      name,
+      defaults: {
+        retry: { maxAttempts: draw.defaultAttempts, backoff: { initialSeconds: 0.5, maxSeconds: 4 } },
       },
-      input: draw.input ?? null,
+      nodes,
     }),
-  ) as GeneratedWorkflow;
+  ) as WorkflowDefinition;
+  const input: unknown = JSON.parse(
+    encodeJson(values.input ?? draw.input ?? null, {
+      maxBytes: Number.POSITIVE_INFINITY,
+      maxDepth: Number.POSITIVE_INFINITY,
+      what: "a generated input",
+    }),
+  );
+  return { definition, input };
 }
 
 function kindName(k: Kind): string {

@@ -75,3 +75,13 @@ export const describeStoreCall: Describe = (method, args) => {
       return typeof a === "string" ? ` ${a}` : "";
   }
 };
+
+/** Blob calls for the trace: `ex1/1a2b3c4d` (the execution and the start of the content hash). */
+export const describeBlobCall: Describe = (method, args) => {
+  const [key, text] = args as [unknown, unknown];
+  if (typeof key !== "string") return "";
+  const short = key.replace(/^ex\/([^/]+)\/([0-9a-f]{8})[0-9a-f]*\.json$/, "$1/$2");
+  return method === "put" && typeof text === "string"
+    ? ` ${short} (${Buffer.byteLength(text, "utf8")} B)`
+    : ` ${short}`;
+};

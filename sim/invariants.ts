@@ -11,7 +11,18 @@
  *  - no write from a superseded attempt is accepted (fenced writes match the live token and attempt;
  *    no event of attempt k after attempt k+1 began; the completed attempt is the last one);
  *  - node status changes follow the state machine;
- *  - every completed node's output, and a SUCCEEDED execution's output, equal the reference evaluator's;
+ *  - every completed node's output, and a SUCCEEDED execution's output, equal the reference evaluator's
+ *    once resolved (payloads loaded from the blob store), and the execution's input resolves to
+ *    exactly what its client sent (-0, ±Infinity and "__proto__" keys included);
+ *  - every blob any accepted payload refers to (inputs and outputs, through `parts`) is in the blob
+ *    store with exactly its `bytes`, its text hashes to its `sha256`, and its key is that hash under
+ *    its execution's prefix (content addressing);
+ *  - payloads take the form the inline threshold gives them (Payloads.saveJson / compose): inline
+ *    text is at most `inlineBytes` bytes and a blob more; `parts` only as the output of a node that
+ *    composes its dependencies (merge), keeping at least one member that is not inline, no wider
+ *    than `maxPartsBytes` stored, its members exactly its dependencies' stored outputs — a
+ *    composition of inline members only is joined into one text and held to the threshold like any
+ *    value; and the stored form decodes to the payload it encodes;
  *  - an execution ends CANCELLED only when cancelled, FAILED only with a node that failed for good
  *    (attempts exhausted, non-retryable, dead-lettered), and a node that failed for good while its
  *    execution ran ends that execution FAILED (or CANCELLED by a racing request);
@@ -19,15 +30,25 @@
  *
  * Warnings (reported, not failures): nodes left QUEUED or RUNNING in a finished execution.
  */
+import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { WorkflowDefinition } from "../shared/domain/definition.js";
 import { requiredCompletions } from "../shared/domain/fan-in.js";
 import { compileGraph, type WorkflowGraph } from "../shared/domain/graph.js";
+import {
+  blobKey,
+  blobsOf,
+  decodeStoredPayload,
+  encodeStoredPayload,
+  type Payload,
+  storedBytes,
+} from "../shared/domain/payload.js";
 import type { ExecutionRecord, HistoryEvent, NodeRecord, NodeStatus } from "../shared/domain/records.js";
 import { canTransitionNode, isTerminalExecution, isTerminalNode } from "../shared/domain/states.js";
 import type { Engine } from "../shared/engine/engine.js";
 import { HISTORY } from "../shared/engine/lifecycle.js";
-import type { Store } from "../shared/ports.js";
+import { Payloads } from "../shared/engine/payloads.js";
+import type { BlobStore, Store } from "../shared/ports.js";
 import type { AuditStore, NodeWrite } from "./audit-store.js";
 import { referenceOutputs } from "./reference.js";
 
@@ -41,15 +62,23 @@ export interface Violation {
 export interface CheckResult {
   violations: Violation[];
   warnings: Violation[];
+  /** Stored forms of the completed nodes' outputs: how many inline, blobs, parts. */
+  counts?: Record<string, number>;
 }
 
 export interface CheckInput {
   /** The store the engine wrote to, read directly (no gates). */
   store: Store;
+  /** The blob store the engines wrote to, read directly (no gates, nothing planted). */
+  blobs: BlobStore;
+  /** The engines' payload settings (EngineOptions.payloads). */
+  payloads: { inlineBytes: number; maxPartsBytes: number };
   audit: AuditStore;
   /** An engine over `store`, for describeExecution. */
   engine: Engine;
   definitions: ReadonlyMap<string, WorkflowDefinition>;
+  /** The input the clients send to each workflow's executions, by workflow name. */
+  inputs: ReadonlyMap<string, unknown>;
   /** Executions a client asked to cancel (whether or not the request got through). */
   cancelRequested: ReadonlySet<string>;
   /** Executions whose cancel request was answered 202. */
@@ -72,6 +101,16 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
   const warnings: Violation[] = [];
   const graphs = new Map<string, WorkflowGraph>();
   for (const [name, definition] of input.definitions) graphs.set(name, compileGraph(definition));
+  const loader = new Payloads(input.blobs);
+  const counts = { outputsInline: 0, outputsBlob: 0, outputsParts: 0, inputsBlob: 0 };
+  /** The value a payload stands for, or why it cannot be had. */
+  const resolve = async (payload: Payload): Promise<{ value: unknown } | { error: string }> => {
+    try {
+      return { value: await loader.load(payload) };
+    } catch (error) {
+      return { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    }
+  };
 
   const executions = [];
   for (let next: string | undefined, first = true; first || next; first = false) {
@@ -169,6 +208,113 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     // ── nodes ─────────────────────────────────────────────────────────────────────────────────
     const records = new Map((await input.store.listNodes(id)).map((r) => [r.nodeId, r]));
     const idOf = (index: number) => graph.nodes[index]!.id;
+
+    // ── payloads: every one the store accepted, in the final records and in every write ───────
+    const inputs = new Set<string>([encodeStoredPayload(execution.input)]);
+    for (const w of executionWrites) inputs.add(encodeStoredPayload(w.after.input));
+    const outputs = new Map<string, Set<string>>();
+    for (const node of graph.nodes) {
+      const seen = new Set<string>();
+      const output = records.get(node.id)?.output;
+      if (output !== undefined) seen.add(encodeStoredPayload(output));
+      for (const w of writesByNode.get(`${id}/${node.id}`) ?? [])
+        if (w.after.output !== undefined) seen.add(encodeStoredPayload(w.after.output));
+      outputs.set(node.id, seen);
+    }
+    const checkedBlobs = new Set<string>();
+    const checkBlobs = async (payload: Payload, nodeId?: string) => {
+      for (const ref of blobsOf(payload)) {
+        if (checkedBlobs.has(ref.key)) continue;
+        checkedBlobs.add(ref.key);
+        const text = await input.blobs.get(ref.key);
+        const where = `blob ${ref.key} (${ref.bytes} bytes)`;
+        if (text === undefined) v("blob", `${where} is referred to but not in the blob store`, nodeId);
+        else {
+          const bytes = Buffer.byteLength(text, "utf8");
+          if (bytes !== ref.bytes) v("blob", `${where} holds ${bytes} bytes`, nodeId);
+          const sha256 = createHash("sha256").update(text, "utf8").digest("hex");
+          if (sha256 !== ref.sha256) v("blob", `${where} hashes to ${sha256}, not ${ref.sha256}`, nodeId);
+        }
+        if (ref.key !== blobKey(id, ref.sha256))
+          v("blob", `${where} is not at its content address ${blobKey(id, ref.sha256)}`, nodeId);
+      }
+    };
+    /** The form the inline threshold gives a value (Payloads.saveJson): inline up to it, a blob above. */
+    const checkForm = (payload: Payload, what: string, nodeId?: string) => {
+      const roundTrip = decodeStoredPayload(encodeStoredPayload(payload));
+      if (!isDeepStrictEqual(roundTrip, payload))
+        v(
+          "payload-form",
+          `${what}'s stored form decodes to ${json(roundTrip)}, not ${json(payload)}`,
+          nodeId,
+        );
+      if ("json" in payload) {
+        const bytes = Buffer.byteLength(payload.json, "utf8");
+        if (bytes > input.payloads.inlineBytes)
+          v(
+            "payload-form",
+            `${what} is kept inline at ${bytes} bytes, over ${input.payloads.inlineBytes}`,
+            nodeId,
+          );
+      } else if ("blob" in payload) {
+        if (payload.blob.bytes <= input.payloads.inlineBytes)
+          v(
+            "payload-form",
+            `${what} is a blob of ${payload.blob.bytes} bytes, within the inline ${input.payloads.inlineBytes}`,
+            nodeId,
+          );
+      }
+    };
+    for (const stored of inputs) {
+      const payload = decodeStoredPayload(stored);
+      await checkBlobs(payload);
+      checkForm(payload, "the input");
+      if ("parts" in payload) v("payload-form", "the input is kept as parts");
+      if ("blob" in payload) counts.inputsBlob++;
+    }
+    for (const node of graph.nodes) {
+      const composes = input.engine.tasks.get(node.type)?.outputsDeps === true;
+      for (const stored of outputs.get(node.id) ?? []) {
+        const payload = decodeStoredPayload(stored);
+        await checkBlobs(payload, node.id);
+        checkForm(payload, "the output", node.id);
+        if ("json" in payload) counts.outputsInline++;
+        else if ("blob" in payload) counts.outputsBlob++;
+        else {
+          counts.outputsParts++;
+          if (!composes) v("payload-form", `a ${node.type} node's output is kept as parts`, node.id);
+          const bytes = storedBytes(payload);
+          if (bytes > input.payloads.maxPartsBytes)
+            v(
+              "payload-form",
+              `its parts take ${bytes} bytes stored, over ${input.payloads.maxPartsBytes}`,
+              node.id,
+            );
+          if (payload.parts.every(([, part]) => "json" in part))
+            v("payload-form", "its parts are all inline, yet not joined into one text", node.id);
+          // Composed without copying: each member is a dependency's stored output, as it is stored.
+          for (const [key, part] of payload.parts) {
+            const dep = graph.byId.get(key);
+            const depOutput = records.get(key)?.output;
+            if (!dep || !node.parents.includes(dep.index))
+              v("payload-form", `its parts hold ${key}, not a dependency`, node.id);
+            else if (depOutput === undefined || !isDeepStrictEqual(part, depOutput))
+              v(
+                "payload-form",
+                `its member ${key} is ${json(part)}, not that dependency's stored output ${json(depOutput)}`,
+                node.id,
+              );
+          }
+        }
+      }
+    }
+
+    // ── the input, resolved, is what the client sent ───────────────────────────────────────────
+    const sent = input.inputs.get(execution.workflow) ?? null;
+    const storedInput = await resolve(execution.input);
+    if ("error" in storedInput) v("input", `the input cannot be resolved (${storedInput.error})`);
+    else if (!isDeepStrictEqual(storedInput.value, sent))
+      v("input", `the input resolves to ${json(storedInput.value)}, but the client sent ${json(sent)}`);
     const completionSeq = new Map<string, number>();
     const badSeq = new Map<string, number>();
     for (const node of graph.nodes) {
@@ -351,7 +497,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         if (!legit)
           nv(
             "failed-node-cause",
-            `FAILED on attempt ${record.attempt} of ${node.retry.maxAttempts} with ${error?.name}`,
+            `FAILED on attempt ${record.attempt} of ${node.retry.maxAttempts} with ${error?.name} (${error?.message})`,
           );
         const failure = writes.findLast((w) => w.after.status === "FAILED");
         if (failure?.executionStatus === "RUNNING") {
@@ -378,7 +524,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
 
     // ── outputs against the reference evaluator ───────────────────────────────────────────────
     const reference = referenceOutputs(definition, {
-      input: execution.input,
+      input: sent,
       okDepsOf: (nodeId) => {
         const node = graph.byId.get(nodeId)!;
         const record = records.get(nodeId);
@@ -394,8 +540,15 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     for (const record of records.values()) {
       if (record.status !== "COMPLETED") continue;
       const expected = reference.get(record.nodeId);
-      if (!isDeepStrictEqual(record.output ?? null, expected))
-        v("output", `output ${json(record.output)} but the reference says ${json(expected)}`, record.nodeId);
+      if (record.output === undefined) {
+        v("output", "COMPLETED without an output", record.nodeId);
+        continue;
+      }
+      const output = await resolve(record.output);
+      if ("error" in output)
+        v("output", `the output ${json(record.output)} cannot be resolved (${output.error})`, record.nodeId);
+      else if (!isDeepStrictEqual(output.value, expected))
+        v("output", `output ${json(output.value)} but the reference says ${json(expected)}`, record.nodeId);
     }
 
     switch (execution.status) {
@@ -406,10 +559,16 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
               "succeeded-sinks",
               `SUCCEEDED with sink ${idOf(sink)} ${records.get(idOf(sink))?.status ?? "never run"}`,
             );
-        const view = await input.engine.describeExecution(id);
         const expected = Object.fromEntries(graph.sinks.map((s) => [idOf(s), reference.get(idOf(s))]));
-        if (!isDeepStrictEqual(view.output, expected))
-          v("execution-output", `output ${json(view.output)} but the reference says ${json(expected)}`);
+        const view = await input.engine.describeExecution(id).catch((error: unknown) => error as Error);
+        if (view instanceof Error)
+          v("execution-output", `describing it failed (${view.name}: ${view.message})`);
+        else {
+          if (!isDeepStrictEqual(view.output, expected))
+            v("execution-output", `output ${json(view.output)} but the reference says ${json(expected)}`);
+          if (!isDeepStrictEqual(view.input, sent))
+            v("input", `described with the input ${json(view.input)}, but the client sent ${json(sent)}`);
+        }
         break;
       }
       case "FAILED":
@@ -427,7 +586,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     if (failedForGood && execution.status === "RUNNING")
       v("fail-fast", "a node failed for good, yet it still runs");
   }
-  return { violations, warnings };
+  return { violations, warnings, counts };
 }
 
 function errorName(event: HistoryEvent): string | undefined {

@@ -2,7 +2,8 @@
  * Planted bugs: store decorators that break one guarantee on purpose, so tests can prove the
  * invariant checker notices. Never used by a campaign.
  */
-import type { Store } from "../shared/ports.js";
+import type { EngineOptions } from "../shared/engine/engine.js";
+import type { BlobStore, Store } from "../shared/ports.js";
 
 function overrideTransition(store: Store, transitionNode: Store["transitionNode"]): Store {
   return new Proxy(store, {
@@ -51,4 +52,25 @@ export function claimWithTooFewDeps(store: Store): Store {
       );
     return store.transitionNode(executionId, nodeId, condition, patch, event);
   });
+}
+
+/** Blob store broken: the first value written is acknowledged but never kept (a lost S3 PUT). */
+export function dropFirstBlobPut(blobs: BlobStore): BlobStore {
+  let dropped = false;
+  return new Proxy(blobs, {
+    get(target, property, receiver) {
+      if (property === "put")
+        return async (key: string, text: string) => {
+          if (dropped) return target.put(key, text);
+          dropped = true;
+        };
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Payloads broken: the engines keep values up to 4 KB inline, whatever the world's threshold. */
+export function inlineUpTo4K(options: EngineOptions): EngineOptions {
+  return { ...options, payloads: { ...options.payloads, inlineBytes: 4096 } };
 }

@@ -49,9 +49,21 @@ export interface Profile {
   redrive: number;
   /** Chance that an eventually consistent read returns an item's version before its latest write. */
   staleReads: number;
+  /**
+   * The engine's payload sizes (EngineOptions.payloads), drawn small so that the simulation's small
+   * values exercise every stored form: inline text, blobs, and merges of references (`parts`),
+   * some of them too wide to keep on the item and written whole.
+   */
+  payloads: { inlineBytes: number; maxPartsBytes: number };
 }
 
-export function drawProfile(rng: Rng, fanInRng: Rng, operatorRng: Rng, replicaRng: Rng): Profile {
+export function drawProfile(
+  rng: Rng,
+  fanInRng: Rng,
+  operatorRng: Rng,
+  replicaRng: Rng,
+  payloadRng: Rng,
+): Profile {
   const fanIn = {
     readMaxParents: fanInRng.pick([0, 1, 2, 4, 4]),
     shardSize: fanInRng.pick([1, 2, 3, 100]),
@@ -66,10 +78,16 @@ export function drawProfile(rng: Rng, fanInRng: Rng, operatorRng: Rng, replicaRn
     batchSize,
     redrive: operatorRng.pick([0, 0.5, 1]),
     staleReads: replicaRng.pick([0, 0.2, 0.6]),
+    payloads: {
+      // 1 byte: nearly every value a blob; 4096: the default, where only the large values are.
+      inlineBytes: payloadRng.pick([1, 16, 64, 4096]),
+      // 512 bytes holds about three blob references: wider merges are written whole.
+      maxPartsBytes: payloadRng.pick([512, 64 * 1024, 64 * 1024]),
+    },
   };
 }
 
-type DrawnFaults = Omit<Profile, "fanIn" | "batchSize" | "redrive" | "staleReads">;
+type DrawnFaults = Omit<Profile, "fanIn" | "batchSize" | "redrive" | "staleReads" | "payloads">;
 
 function drawFaults(rng: Rng): DrawnFaults {
   const level = rng.pick([0, 1, 1, 2, 2, 3]); // 0 = calm

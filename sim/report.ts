@@ -1,11 +1,12 @@
 /** Human-readable summaries of runs. */
+import { openFindingOf } from "./open-findings.js";
 import type { RunResult } from "./world.js";
 
 export function formatResult(result: RunResult, options: { traceLines?: number } = {}): string {
   const p = result.profile;
   const lines = [
     `seed ${result.seed}: ${result.violations.length === 0 ? "OK" : `${result.violations.length} VIOLATION(S)`} — ended ${result.end} after ${result.steps} steps, ${(result.virtualMs / 1000).toFixed(1)} s virtual, trace ${result.traceHash}`,
-    `  profile: ${p.executions} execution(s) of ${p.workflows} workflow(s), ${p.engines} engine(s), ≤${p.workers} workers, lease ${p.leaseSeconds} s, visibility ${p.visibilitySeconds} s, grace ${p.sweep.graceMs} ms; crash ${p.crash}, stall ${p.stall}, port errors ${p.portErrorBefore}/${p.portErrorAfter}, dup send/receive ${p.duplicateSend}/${p.duplicateReceive}, delay ${p.extraDelay}, cancel ${p.cancel}, two-step ${p.twoStep}; fan-in read ≤${p.fanIn.readMaxParents}, shards of ${p.fanIn.shardSize}, batches of ${p.batchSize}, stale reads ${p.staleReads}`,
+    `  profile: ${p.executions} execution(s) of ${p.workflows} workflow(s), ${p.engines} engine(s), ≤${p.workers} workers, lease ${p.leaseSeconds} s, visibility ${p.visibilitySeconds} s, grace ${p.sweep.graceMs} ms; crash ${p.crash}, stall ${p.stall}, port errors ${p.portErrorBefore}/${p.portErrorAfter}, dup send/receive ${p.duplicateSend}/${p.duplicateReceive}, delay ${p.extraDelay}, cancel ${p.cancel}, two-step ${p.twoStep}; fan-in read ≤${p.fanIn.readMaxParents}, shards of ${p.fanIn.shardSize}, batches of ${p.batchSize}, stale reads ${p.staleReads}; inline ≤${p.payloads.inlineBytes} B, parts ≤${p.payloads.maxPartsBytes} B`,
     ...result.workflows.map(
       (w) =>
         `  ${w.name}: ${w.nodes
@@ -21,10 +22,12 @@ export function formatResult(result: RunResult, options: { traceLines?: number }
       .map(([k, v]) => `${k} ${v}`)
       .join(", ")}`,
   ];
-  for (const v of result.violations)
+  for (const v of result.violations) {
+    const finding = openFindingOf(v);
     lines.push(
-      `  VIOLATION [${v.rule}] ${v.executionId ?? ""}${v.nodeId ? `/${v.nodeId}` : ""}: ${v.message}`,
+      `  VIOLATION [${v.rule}]${finding ? ` (open finding ${finding.id})` : ""} ${v.executionId ?? ""}${v.nodeId ? `/${v.nodeId}` : ""}: ${v.message}`,
     );
+  }
   for (const w of result.warnings)
     lines.push(`  warning [${w.rule}] ${w.executionId ?? ""}${w.nodeId ? `/${w.nodeId}` : ""}: ${w.message}`);
   const tail = options.traceLines ?? 0;

@@ -1,21 +1,23 @@
 /**
  * One simulated world, built from a seed: random workflows, a few executions created (and maybe
  * triggered, cancelled) by clients that retry, worker invocations for every delivered message,
- * periodic and random sweeps, a dead-letter consumer — all on one MemoryStore and one SimQueue,
+ * periodic and random sweeps, a dead-letter consumer — all on one MemoryStore, one MemoryBlobStore
+ * (large values, at an inline threshold drawn per world) and one SimQueue,
  * driven by the deterministic scheduler with seeded faults. After the world runs out of work the
  * invariants are checked. `runWorld(seed)` is a pure function of the seed.
  */
+import { MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
 import { MemoryStore } from "../shared/adapters/memory/store.js";
 import type { WorkflowDefinition } from "../shared/domain/definition.js";
-import { Engine } from "../shared/engine/engine.js";
+import { Engine, type EngineOptions } from "../shared/engine/engine.js";
 import { WeftError } from "../shared/engine/errors.js";
-import type { Store, TaskMessage, TaskQueue } from "../shared/ports.js";
+import type { BlobStore, Store, TaskMessage, TaskQueue } from "../shared/ports.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
 import { AuditStore } from "./audit-store.js";
 import { FakeClock } from "./clock.js";
 import { generateWorkflow } from "./dag.js";
-import { describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
+import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
 import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
 import { Rng } from "./prng.js";
@@ -33,6 +35,10 @@ export interface WorldOptions {
   seed: number;
   /** Wraps the store beneath the audit layer: how the checker's tests plant a bug. */
   plant?: (store: Store) => Store;
+  /** Wraps the blob store beneath the gates (the checker reads the store itself): a planted bug. */
+  plantBlobs?: (blobs: BlobStore) => BlobStore;
+  /** Changes the world's engines' options (not the checker's view of them): a planted bug. */
+  plantEngine?: (options: EngineOptions) => EngineOptions;
   /** Adjusts the drawn profile (e.g. more zombies for a test). */
   adjust?: (profile: Profile) => Profile;
   /** Keep every trace line (for printing), not only the last ones. */
@@ -95,6 +101,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     root.fork("fan-in"),
     root.fork("operator"),
     root.fork("replica"),
+    root.fork("payloads"),
   );
   const profile = options.adjust ? options.adjust(drawn) : drawn;
   const trace = new Trace(300, options.keepTrace ?? false);
@@ -171,14 +178,30 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const events = gatePort(new MemoryEventPublisher(), "events", scheduler, portFaults);
   const replica = withStaleReads(audit, root.fork("stale-reads"), profile.staleReads);
   const store = gatePort<Store>(replica, "store", scheduler, portFaults, describeStoreCall);
+  // One blob store for every engine (S3), its calls yield points with faults like any port's. Each
+  // engine keeps its own cache of blob texts, as a Lambda container does.
+  const blobStore = new MemoryBlobStore({ now: () => clock.now() });
+  const blobs = gatePort<BlobStore>(
+    options.plantBlobs ? options.plantBlobs(blobStore) : blobStore,
+    "blobs",
+    scheduler,
+    portFaults,
+    describeBlobCall,
+  );
+  const engineOptions: EngineOptions = {
+    leaseSeconds: profile.leaseSeconds,
+    sweep: profile.sweep,
+    fanIn: profile.fanIn,
+    payloads: profile.payloads,
+  };
   const engines = Array.from(
     { length: profile.engines },
     () =>
-      new Engine({ store, queue: taskQueue, events, clock, ids }, createTaskRegistry(), {
-        leaseSeconds: profile.leaseSeconds,
-        sweep: profile.sweep,
-        fanIn: profile.fanIn,
-      }),
+      new Engine(
+        { store, blobs, queue: taskQueue, events, clock, ids },
+        createTaskRegistry(),
+        options.plantEngine ? options.plantEngine(engineOptions) : engineOptions,
+      ),
   );
   const anyEngine = () => world.pick(engines);
   const continuation = world.chance(0.5);
@@ -401,14 +424,25 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
 
   // ── the check ────────────────────────────────────────────────────────────────────────────────
   const reader = new Engine(
-    { store: memory, queue: { send: async () => {} }, events: new MemoryEventPublisher(), clock, ids },
+    {
+      store: memory,
+      blobs: blobStore,
+      queue: { send: async () => {} },
+      events: new MemoryEventPublisher(),
+      clock,
+      ids,
+    },
     createTaskRegistry(),
+    { payloads: profile.payloads },
   );
   const checked = await checkInvariants({
     store: memory,
+    blobs: blobStore,
+    payloads: profile.payloads,
     audit,
     engine: reader,
     definitions: new Map(generated.map((g) => [g.definition.name, g.definition])),
+    inputs: new Map(generated.map((g) => [g.definition.name, g.input])),
     cancelRequested,
     cancelAccepted,
   });
@@ -449,6 +483,8 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       deliveries: queue.stats.received,
       deadLettered: queue.stats.deadLettered,
       writes: audit.nodeWrites.length + audit.executionWrites.length,
+      blobs: blobStore.count,
+      ...checked.counts,
     },
   };
 }

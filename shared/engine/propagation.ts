@@ -391,10 +391,10 @@ export class Propagation {
     try {
       output = await this.inlineOutput(execution, node, task, attempt, deps, now);
     } catch (cause) {
-      const error: ErrorInfo =
-        cause instanceof PayloadError
-          ? { name: cause.code, message: cause.message, retryable: false }
-          : { name: "InlineTaskError", message: String((cause as Error)?.message ?? cause) };
+      const error = inlineFailure(cause);
+      // A fault of the blob store is no failure of the node: it stays as it was, and the message
+      // being handled (redelivered) or the sweeper decides it again (simulation finding I).
+      if (error === undefined) throw cause;
       const failed = await this.ctx.store.failNode(
         execution.executionId,
         node.id,
@@ -431,10 +431,12 @@ export class Propagation {
     const what = `the output of node "${node.id}"`;
     if (task.outputsDeps) return this.ctx.payloads.compose(execution.executionId, deps, what);
     const controller = new AbortController();
-    const output = await task.run({
-      input: await this.ctx.payloads.load(execution.input),
-      params: task.params.parse(node.params),
-      deps: await loadValues(this.ctx, deps),
+    const input = await this.ctx.payloads.load(execution.input);
+    const values = await loadValues(this.ctx, deps);
+    const output = await runInlineTask(task, {
+      input,
+      params: node.params,
+      deps: values,
       context: {
         executionId: execution.executionId,
         nodeId: node.id,
@@ -452,6 +454,32 @@ export class Propagation {
   private isInline(node: GraphNode): boolean {
     return this.ctx.tasks.get(node.type)?.inline === true;
   }
+}
+
+/** An error an inline task's own `run` threw (or its params' parse): the node's failure. */
+class InlineTaskFailure extends Error {
+  constructor(readonly failure: unknown) {
+    super("inline task failed");
+  }
+}
+
+async function runInlineTask(
+  task: TaskType,
+  args: Omit<Parameters<TaskType["run"]>[0], "params"> & { params: unknown },
+): Promise<unknown> {
+  try {
+    return await task.run({ ...args, params: task.params.parse(args.params) });
+  } catch (failure) {
+    throw new InlineTaskFailure(failure);
+  }
+}
+
+/** The node's failure an inline attempt ended with, or undefined for a fault of the blob store (retried). */
+function inlineFailure(cause: unknown): ErrorInfo | undefined {
+  if (cause instanceof PayloadError) return { name: cause.code, message: cause.message, retryable: false };
+  if (!(cause instanceof InlineTaskFailure)) return undefined;
+  const failure = cause.failure;
+  return { name: "InlineTaskError", message: String((failure as Error)?.message ?? failure) };
 }
 
 /**

@@ -85,4 +85,14 @@ describe("simulation regressions", () => {
       expect(rules, report).toEqual([]);
     });
   }
+
+  // Finding I — found once values went to the blob store. An inline
+  // `merge` composes its output; its blob write fails transiently (seed 187: a PUT of 23 bytes at a
+  // 16-byte threshold, failed with no effect) and Propagation.runInline fails the node for good
+  // (InlineTaskError, attempt 1 of 5), which failed the execution. Fixed: only the task's own error
+  // or a PayloadError fails an inline node; a blob store fault leaves it to be decided again.
+  it("seed 187: a transient blob store error does not fail an inline node for good [finding I]", async () => {
+    const { rules, report } = await violationsOf(187, true);
+    expect(rules, report).toEqual([]);
+  });
 });
