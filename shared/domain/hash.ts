@@ -4,11 +4,14 @@
  */
 import { createHash } from "node:crypto";
 import type { WorkflowDefinition } from "./definition.js";
+import { numberText } from "./json.js";
 
 /**
- * JSON with object keys sorted (recursively); arrays keep their order. Otherwise it follows
- * JSON.stringify: `undefined`, functions and symbols are dropped from objects and become null in
- * arrays, non-finite numbers become null, `toJSON` is honoured. A top-level `undefined` gives "null".
+ * JSON with object keys sorted (recursively); arrays keep their order. Numbers are exact (json.ts:
+ * -0 and ±Infinity keep their own text, so definitions that differ there are different content).
+ * Otherwise it follows JSON.stringify: `undefined`, functions and symbols are dropped from objects
+ * and become null in arrays, `toJSON` is honoured. A top-level `undefined` gives "null". Recursive:
+ * request bodies are measured for nesting before they get here.
  */
 export function canonicalJson(value: unknown): string {
   return write(value, new Set()) ?? "null";
@@ -28,6 +31,7 @@ function write(input: unknown, seen: Set<object>): string | undefined {
   ) {
     value = (value as { toJSON: () => unknown }).toJSON();
   }
+  if (typeof value === "number") return numberText(value);
   if (value === null || typeof value !== "object") {
     // bigint throws here, as it does in JSON.stringify.
     return JSON.stringify(value) as string | undefined;

@@ -143,7 +143,8 @@ function toJsonValue(value: unknown, key: string): unknown {
   return value;
 }
 
-function numberText(value: number): string {
+/** A number's exact JSON text (-0 and ±Infinity included, see the module comment). */
+export function numberText(value: number): string {
   if (Number.isNaN(value)) return "null";
   if (value === Number.POSITIVE_INFINITY) return "1e400";
   if (value === Number.NEGATIVE_INFINITY) return "-1e400";

@@ -25,10 +25,12 @@ describe("canonicalJson", () => {
     expect(canonicalJson(undefined)).toBe("null");
   });
 
-  it("matches JSON.stringify for primitives and strings needing escapes", () => {
-    for (const value of ['a"b\n', 1.5, -0, true, null, "é"])
+  it("matches JSON.stringify for primitives and strings needing escapes, but keeps -0 and 1e400 exact", () => {
+    for (const value of ['a"b\n', 1.5, true, null, "é"])
       expect(canonicalJson(value)).toBe(JSON.stringify(value));
     expect(canonicalJson(Number.NaN)).toBe("null");
+    // Params holding -0 or 1e400 are other content than 0 or null: another version.
+    expect(canonicalJson({ a: -0, b: Number.POSITIVE_INFINITY })).toBe('{"a":-0,"b":1e400}');
   });
 
   it("refuses circular structures", () => {

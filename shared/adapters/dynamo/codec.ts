@@ -4,6 +4,7 @@
  * and the history list never leak into records; Number Sets become sorted arrays. Payloads (inputs,
  * outputs) are strings in their stored form (domain/payload.ts), never DynamoDB maps or numbers.
  */
+import { encodeJson } from "../../domain/json.js";
 import { decodeStoredPayload, encodeStoredPayload, NULL_PAYLOAD } from "../../domain/payload.js";
 import type {
   DeadLetterRecord,
@@ -76,6 +77,12 @@ export function toNumberSet(values: readonly number[]): Set<number> | undefined 
   return values.length === 0 ? undefined : new Set(values);
 }
 
+const DEFINITION_LIMITS = {
+  maxBytes: Number.POSITIVE_INFINITY,
+  maxDepth: Number.POSITIVE_INFINITY,
+  what: "a workflow definition",
+};
+
 function setIfPresent(target: Record<string, unknown>, item: Item, name: string): void {
   if (item[name] !== undefined) target[name] = item[name];
 }
@@ -88,7 +95,8 @@ export function workflowVersionToItem(record: WorkflowVersionRecord): Item {
     name: record.name,
     version: record.version,
     definitionHash: record.definitionHash,
-    definition: JSON.stringify(record.definition),
+    // Exact JSON (params may hold -0 or 1e400); definitions are bounded, and checked for nesting.
+    definition: encodeJson(record.definition, DEFINITION_LIMITS),
     createdAt: record.createdAt,
   };
 }
