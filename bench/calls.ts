@@ -1,7 +1,8 @@
 /**
  * Counting AWS API calls: an AWS SDK v3 middleware on each client's middlewareStack records every
  * command by name, asks DynamoDB for ReturnConsumedCapacity: "TOTAL" on every command that supports
- * it (summing what comes back), and models DynamoDB capacity from item sizes (capacity.ts).
+ * it (summing what comes back), and models DynamoDB capacity from item sizes (capacity.ts). S3
+ * requests are counted by price class (PUT-class and GET-class), with the bytes they store.
  */
 import { type AvItem, indexWriteUnits, itemSize, readUnits, toAv, writeUnits } from "./capacity.js";
 
@@ -25,9 +26,12 @@ export class CallLog {
   };
   sqs = { billedRequests: 0, emptyReceives: 0, deadLetterReceives: 0 };
   events = { billedEvents: 0 };
+  s3 = emptyS3();
   worker = { invocations: 0, records: 0, durationsMs: [] as number[] };
   /** Last known full item per key, to size reads and the "before" of writes. */
   readonly knownItems = new Map<string, AvItem>();
+  /** Bytes under each S3 key written since the last reset (a key written again replaces its object). */
+  readonly s3Objects = new Map<string, number>();
 
   op(name: string, items = 1, failed = false): void {
     const stats = this.ops[name] ?? { calls: 0, items: 0, failed: 0 };
@@ -43,18 +47,48 @@ export class CallLog {
     this.ddb = { writeUnits: 0, indexWriteUnits: 0, readUnits: 0, reportedUnits: 0, reportedResponses: 0 };
     this.sqs = { billedRequests: 0, emptyReceives: 0, deadLetterReceives: 0 };
     this.events = { billedEvents: 0 };
+    this.s3 = emptyS3();
+    this.s3Objects.clear();
     this.worker = { invocations: 0, records: 0, durationsMs: [] };
   }
 
-  snapshot(): Pick<CallLog, "ops" | "ddb" | "sqs" | "events" | "worker"> {
+  /** One S3 request: `put` for the PUT/COPY/POST/LIST price class, else the GET class (GET, HEAD). */
+  s3Request(op: string, priceClass: "put" | "get", key?: string, bytes?: number, failed = false): void {
+    this.op(`S3.${op}`, 1, failed);
+    if (priceClass === "put") this.s3.putRequests += 1;
+    else this.s3.getRequests += 1;
+    if (op === "PutObject" && !failed && key !== undefined && bytes !== undefined) {
+      this.s3.putBytes += bytes;
+      this.s3.storedBytes += bytes - (this.s3Objects.get(key) ?? 0);
+      this.s3Objects.set(key, bytes);
+      this.s3.objects = this.s3Objects.size;
+    }
+  }
+
+  snapshot(): Pick<CallLog, "ops" | "ddb" | "sqs" | "events" | "s3" | "worker"> {
     return structuredClone({
       ops: this.ops,
       ddb: this.ddb,
       sqs: this.sqs,
       events: this.events,
+      s3: this.s3,
       worker: this.worker,
     });
   }
+}
+
+function emptyS3() {
+  return {
+    /** PUT/COPY/POST/LIST-class requests (billed at the PUT price). */
+    putRequests: 0,
+    /** GET/HEAD (and every other) requests. */
+    getRequests: 0,
+    /** Bytes sent by PutObject (a repeated PUT counted each time). */
+    putBytes: 0,
+    /** Distinct objects written and their bytes: what the bucket keeps until the retention expires them. */
+    objects: 0,
+    storedBytes: 0,
+  };
 }
 
 type Args = { input: object };
@@ -319,5 +353,44 @@ export function instrumentEventBridge(client: { middlewareStack: unknown }, log:
         log.events.billedEvents += chunks(Buffer.byteLength(JSON.stringify(entry)));
     }
     return result;
+  });
+}
+
+// ── S3 ────────────────────────────────────────────────────────────────────────────────────────────
+
+/** S3 operations billed at the PUT price (S3 Standard: PUT, COPY, POST, LIST). */
+const S3_PUT_CLASS = new Set([
+  "PutObject",
+  "CopyObject",
+  "PostObject",
+  "ListObjects",
+  "ListObjectsV2",
+  "ListObjectVersions",
+  "CreateMultipartUpload",
+  "UploadPart",
+  "CompleteMultipartUpload",
+]);
+
+const bodyBytes = (body: unknown): number | undefined => {
+  if (typeof body === "string") return Buffer.byteLength(body, "utf8");
+  if (body instanceof Uint8Array) return body.byteLength;
+  return undefined;
+};
+
+export function instrumentS3(client: { middlewareStack: unknown }, log: CallLog): void {
+  addMiddleware(client, (next, context) => async (args) => {
+    const op = opName(context);
+    const input = args.input as Loose;
+    const priceClass = S3_PUT_CLASS.has(op) ? "put" : "get";
+    const key = typeof input.Key === "string" ? input.Key : undefined;
+    try {
+      const result = await next(args);
+      log.s3Request(op, priceClass, key, bodyBytes(input.Body));
+      return result;
+    } catch (error) {
+      // A refused or missing-object request is billed too.
+      log.s3Request(op, priceClass, key, undefined, true);
+      throw error;
+    }
   });
 }

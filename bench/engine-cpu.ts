@@ -2,6 +2,7 @@
  * The engine's own CPU per node, with no HTTP, poller or SDK: the engine on in-memory ports, the
  * executions created directly and their task messages handled in a tight loop off a MemoryQueue.
  */
+import { MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
 import { MemoryQueue } from "../shared/adapters/memory/queue.js";
 import { MemoryStore } from "../shared/adapters/memory/store.js";
@@ -10,7 +11,7 @@ import { silentLogger } from "../shared/engine/context.js";
 import { Engine } from "../shared/engine/engine.js";
 import type { TaskMessage } from "../shared/ports.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
-import type { Workload } from "./workloads.js";
+import { BENCH_TASKS, type Workload } from "./workloads.js";
 
 export interface EngineCpuResult {
   workload: string;
@@ -21,13 +22,26 @@ export interface EngineCpuResult {
   wallMs: number;
 }
 
-export async function measureEngineCpu(workload: Workload): Promise<EngineCpuResult> {
+export async function measureEngineCpu(
+  workload: Workload,
+  options: { inlineBytes?: number } = {},
+): Promise<EngineCpuResult> {
   const queue = new MemoryQueue({ clock: systemClock });
   const store = new MemoryStore();
   const engine = new Engine(
-    { store, queue, events: new MemoryEventPublisher(), clock: systemClock, ids: randomIds },
-    createTaskRegistry(),
-    { logger: silentLogger },
+    {
+      store,
+      blobs: new MemoryBlobStore(),
+      queue,
+      events: new MemoryEventPublisher(),
+      clock: systemClock,
+      ids: randomIds,
+    },
+    createTaskRegistry(BENCH_TASKS),
+    {
+      logger: silentLogger,
+      ...(options.inlineBytes === undefined ? {} : { payloads: { inlineBytes: options.inlineBytes } }),
+    },
   );
   await engine.registerWorkflow(workload.definition);
   const cpu0 = process.cpuUsage();

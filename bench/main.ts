@@ -1,17 +1,31 @@
 /**
- * `npm run bench` — the weft benchmark. Flags: --workload NAME (chain, fanout, random-dag, many-small),
- * --backend memory|memory-6ms|moto, --quick (small sizes), --no-write (print only).
- * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md.
+ * `npm run bench` — the weft benchmark. Flags: --workload NAME (chain, fanout, random-dag, many-small,
+ * large-payloads), --backend memory|memory-6ms|moto, --quick (small sizes), --no-write (print only),
+ * --inline-bytes N (the engine's inline threshold for the workloads; default PAYLOAD_LIMITS.inlineBytes),
+ * --sweep (only the inline-threshold sweep, sweep.ts), --no-sweep, --sizes 1,2,4 (the sweep's output
+ * sizes in KiB). Without --workload the full run ends with the sweep.
+ * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md (--sweep: sweep-latest.json and .md;
+ * --inline-bytes N other than the default: inline-N-latest.json and .md).
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 import { startMoto } from "../tools/emulators/moto.js";
 import { FORMULAS, PRICES } from "./cost.js";
 import { type EngineCpuResult, measureEngineCpu } from "./engine-cpu.js";
-import { type BenchReport, modeledCosts, type ResultRow, renderMarkdown, targets, toRow } from "./report.js";
+import {
+  type BenchReport,
+  measuredBackend,
+  modeledCosts,
+  type ResultRow,
+  renderMarkdown,
+  targets,
+  toRow,
+} from "./report.js";
 import { type BackendName, runWorkload } from "./run.js";
+import { SWEEP_SIZES_KIB, sweepResult, sweepRuns } from "./sweep.js";
 import { WORKLOAD_NAMES, workloads } from "./workloads.js";
 
 const BACKENDS: readonly BackendName[] = ["memory", "memory-6ms", "moto"];
@@ -22,6 +36,14 @@ export interface BenchOptions {
   backends: readonly BackendName[];
   concurrency?: number;
   batchSize?: number;
+  /** The engine's inline threshold for the workloads (EngineOptions.payloads.inlineBytes). */
+  inlineBytes?: number;
+  /** Also run the inline-threshold sweep (sweep.ts) on the same backends. */
+  sweep?: boolean;
+  /** Run only the sweep: no workloads, no engine CPU. */
+  sweepOnly?: boolean;
+  /** The sweep's output sizes, KiB (default SWEEP_SIZES_KIB). */
+  sweepSizesKib?: readonly number[];
   log?: (line: string) => void;
 }
 
@@ -29,34 +51,48 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const log = options.log ?? (() => {});
   const concurrency = options.concurrency ?? 8;
   const batchSize = options.batchSize ?? 10;
-  const selected = workloads(options.quick).filter(
-    (w) => options.workloads === undefined || options.workloads.includes(w.name),
-  );
+  const inlineBytes = options.inlineBytes ?? PAYLOAD_LIMITS.inlineBytes;
+  const selected = options.sweepOnly
+    ? []
+    : workloads(options.quick).filter(
+        (w) => options.workloads === undefined || options.workloads.includes(w.name),
+      );
+  const sweep =
+    options.sweep || options.sweepOnly
+      ? sweepRuns(options.quick, options.sweepSizesKib ?? SWEEP_SIZES_KIB)
+      : [];
   const results: ResultRow[] = [];
+  const sweepRows: ResultRow[] = [];
   const engineCpu: EngineCpuResult[] = [];
   for (const workload of selected) {
     log(`engine-only CPU: ${workload.name}`);
-    await measureEngineCpu(workload); // warm-up (JIT, graph caches)
-    engineCpu.push(await measureEngineCpu(workload));
+    await measureEngineCpu(workload, { inlineBytes }); // warm-up (JIT, graph caches)
+    engineCpu.push(await measureEngineCpu(workload, { inlineBytes }));
   }
   for (const backend of options.backends) {
     const moto = backend === "moto" ? await startMoto() : undefined;
     try {
-      for (const workload of selected) {
-        log(`${backend}: ${workload.name} (${workload.description})`);
+      const runs = [
+        ...selected.map((workload) => ({ workload, inlineBytes, into: results })),
+        ...sweep.map((s) => ({ workload: s.workload, inlineBytes: s.inlineBytes, into: sweepRows })),
+      ];
+      for (const { workload, inlineBytes, into } of runs) {
+        log(`${backend}: ${workload.name} (${workload.description}; inline ≤ ${inlineBytes} bytes)`);
         const run = await runWorkload(workload, {
           backend,
           concurrency,
           batchSize,
+          inlineBytes,
           ...(moto ? { endpoint: moto.endpoint } : {}),
         });
-        results.push(toRow(run));
+        into.push(toRow(run));
         log(`  ${run.completedNodes} nodes in ${(run.e2eMs / 1000).toFixed(2)} s`);
       }
     } finally {
       await moto?.stop();
     }
   }
+  const sweepOn = measuredBackend(sweepRows);
   const cpu = os.cpus()[0];
   return {
     date: new Date().toISOString(),
@@ -68,6 +104,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     settings: {
       concurrency,
       batchSize,
+      inlineBytes,
       sweeper: "sweeper off (a per-minute backstop, not per-node work)",
       capacityModel:
         "DynamoDB write/read units are MODELED from item sizes by DynamoDB's rules (bench/capacity.ts): moto answers ReturnConsumedCapacity with fixed placeholders (1 per PutItem, 0.5 per UpdateItem whatever the size, nothing for transactions), so its reported sum is kept in the JSON (calls.ddb.reportedUnits) only for reference. Index (GSI) write units are included.",
@@ -80,15 +117,24 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     modeled: modeledCosts(results),
     engineCpu,
     targets: targets(results, engineCpu),
+    ...(sweep.length > 0 && sweepOn !== undefined
+      ? { sweep: sweepResult(options.quick, sweep, sweepRows, modeledCosts(sweepRows), sweepOn) }
+      : {}),
   };
 }
 
-export async function writeReport(report: BenchReport, dir: string): Promise<string> {
+/** Writes `<name>.json` and `<name>.md`, and with `dated` a YYYY-MM-DD.md copy. */
+export async function writeReport(
+  report: BenchReport,
+  dir: string,
+  options: { name?: string; dated?: boolean } = {},
+): Promise<string> {
+  const name = options.name ?? "latest";
   await mkdir(dir, { recursive: true });
   const markdown = renderMarkdown(report);
-  await writeFile(path.join(dir, "latest.json"), `${JSON.stringify(report, null, 2)}\n`);
-  await writeFile(path.join(dir, "latest.md"), markdown);
-  await writeFile(path.join(dir, `${report.date.slice(0, 10)}.md`), markdown);
+  await writeFile(path.join(dir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(path.join(dir, `${name}.md`), markdown);
+  if (options.dated ?? true) await writeFile(path.join(dir, `${report.date.slice(0, 10)}.md`), markdown);
   return markdown;
 }
 
@@ -103,11 +149,24 @@ function parseArgs(argv: readonly string[]) {
     throw new Error(`--workload must be one of ${WORKLOAD_NAMES.join(", ")}`);
   if (backend !== undefined && !(BACKENDS as readonly string[]).includes(backend))
     throw new Error(`--backend must be one of ${BACKENDS.join(", ")}`);
+  const inline = value("--inline-bytes");
+  const inlineBytes = inline === undefined ? undefined : Number(inline);
+  if (inlineBytes !== undefined && !(Number.isInteger(inlineBytes) && inlineBytes >= 0))
+    throw new Error("--inline-bytes must be a whole number of bytes");
+  const sizes = value("--sizes");
+  const sweepSizesKib = sizes?.split(",").map(Number);
+  if (sweepSizesKib?.some((kib) => !(Number.isInteger(kib) && kib >= 1)))
+    throw new Error("--sizes must be whole numbers of KiB, comma-separated (e.g. 1,2,4,8)");
+  const sweepOnly = argv.includes("--sweep");
   return {
     quick: argv.includes("--quick"),
     write: !argv.includes("--no-write"),
     ...(workload === undefined ? {} : { workloads: [workload] }),
     backends: (backend === undefined ? BACKENDS : [backend]) as BackendName[],
+    ...(inlineBytes === undefined ? {} : { inlineBytes }),
+    sweepOnly,
+    sweep: sweepOnly || (workload === undefined && !argv.includes("--no-sweep")),
+    ...(sweepSizesKib === undefined ? {} : { sweepSizesKib }),
   };
 }
 
@@ -119,7 +178,16 @@ if (isMain) {
   const report = await runBench({ ...args, log: (line) => console.error(`[bench] ${line}`) });
   const markdown = renderMarkdown(report);
   if (args.write)
-    await writeReport(report, path.join(path.dirname(fileURLToPath(import.meta.url)), "results"));
+    await writeReport(
+      report,
+      path.join(path.dirname(fileURLToPath(import.meta.url)), "results"),
+      // A run at another threshold than the engine's default does not replace latest.*.
+      args.sweepOnly
+        ? { name: "sweep-latest", dated: false }
+        : args.inlineBytes !== undefined && args.inlineBytes !== PAYLOAD_LIMITS.inlineBytes
+          ? { name: `inline-${args.inlineBytes}-latest`, dated: false }
+          : {},
+    );
   console.log(markdown);
   console.error(`[bench] done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   process.exit(0);

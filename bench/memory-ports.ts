@@ -1,12 +1,21 @@
 /**
  * The in-memory backend makes no AWS calls, so its ports are wrapped to record the calls the AWS
  * adapters would make for the same port calls (shared/adapters/dynamo/store.ts, sqs/queue.ts,
- * eventbridge/publisher.ts): one UpdateItem per conditional transition, a GetItem per single read,
- * BatchGetItem per 100 keys, SendMessageBatch per 10 messages, and so on. Capacity is a floor:
- * 1 WCU per write (items ≤ 1 KB), 2 per transactional item, 1 RCU per item read (≤ 4 KB; ½ eventually consistent).
- * The moto backend measures the real calls and models capacity from real item sizes.
+ * eventbridge/publisher.ts, s3/blobs.ts): one UpdateItem per conditional transition, a GetItem per
+ * single read, BatchGetItem per 100 keys, SendMessageBatch per 10 messages, a PutObject per blob
+ * written, a GetObject per blob read (a HeadObject per size asked), and so on. Capacity is a floor:
+ * 1 WCU per write (items ≤ 1 KB), 2 per transactional item, 1 RCU per item read (≤ 4 KB; ½ eventually consistent),
+ * so it undercounts items carrying inline values over 1 KB (up to the inline threshold). The moto
+ * backend measures the real calls and models capacity from real item sizes.
  */
-import type { Consistency, EnginePorts, EventPublisher, Store, TaskQueue } from "../shared/ports.js";
+import type {
+  BlobStore,
+  Consistency,
+  EnginePorts,
+  EventPublisher,
+  Store,
+  TaskQueue,
+} from "../shared/ports.js";
 import type { CallLog } from "./calls.js";
 
 const per = (n: number, size: number) => Math.ceil(n / size);
@@ -174,7 +183,28 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       return ports.events.publish(list);
     },
   };
-  return { ...ports, store: counted, queue, events };
+  const raw = ports.blobs;
+  // Presigned requests are signed locally (no request); the client's own PUT/GET is its business.
+  const blobs: BlobStore = {
+    put: async (key, text) => {
+      log.s3Request("PutObject", "put", key, Buffer.byteLength(text, "utf8"));
+      if (latency) await latency();
+      return raw.put(key, text);
+    },
+    get: async (key) => {
+      log.s3Request("GetObject", "get", key);
+      if (latency) await latency();
+      return raw.get(key);
+    },
+    size: async (key) => {
+      log.s3Request("HeadObject", "get", key);
+      if (latency) await latency();
+      return raw.size(key);
+    },
+    uploadRequest: (key, bytes, expiresInSeconds) => raw.uploadRequest(key, bytes, expiresInSeconds),
+    downloadRequest: (key, expiresInSeconds) => raw.downloadRequest(key, expiresInSeconds),
+  };
+  return { ...ports, store: counted, blobs, queue, events };
 }
 
 /** The store with every method waiting `latency` first (none: the store itself). */

@@ -2,6 +2,7 @@
 import { type Cost, cost, type FORMULAS, type PerNode, PRICES, perNode } from "./cost.js";
 import type { EngineCpuResult } from "./engine-cpu.js";
 import type { WorkloadRun } from "./run.js";
+import type { SweepPoint, SweepResult } from "./sweep.js";
 
 export interface ResultRow extends WorkloadRun {
   perNode: PerNode;
@@ -27,13 +28,20 @@ export interface Target {
  */
 export interface ModeledCost {
   workload: string;
-  /** DynamoDB + SQS + EventBridge, from the measured row. */
+  /** DynamoDB + SQS + EventBridge + S3 requests, from the measured row. */
   services: number;
+  /** Of which S3 requests (PUT and GET, as measured). */
+  s3: number;
   lambdaRequests: number;
   lambdaDuration: number;
   total: number;
   /** The same with Lambda at AWS_CALL_MS per call summed as if none overlapped (and no CPU time). */
   totalSequential: number;
+  /** `total` with S3 GETs as if no blob were cached anywhere (Cost.s3GetColdCache). */
+  totalColdCache: number;
+  /** DynamoDB + S3 storage over the retention (PRICES.retentionDays), not in `total`. */
+  storage: number;
+  totalWithStorage: number;
   measuredOn: string;
 }
 
@@ -47,6 +55,8 @@ export interface BenchReport {
   settings: {
     concurrency: number;
     batchSize: number;
+    /** The engine's inline threshold (EngineOptions.payloads.inlineBytes) of the workload runs. */
+    inlineBytes: number;
     sweeper: string;
     capacityModel: string;
     memoryCounts: string;
@@ -57,6 +67,8 @@ export interface BenchReport {
   modeled: ModeledCost[];
   engineCpu: EngineCpuResult[];
   targets: Target[];
+  /** The inline threshold sweep (sweep.ts), when it ran. */
+  sweep?: SweepResult;
 }
 
 export function toRow(run: WorkloadRun): ResultRow {
@@ -64,9 +76,14 @@ export function toRow(run: WorkloadRun): ResultRow {
   return { ...run, perNode: per, cost: cost(per, run.calls.worker.durationsMs) };
 }
 
+/** The backend counts are taken from: the emulator's when it ran, else the memory backend's. */
+export function measuredBackend(rows: readonly ResultRow[]) {
+  return (["moto", "memory", "memory-6ms"] as const).find((b) => rows.some((r) => r.backend === b));
+}
+
 /** The rows the targets are measured on: the emulator's when it ran, else the memory backend's. */
 function measuredRows(rows: readonly ResultRow[]): readonly ResultRow[] {
-  const on = (["moto", "memory", "memory-6ms"] as const).find((b) => rows.some((r) => r.backend === b));
+  const on = measuredBackend(rows);
   return rows.filter((r) => r.backend === on);
 }
 
@@ -75,24 +92,32 @@ export function modeledCosts(rows: readonly ResultRow[]): ModeledCost[] {
     const timed = rows.find((t) => t.backend === "memory-6ms" && t.workload === r.workload);
     if (!timed) return [];
     const c = r.cost;
-    const services = c.dynamoWrite + c.dynamoRead + c.sqs + c.eventBridge;
+    const services = c.dynamoWrite + c.dynamoRead + c.sqs + c.eventBridge + c.s3;
     const { lambdaRequests, lambdaDuration } = timed.cost;
+    const total = services + lambdaRequests + lambdaDuration;
+    const storage = c.ddbStorage + c.s3Storage;
     return [
       {
         workload: r.workload,
         services,
+        s3: c.s3,
         lambdaRequests,
         lambdaDuration,
-        total: services + lambdaRequests + lambdaDuration,
+        total,
         totalSequential: c.totalAtAwsLatency,
+        totalColdCache: total - c.s3Get + c.s3GetColdCache,
+        storage,
+        totalWithStorage: total + storage,
         measuredOn: `${r.backend} + memory-6ms`,
       },
     ];
   });
 }
 
+/** Targets are over the workloads that measure the engine's own cost (not those with `notInTargets`). */
 export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCpuResult[]): Target[] {
-  const measured = measuredRows(rows);
+  const excluded = new Set(rows.filter((r) => r.notInTargets !== undefined).map((r) => r.workload));
+  const measured = measuredRows(rows).filter((r) => !excluded.has(r.workload));
   const on = measured[0]?.backend ?? "none";
   const modeled = new Map(modeledCosts(rows).map((m) => [m.workload, m]));
   const nodes = measured.reduce((sum, r) => sum + r.totalNodes, 0);
@@ -116,16 +141,17 @@ export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCp
       measuredOn,
     };
   };
-  const cpus = engineCpu.map((e) => e.cpuMsPerNode);
-  const cpuNodes = engineCpu.reduce((sum, e) => sum + e.nodes, 0);
-  const cpuOverall = cpuNodes === 0 ? 0 : engineCpu.reduce((sum, e) => sum + e.cpuMs, 0) / cpuNodes;
+  const cpuRows = engineCpu.filter((e) => !excluded.has(e.workload));
+  const cpus = cpuRows.map((e) => e.cpuMsPerNode);
+  const cpuNodes = cpuRows.reduce((sum, e) => sum + e.nodes, 0);
+  const cpuOverall = cpuNodes === 0 ? 0 : cpuRows.reduce((sum, e) => sum + e.cpuMs, 0) / cpuNodes;
   const cpuWorst = Math.max(0, ...cpus);
   return [
     figure("DynamoDB write units per node", 3, true, (r) => r.perNode.ddbWriteUnits),
     figure("SQS requests per node", 3, true, (r) => r.perNode.sqsBilledRequests),
     // The target's model of AWS: Lambda billed for the handler's time with each AWS call at
     // in-region latency, measured with the engine's own concurrency.
-    ...(modeled.size === measured.length && modeled.size > 0
+    ...(measured.length > 0 && measured.every((r) => modeled.has(r.workload))
       ? [
           figure(
             "modeled cost per million nodes ($), Lambda as measured at 6 ms per AWS call",
@@ -178,9 +204,38 @@ export function renderMarkdown(report: BenchReport): string {
   out.push(`# weft benchmark — ${report.date}${report.quick ? " (quick)" : ""}`);
   out.push("");
   out.push(
-    `Node ${report.node} · ${report.cpu} · ${report.cores} cores · ${report.platform} · worker concurrency ${report.settings.concurrency}, batch size ${report.settings.batchSize} · ${report.settings.sweeper}`,
+    `Node ${report.node} · ${report.cpu} · ${report.cores} cores · ${report.platform} · worker concurrency ${report.settings.concurrency}, batch size ${report.settings.batchSize} · inline threshold ${report.settings.inlineBytes} bytes · ${report.settings.sweeper}`,
   );
   out.push("");
+  const summary = summaryRows(report);
+  if (summary.length > 0) {
+    out.push(
+      `## Summary (per node; counts on ${measuredBackend(rows)}, $ per million nodes by the model of AWS below; storage over ${PRICES.retentionDays} days' retention, not in the $)`,
+    );
+    out.push("");
+    out.push(
+      table(
+        [
+          "workload",
+          "DynamoDB write units / node",
+          "SQS requests / node",
+          "S3 PUT / GET per node",
+          "modeled $ per million nodes",
+          "(calls summed)",
+          `(+ storage, ${PRICES.retentionDays} d)`,
+          "Step Functions Standard",
+        ],
+        summary,
+      ),
+    );
+    out.push("");
+    const excluded = rows.filter(
+      (r, i) => r.notInTargets && rows.findIndex((x) => x.workload === r.workload) === i,
+    );
+    for (const r of excluded)
+      out.push(`${r.workload} is not in "all nodes" nor in the targets: ${r.notInTargets}.`);
+    if (excluded.length > 0) out.push("");
+  }
   out.push(
     "## Throughput and latency (through the local runtime: HTTP → api handler, poller → worker handler)",
   );
@@ -230,6 +285,7 @@ export function renderMarkdown(report: BenchReport): string {
         "delete calls",
         "SQS billed req",
         "EB events",
+        "S3 PUT / GET (no cache)",
         "worker invocations",
         "handler ms (mean)",
       ],
@@ -247,6 +303,7 @@ export function renderMarkdown(report: BenchReport): string {
           f(p.sqsDeleteCalls),
           f(p.sqsBilledRequests),
           f(p.eventBridgeEvents, 3),
+          `${f(p.s3PutRequests)} / ${f(p.s3GetRequests)} (${f(p.s3ColdGetRequests)})`,
           f(p.workerInvocations),
           f(r.cost.meanWorkerDurationMs, 1),
         ];
@@ -267,9 +324,11 @@ export function renderMarkdown(report: BenchReport): string {
         "Lambda req",
         "Lambda GB-s (measured)",
         "EventBridge",
+        "S3 PUT + GET",
         "total",
         "Lambda GB-s @6 ms/call",
         "total @6 ms/call",
+        `storage ${PRICES.retentionDays} d (DDB + S3)`,
         "Step Functions Standard",
         "SFN / weft",
       ],
@@ -283,9 +342,11 @@ export function renderMarkdown(report: BenchReport): string {
           f(c.lambdaRequests),
           f(c.lambdaDuration),
           f(c.eventBridge),
+          `${f(c.s3Put)} + ${f(c.s3Get)}`,
           `**${f(c.total)}**`,
           f(c.lambdaDurationAtAwsLatency),
           `**${f(c.totalAtAwsLatency)}**`,
+          `${f(c.ddbStorage)} + ${f(c.s3Storage)}`,
           f(c.stepFunctionsStandard),
           `${f(c.cheaperThanStepFunctionsBy, 1)}×`,
         ];
@@ -295,27 +356,35 @@ export function renderMarkdown(report: BenchReport): string {
   out.push("");
   if (report.modeled.length > 0) {
     out.push(
-      "### The model of AWS: DynamoDB, SQS and EventBridge as measured on moto; Lambda as measured on memory-6ms (every AWS call 6 ms, the handler's real concurrency)",
+      "### The model of AWS: DynamoDB, SQS, EventBridge and S3 as measured on moto; Lambda as measured on memory-6ms (every AWS call 6 ms, the handler's real concurrency)",
     );
     out.push("");
     out.push(
       table(
         [
           "workload",
-          "DDB + SQS + EventBridge",
+          "DDB + SQS + EventBridge + S3",
+          "of which S3",
           "Lambda req",
           "Lambda GB-s",
           "total",
           "total, Lambda as 6 ms per call summed",
+          "total, no blob cached",
+          `storage ${PRICES.retentionDays} d`,
+          "total + storage",
           "SFN / weft",
         ],
         report.modeled.map((m) => [
           m.workload,
           f(m.services),
+          f(m.s3),
           f(m.lambdaRequests),
           f(m.lambdaDuration),
           `**${f(m.total)}**`,
           f(m.totalSequential),
+          f(m.totalColdCache),
+          f(m.storage),
+          f(m.totalWithStorage),
           `${f(PRICES.stepFunctionsStandardPerMillionTransitions / m.total, 1)}×`,
         ]),
       ),
@@ -323,7 +392,7 @@ export function renderMarkdown(report: BenchReport): string {
     out.push("");
   }
   out.push(
-    `Prices: DynamoDB $${PRICES.dynamoWritePerMillionUnits}/M write units, $${PRICES.dynamoReadPerMillionUnits}/M read units; SQS $${PRICES.sqsPerMillionRequests}/M requests (per 64 KB chunk, a batch call is one request); Lambda $${PRICES.lambdaPerMillionRequests}/M requests + $${PRICES.lambdaPerGbSecondArm64}/GB-s (arm64, ${PRICES.lambdaMemoryGb} GB); EventBridge $${PRICES.eventBridgePerMillionEvents}/M events; Step Functions Standard $${PRICES.stepFunctionsStandardPerMillionTransitions}/M transitions (one per node: a lower bound).`,
+    `Prices: DynamoDB $${PRICES.dynamoWritePerMillionUnits}/M write units, $${PRICES.dynamoReadPerMillionUnits}/M read units; SQS $${PRICES.sqsPerMillionRequests}/M requests (per 64 KB chunk, a batch call is one request); Lambda $${PRICES.lambdaPerMillionRequests}/M requests + $${PRICES.lambdaPerGbSecondArm64}/GB-s (arm64, ${PRICES.lambdaMemoryGb} GB); EventBridge $${PRICES.eventBridgePerMillionEvents}/M events; S3 Standard $${PRICES.s3PutPerMillionRequests}/M PUT/COPY/POST/LIST, $${PRICES.s3GetPerMillionRequests}/M GET/HEAD, $${PRICES.s3StoragePerGbMonth}/GB-month; DynamoDB storage $${PRICES.dynamoStoragePerGbMonth}/GB-month (storage over ${PRICES.retentionDays} days' retention, shown apart from the totals); Step Functions Standard $${PRICES.stepFunctionsStandardPerMillionTransitions}/M transitions (one per node: a lower bound).`,
   );
   out.push("");
   for (const [name, formula] of Object.entries(report.formulas)) out.push(`- ${name}: ${formula}`);
@@ -367,6 +436,7 @@ export function renderMarkdown(report: BenchReport): string {
     ),
   );
   out.push("");
+  if (report.sweep) out.push(...renderSweep(report.sweep), "");
   out.push("## Calls by operation (totals over the run)");
   out.push("");
   out.push(
@@ -381,4 +451,122 @@ export function renderMarkdown(report: BenchReport): string {
   );
   out.push("");
   return out.join("\n");
+}
+
+/** The README's table: one row per workload, then all nodes of the workloads in the targets together. */
+function summaryRows(report: BenchReport): string[][] {
+  const measured = measuredRows(report.results);
+  const modeled = new Map(report.modeled.map((m) => [m.workload, m]));
+  const dollars = (r: ResultRow) => modeled.get(r.workload)?.total ?? r.cost.total;
+  const storage = (r: ResultRow) => modeled.get(r.workload)?.storage ?? r.cost.ddbStorage + r.cost.s3Storage;
+  const line = (name: string, figure: (f: (r: ResultRow) => number) => number) => [
+    name,
+    f(figure((r) => r.perNode.ddbWriteUnits)),
+    f(figure((r) => r.perNode.sqsBilledRequests)),
+    `${f(figure((r) => r.perNode.s3PutRequests))} / ${f(figure((r) => r.perNode.s3GetRequests))}`,
+    f(figure(dollars)),
+    f(figure((r) => r.cost.totalAtAwsLatency)),
+    f(figure(storage)),
+    f(PRICES.stepFunctionsStandardPerMillionTransitions, 0),
+  ];
+  const rows = measured.map((r) => line(`${r.workload} (${r.totalNodes} nodes)`, (g) => g(r)));
+  const together = measured.filter((r) => r.notInTargets === undefined);
+  const nodes = together.reduce((sum, r) => sum + r.totalNodes, 0);
+  if (together.length > 1 && nodes > 0)
+    rows.push(
+      line(
+        `all ${nodes} nodes of ${together.map((r) => r.workload).join(", ")} together`,
+        (g) => together.reduce((sum, r) => sum + g(r) * r.totalNodes, 0) / nodes,
+      ),
+    );
+  return rows;
+}
+
+/** The sweep's totals, in the order of its "cheaper" column. */
+const SWEEP_TOTALS: ReadonlyArray<(p: SweepPoint) => number> = [
+  (p) => p.total,
+  (p) => p.totalSequential,
+  (p) => p.totalColdCache,
+  (p) => p.totalWithStorage,
+];
+
+const kib = (bytes: number) => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} B`);
+
+function renderSweep(sweep: SweepResult): string[] {
+  const out: string[] = [];
+  const on = sweep.points[0]?.measuredOn ?? "–";
+  out.push("## The inline threshold: outputs of each size kept inline or offloaded to S3");
+  out.push("");
+  out.push(
+    `Each shape runs twice per output size: with the threshold at the size (outputs on their items) and one byte below (outputs in S3, a reference on the item). Counts per node on ${on}; $ per million nodes by the same model as above ("requests": Lambda time as measured on memory-6ms, which moves by a few cents between runs on a busy machine; "calls summed": Lambda at 6 ms per call from the counts alone, no noise). "no cache" prices every blob load as a GET (the bench's one engine caches every blob it wrote, as one warm Lambda container would; AWS lies between). Storage: DynamoDB $${PRICES.dynamoStoragePerGbMonth} and S3 $${PRICES.s3StoragePerGbMonth} per GB-month over ${PRICES.retentionDays} days.`,
+  );
+  out.push("");
+  for (const shape of sweep.shapes) out.push(`- ${shape.name}: ${shape.description}`);
+  out.push("");
+  const point = (shape: string, bytes: number, mode: string) =>
+    sweep.points.find((p) => p.shape === shape && p.bytes === bytes && p.mode === mode);
+  const rows: string[][] = [];
+  for (const shape of sweep.shapes) {
+    const sizes = [...new Set(sweep.points.filter((p) => p.shape === shape.name).map((p) => p.bytes))].sort(
+      (a, b) => a - b,
+    );
+    for (const bytes of sizes) {
+      const inline = point(shape.name, bytes, "inline");
+      const offloaded = point(shape.name, bytes, "offloaded");
+      const pair = (g: (p: SweepPoint) => number, digits = 2) =>
+        `${inline ? f(g(inline), digits) : "–"} / ${offloaded ? f(g(offloaded), digits) : "–"}`;
+      const cheaper = (g: (p: SweepPoint) => number) =>
+        inline && offloaded && Number.isFinite(g(inline)) && Number.isFinite(g(offloaded))
+          ? g(offloaded) < g(inline)
+            ? "offloaded"
+            : "inline"
+          : "–";
+      rows.push([
+        shape.name,
+        kib(bytes),
+        pair((p) => p.writeUnits),
+        pair((p) => p.readUnits),
+        pair((p) => p.s3Puts),
+        `${pair((p) => p.s3Gets)} (${pair((p) => p.s3ColdGets)})`,
+        pair((p) => p.total),
+        pair((p) => p.totalSequential),
+        pair((p) => p.totalColdCache),
+        pair((p) => p.storage),
+        pair((p) => p.totalWithStorage),
+        SWEEP_TOTALS.map(cheaper).join(" · "),
+      ]);
+    }
+  }
+  out.push(
+    table(
+      [
+        "shape",
+        "output",
+        "WCU / node (inline / offloaded)",
+        "RCU / node",
+        "S3 PUT / node",
+        "S3 GET / node (no cache)",
+        "$ requests",
+        "$ requests, Lambda as calls summed",
+        "$ requests, no cache",
+        `$ storage ${PRICES.retentionDays} d`,
+        "$ requests + storage",
+        "cheaper (requests · calls summed · no cache · + storage)",
+      ],
+      rows,
+    ),
+  );
+  out.push("");
+  out.push(
+    table(
+      ["shape", "cost counted", "inline cheaper up to", "offloaded cheaper from"],
+      sweep.crossovers.map((c) => [
+        c.shape,
+        c.variant,
+        c.inlineCheaperUpTo === undefined ? "–" : kib(c.inlineCheaperUpTo),
+        c.offloadedCheaperFrom === undefined ? "–" : kib(c.offloadedCheaperFrom),
+      ]),
+    ),
+  );
+  return out;
 }

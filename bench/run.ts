@@ -9,16 +9,20 @@
 import { startLocalRuntime } from "../local/runtime.js";
 import { ensureTable } from "../shared/adapters/dynamo/table.js";
 import { ensureEventBus } from "../shared/adapters/eventbridge/publisher.js";
+import { ensureBucket } from "../shared/adapters/s3/bucket.js";
 import { ensureQueues } from "../shared/adapters/sqs/queues.js";
 import { loadConfig } from "../shared/config/env.js";
 import { createAwsClients, createAwsPorts } from "../shared/config/wiring.js";
+import { blobsOf, PAYLOAD_LIMITS, type Payload } from "../shared/domain/payload.js";
 import { silentLogger } from "../shared/engine/context.js";
-import { CallLog, instrumentDynamo, instrumentEventBridge, instrumentSqs } from "./calls.js";
+import { createTaskRegistry } from "../shared/tasks/builtins.js";
+import { CallLog, instrumentDynamo, instrumentEventBridge, instrumentS3, instrumentSqs } from "./calls.js";
+import { itemSize } from "./capacity.js";
 import { AWS_CALL_MS } from "./cost.js";
 import { countingPorts } from "./memory-ports.js";
 import { percentile } from "./stats.js";
 import type { EnginePorts, HistoryEventLike, QueueConsumer, ReceivedMessage } from "./types.js";
-import type { Workload } from "./workloads.js";
+import { BENCH_TASKS, type Workload } from "./workloads.js";
 
 /**
  * "memory-6ms": the memory backend with every engine port call delayed by AWS_CALL_MS, so that the
@@ -32,6 +36,8 @@ export interface RunOptions {
   endpoint?: string;
   concurrency: number;
   batchSize: number;
+  /** EngineOptions.payloads.inlineBytes: values up to this size stay on their items (default PAYLOAD_LIMITS.inlineBytes). */
+  inlineBytes?: number;
 }
 
 export interface Distribution {
@@ -46,6 +52,8 @@ export interface WorkloadRun {
   workload: string;
   description: string;
   backend: BackendName;
+  /** Why this workload is left out of the targets (Workload.notInTargets). */
+  notInTargets?: string;
   executions: number;
   nodesPerExecution: number;
   totalNodes: number;
@@ -62,7 +70,29 @@ export interface WorkloadRun {
   queueToStartMs: Distribution;
   /** process.cpuUsage() (user + system) over the run, per completed node; includes HTTP and poller. */
   processCpuMsPerNode: number;
+  /** The engine's inline threshold in this run (bytes). */
+  inlineBytes: number;
   calls: ReturnType<CallLog["snapshot"]>;
+  storage: Storage;
+}
+
+/** What the run left stored (kept for the execution retention), and the blob reads a cold cache would make. */
+export interface Storage {
+  /**
+   * DynamoDB: bytes of the executions' items as last written (item size + 100 bytes of overhead
+   * each, DynamoDB's storage rule); modeled from the moto run's items, undefined on the memory
+   * backends (their items are not sized).
+   */
+  ddbBytes?: number;
+  /** S3: bytes of the distinct objects written (the blobs of the executions). */
+  s3Bytes: number;
+  /**
+   * GetObject requests if no worker had the blob cached: every node run loads every blob of its
+   * execution input and of its dependencies' outputs (a merge composes without loading). The bench
+   * runs one engine, whose cache holds every blob it wrote, so its measured GETs are the other
+   * extreme (a single warm Lambda container); on AWS the figure lies between.
+   */
+  coldBlobGets: number;
 }
 
 const CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test" };
@@ -84,7 +114,7 @@ export function distribution(values: readonly number[]): Distribution {
 /** Ports of the moto backend on instrumented clients (resources created first, uncounted). */
 async function motoPorts(
   endpoint: string,
-  names: Record<"table" | "queue" | "deadLetter" | "eventBus", string>,
+  names: Record<"table" | "queue" | "deadLetter" | "eventBus" | "payloadBucket", string>,
   log: CallLog,
 ) {
   const setup = createAwsClients({ endpoint, region: REGION, credentials: CREDENTIALS });
@@ -97,16 +127,19 @@ async function motoPorts(
         { maxReceiveCount: 5, visibilityTimeoutSeconds: 30 },
       ),
       ensureEventBus(setup.eventBridge, names.eventBus),
+      ensureBucket(setup.s3, names.payloadBucket),
     ]);
     const clients = createAwsClients({ endpoint, region: REGION, credentials: CREDENTIALS });
     instrumentDynamo(clients.dynamo, log);
     instrumentSqs(clients.sqs, log, queues.deadLetterUrl);
     instrumentEventBridge(clients.eventBridge, log);
+    instrumentS3(clients.s3, log);
     const config = loadConfig({
       WEFT_TABLE_NAME: names.table,
       WEFT_QUEUE_URL: queues.queueUrl,
       WEFT_DLQ_URL: queues.deadLetterUrl,
       WEFT_EVENT_BUS_NAME: names.eventBus,
+      WEFT_PAYLOAD_BUCKET: names.payloadBucket,
       AWS_ENDPOINT_URL: endpoint,
     });
     return { ports: createAwsPorts(config, clients), clients, deadLetterUrl: queues.deadLetterUrl };
@@ -170,7 +203,9 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     queue: `bench-${stamp}-tasks`,
     deadLetter: `bench-${stamp}-dlq`,
     eventBus: `bench-${stamp}-events`,
+    payloadBucket: `bench-${stamp}-payloads`,
   };
+  const inlineBytes = options.inlineBytes ?? PAYLOAD_LIMITS.inlineBytes;
   const moto = options.backend === "moto" ? await motoPorts(options.endpoint ?? "", names, log) : undefined;
   let raw: EnginePorts | undefined;
   const runtime = await startLocalRuntime({
@@ -179,7 +214,8 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     concurrency: options.concurrency,
     batchSize: options.batchSize,
     sweep: false,
-    engineOptions: { logger: silentLogger },
+    tasks: createTaskRegistry(BENCH_TASKS),
+    engineOptions: { logger: silentLogger, payloads: { inlineBytes } },
     wrapPorts: (ports) => {
       raw = ports;
       if (moto) return moto.ports;
@@ -246,7 +282,9 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     const queueToStart: number[] = [];
     let completed = 0;
     let cancelled = 0;
+    let coldBlobGets = 0;
     for (const execution of started) {
+      coldBlobGets += await coldGets(raw!, workload, execution.executionId);
       const history: HistoryEventLike[] = await store.listHistory(execution.executionId);
       const byNode = new Map<string, { queued?: number; started?: number; done?: number }>();
       for (const event of history) {
@@ -271,6 +309,7 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
       workload: workload.name,
       description: workload.description,
       backend: options.backend,
+      ...(workload.notInTargets === undefined ? {} : { notInTargets: workload.notInTargets }),
       executions: workload.executions,
       nodesPerExecution: workload.definition.nodes.length,
       totalNodes: workload.executions * workload.definition.nodes.length,
@@ -283,10 +322,57 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
       nodeLatencyMs: distribution(latencies),
       queueToStartMs: distribution(queueToStart),
       processCpuMsPerNode: completed > 0 ? (cpu.user + cpu.system) / 1000 / completed : 0,
+      inlineBytes,
       calls,
+      storage: {
+        ...(moto
+          ? {
+              ddbBytes: storedItemBytes(
+                log,
+                started.map((e) => e.executionId),
+              ),
+            }
+          : {}),
+        s3Bytes: calls.s3.storedBytes,
+        coldBlobGets,
+      },
     };
   } finally {
     await runtime.stop();
     moto?.clients.destroy();
   }
+}
+
+/** DynamoDB's stored bytes of the executions' items: each item's size and 100 bytes of overhead. */
+function storedItemBytes(log: CallLog, executionIds: readonly string[]): number {
+  const prefixes = executionIds.map((id) => `EX#${id}|`);
+  let bytes = 0;
+  for (const [key, item] of log.knownItems) {
+    if (prefixes.some((p) => key.startsWith(p))) bytes += itemSize(item) + 100;
+  }
+  return bytes;
+}
+
+/** GetObject requests of an execution's node runs with no cache (Storage.coldBlobGets). */
+async function coldGets(ports: EnginePorts, workload: Workload, executionId: string): Promise<number> {
+  const execution = await ports.store.getExecution(executionId);
+  const records = new Map((await ports.store.listNodes(executionId)).map((r) => [r.nodeId, r]));
+  const specs = workload.definition.nodes;
+  const keys = (payload: Payload | undefined) => (payload ? blobsOf(payload).map((b) => b.key) : []);
+  const input = keys(execution?.input);
+  let gets = 0;
+  for (const spec of specs) {
+    const record = records.get(spec.id);
+    if (record?.status !== "COMPLETED") continue;
+    const depIds = record.okDeps.length > 0 ? record.okDeps.map((i) => specs[i]!.id) : (spec.dependsOn ?? []);
+    const deps = depIds.flatMap((id) => keys(records.get(id)?.output));
+    if (spec.type === "merge") {
+      // Composed without loading, unless too wide to keep as parts: then loaded whole and written as one blob.
+      const output = record.output;
+      if (output && "blob" in output && deps.length > 0) gets += new Set(deps).size;
+      continue;
+    }
+    gets += new Set([...input, ...deps]).size * Math.max(1, record.attempt);
+  }
+  return gets;
 }

@@ -1,12 +1,17 @@
 /**
  * The benchmark's workloads. Every node is a deterministic built-in (`pass`, `noop`, or the inline
- * `merge`), so the numbers measure the engine and its AWS calls, not task handlers.
+ * `merge`) or the bench's own `bench-sized` task (an output of a given size, generated), so the numbers
+ * measure the engine and its AWS calls, not task handlers.
  */
+import { z } from "zod";
+import { defineTask, type TaskType } from "../shared/tasks/task-type.js";
+
 export interface NodeSpec {
   id: string;
-  type: "pass" | "noop" | "merge";
+  type: "pass" | "noop" | "merge" | typeof SIZED_TASK_TYPE;
   dependsOn?: string[];
   fanIn?: string;
+  params?: Record<string, unknown>;
 }
 
 export interface Definition {
@@ -21,9 +26,14 @@ export interface Workload {
   definition: Definition;
   /** Executions started together. */
   executions: number;
+  /**
+   * Why the workload is left out of the per-node targets (which measure the engine's own cost with
+   * small values), when it is.
+   */
+  notInTargets?: string;
 }
 
-export const WORKLOAD_NAMES = ["chain", "fanout", "random-dag", "many-small"] as const;
+export const WORKLOAD_NAMES = ["chain", "fanout", "random-dag", "many-small", "large-payloads"] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
 export function chain(length: number): Workload {
@@ -138,8 +148,141 @@ export function manySmall(executions: number): Workload {
   };
 }
 
+export const SIZED_TASK_TYPE = "bench-sized";
+
+/**
+ * The output of a node of `bytes` bytes as JSON text: a string of the node's id and a filler,
+ * deterministic, and different for every node (blob keys are content addresses: equal outputs of
+ * one execution would share one blob). Its inputs are loaded by the engine and ignored.
+ */
+export function sizedOutput(nodeId: string, bytes: number): string {
+  const head = `${nodeId}:`;
+  // The JSON text is the string's characters between two quotes (no character here is escaped).
+  return head + "x".repeat(Math.max(0, bytes - 2 - head.length));
+}
+
+export const sizedTask: TaskType<unknown> = defineTask({
+  type: SIZED_TASK_TYPE,
+  params: z
+    .object({
+      bytes: z
+        .number()
+        .int()
+        .min(2)
+        .max(1024 * 1024),
+    })
+    .strict(),
+  run: ({ params, context }) => sizedOutput(context.nodeId, params.bytes),
+}) as TaskType<unknown>;
+
+/** The task types the bench's workloads use beyond the built-ins. */
+export const BENCH_TASKS: readonly TaskType<unknown>[] = [sizedTask];
+
+/**
+ * Nodes whose outputs are `bytes` long: a chain of `chainLength` nodes, whose last fans out to
+ * `width` nodes joined by a `merge` (composed from its dependencies' payloads, large ones by
+ * reference), and a last node reading the merged value. Every node but the merge outputs `bytes`.
+ */
+export function payloads(
+  bytes: number,
+  chainLength: number,
+  width: number,
+  name = "large-payloads",
+): Workload {
+  const params = { bytes };
+  const chainIds = Array.from({ length: chainLength }, (_, i) => `c${i}`);
+  const last = chainIds.at(-1);
+  const workers = Array.from({ length: width }, (_, i) => `w${i}`);
+  const nodes: NodeSpec[] = [
+    ...chainIds.map(
+      (id, i): NodeSpec => ({
+        id,
+        type: SIZED_TASK_TYPE,
+        params,
+        ...(i > 0 ? { dependsOn: [chainIds[i - 1]!] } : {}),
+      }),
+    ),
+    ...workers.map(
+      (id): NodeSpec => ({
+        id,
+        type: SIZED_TASK_TYPE,
+        params,
+        ...(last === undefined ? {} : { dependsOn: [last] }),
+      }),
+    ),
+    { id: "join", type: "merge", dependsOn: workers },
+    { id: "tail", type: SIZED_TASK_TYPE, params, dependsOn: ["join"] },
+  ];
+  const kib = bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} B`;
+  return {
+    name,
+    description: `${kib} outputs: a chain of ${chainLength}, fan-out to ${width}, merge join, one node reading the merge`,
+    definition: {
+      name: `bench-payloads-${bytes}-${chainLength}-${width}`,
+      description: "benchmark payloads",
+      nodes,
+    },
+    executions: 1,
+  };
+}
+
+/** A chain of `length` nodes whose outputs are `bytes` long (each loads its parent's). */
+export function sizedChain(bytes: number, length: number, name = "sized-chain"): Workload {
+  const params = { bytes };
+  const nodes: NodeSpec[] = Array.from({ length }, (_, i) => ({
+    id: `c${i}`,
+    type: SIZED_TASK_TYPE,
+    params,
+    ...(i > 0 ? { dependsOn: [`c${i - 1}`] } : {}),
+  }));
+  return {
+    name,
+    description: `a chain of ${length} nodes with ${bytes}-byte outputs`,
+    definition: { name: `bench-sized-chain-${bytes}-${length}`, description: "benchmark sized chain", nodes },
+    executions: 1,
+  };
+}
+
+/**
+ * Diamonds of nodes whose outputs are `bytes` long: a source, then `count` times `width` nodes joined
+ * by one node (fan-in all). With `width` ≤ 4 each join is decided by reading its parents, so a
+ * parent's output is read by every sibling that completes after it, not only by its child.
+ */
+export function sizedDiamonds(bytes: number, count: number, width = 4, name = "sized-diamonds"): Workload {
+  const params = { bytes };
+  const nodes: NodeSpec[] = [{ id: "s", type: SIZED_TASK_TYPE, params }];
+  let previous = "s";
+  for (let d = 0; d < count; d++) {
+    const workers = Array.from({ length: width }, (_, i) => `d${d}w${i}`);
+    for (const id of workers) nodes.push({ id, type: SIZED_TASK_TYPE, params, dependsOn: [previous] });
+    previous = `d${d}j`;
+    nodes.push({ id: previous, type: SIZED_TASK_TYPE, params, dependsOn: workers, fanIn: "all" });
+  }
+  return {
+    name,
+    description: `${count} diamonds 1 → ${width} → 1 with ${bytes}-byte outputs`,
+    definition: {
+      name: `bench-sized-diamonds-${bytes}-${count}-${width}`,
+      description: "benchmark sized diamonds",
+      nodes,
+    },
+    executions: 1,
+  };
+}
+
+/** The large-payload workload: ~100 KB outputs (100 KiB of JSON text each). */
+export const LARGE_OUTPUT_BYTES = 100 * 1024;
+
+export function largePayloads(quick: boolean): Workload {
+  return {
+    ...(quick ? payloads(LARGE_OUTPUT_BYTES, 5, 10) : payloads(LARGE_OUTPUT_BYTES, 50, 100)),
+    notInTargets:
+      "its cost is that of its 100 KB values (an S3 PUT alone is $5 per million), not the engine's per-node overhead",
+  };
+}
+
 export function workloads(quick: boolean): Workload[] {
   return quick
-    ? [chain(10), fanout(20), randomDag(60), manySmall(10)]
-    : [chain(100), fanout(500), randomDag(1000), manySmall(200)];
+    ? [chain(10), fanout(20), randomDag(60), manySmall(10), largePayloads(true)]
+    : [chain(100), fanout(500), randomDag(1000), manySmall(200), largePayloads(false)];
 }
