@@ -14,8 +14,10 @@ export const PAYLOAD_LIMITS = {
   maxDepth: 512,
   /**
    * Values up to this size stay on their item; larger ones go to the blob store. Chosen from the
-   * benchmark (docs/architecture.md, "Payloads"): an S3 PUT costs as much as 8 write units, and
-   * a value on a node item is paid for by every later write and read of that item.
+   * benchmark's sweep (`npm run bench -- --sweep`, bench/results/2026-11-24-payloads.md): an S3 PUT
+   * costs as much as 8 write units, and inline values are paid for by their write, their children's
+   * reads and their storage; at 30 days' retention the break-even is 5–6 KiB, and at 4 KiB inline
+   * is the cheaper in every shape measured.
    */
   inlineBytes: 4 * 1024,
   /**
