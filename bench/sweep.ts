@@ -71,7 +71,11 @@ export function sweepRuns(quick: boolean, sizesKib: readonly number[] = SWEEP_SI
 }
 
 /** One point of the sweep, priced per million nodes (ModeledCost when moto and memory-6ms both ran). */
-export interface SweepPoint {
+export interface SweepPoint
+  extends Pick<
+    ModeledCost,
+    "total" | "totalSequential" | "totalColdCache" | "storage" | "totalWithStorage" | "measuredOn"
+  > {
   shape: string;
   bytes: number;
   mode: SweepMode;
@@ -85,16 +89,6 @@ export interface SweepPoint {
   s3ColdGets: number;
   ddbStoredBytes?: number;
   s3StoredBytes: number;
-  /** Requests (DynamoDB, SQS, EventBridge, S3, Lambda), S3 GETs as measured (one warm cache). */
-  total: number;
-  /** The same with Lambda at 6 ms per AWS call summed (from the counts alone: no timing noise). */
-  totalSequential: number;
-  /** The same with S3 GETs as if no blob were cached (every load a GET). */
-  totalColdCache: number;
-  /** DynamoDB + S3 storage over the retention. */
-  storage: number;
-  totalWithStorage: number;
-  measuredOn: string;
 }
 
 export interface SweepResult {

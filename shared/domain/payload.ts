@@ -45,8 +45,6 @@ export type Payload =
 
 export const NULL_PAYLOAD: Payload = { json: "null" };
 
-export const inlinePayload = (json: string): Payload => ({ json });
-
 /** Prefix of the values of executions in the blob store (expired with the execution retention). */
 export const EXECUTION_BLOB_PREFIX = "ex/";
 
@@ -58,12 +56,15 @@ export function blobKey(executionId: string, sha256: string): string {
 /** Prefix of uploads (`POST /payloads`), which an execution's input is taken from. */
 export const UPLOAD_PREFIX = "up/";
 
-/** An object of payloads, inline when every member is inline (the JSON text is joined, never parsed). */
+/** The JSON text of an object from its members' keys and JSON texts (joined, never parsed). */
+export function objectJson(members: ReadonlyArray<readonly [string, string]>): string {
+  return `{${members.map(([key, json]) => `${JSON.stringify(key)}:${json}`).join(",")}}`;
+}
+
+/** An object of payloads, inline when every member is inline. */
 export function composePayload(parts: ReadonlyArray<readonly [string, Payload]>): Payload {
-  if (parts.every(([, part]) => "json" in part)) {
-    const members = parts.map(([key, part]) => `${JSON.stringify(key)}:${(part as { json: string }).json}`);
-    return { json: `{${members.join(",")}}` };
-  }
+  const texts = parts.flatMap(([key, part]) => ("json" in part ? [[key, part.json] as const] : []));
+  if (texts.length === parts.length) return { json: objectJson(texts) };
   return { parts: parts.map(([key, part]) => [key, part]) };
 }
 

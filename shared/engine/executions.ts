@@ -1,7 +1,7 @@
 /** Creating, triggering and describing executions. The API only records and dispatches; it never waits. */
 import type { WorkflowGraph } from "../domain/graph.js";
 import { jsonTextDepth, PayloadError } from "../domain/json.js";
-import { composePayload, type Payload, UPLOAD_PREFIX } from "../domain/payload.js";
+import { composePayload, NULL_PAYLOAD, type Payload, UPLOAD_PREFIX } from "../domain/payload.js";
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import type { EngineContext } from "./context.js";
@@ -168,7 +168,7 @@ export class Executions {
       const view = nodeView(node.id, node.type, byId.get(node.id), execution);
       const output = byId.get(node.id)?.output;
       if (view.status === "COMPLETED")
-        Object.assign(view, rendered("output", await renderer.render(output ?? NULL)));
+        Object.assign(view, rendered("output", await renderer.render(output ?? NULL_PAYLOAD)));
       nodes.push(view);
     }
     const view: ExecutionView = {
@@ -195,8 +195,6 @@ export class Executions {
     await this.propagation.startEntries(execution, graph);
   }
 }
-
-const NULL: Payload = { json: "null" };
 
 /** `{name: value}`, or `{nameRef: reference}` for a value left out of the response. */
 function rendered<N extends "input" | "output">(name: N, payload: RenderedPayload): Record<string, unknown> {
@@ -237,7 +235,7 @@ function sinkOutputs(graph: WorkflowGraph, byId: Map<string, NodeRecord>): Paylo
   return composePayload(
     graph.sinks.map((index) => {
       const id = graph.nodes[index]!.id;
-      return [id, byId.get(id)?.output ?? NULL] as const;
+      return [id, byId.get(id)?.output ?? NULL_PAYLOAD] as const;
     }),
   );
 }

@@ -12,6 +12,7 @@ import {
   blobKey,
   composePayload,
   encodeStoredPayload,
+  objectJson,
   PAYLOAD_LIMITS,
   type Payload,
 } from "../domain/payload.js";
@@ -128,9 +129,9 @@ export class Payloads {
     if ("json" in payload) return payload.json;
     if ("blob" in payload) return this.blobText(payload.blob);
     const members = await Promise.all(
-      payload.parts.map(async ([key, part]) => `${JSON.stringify(key)}:${await this.text(part)}`),
+      payload.parts.map(async ([key, part]) => [key, await this.text(part)] as const),
     );
-    return `{${members.join(",")}}`;
+    return objectJson(members);
   }
 
   private async blobText(ref: BlobRef): Promise<string> {
