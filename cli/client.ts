@@ -2,15 +2,40 @@
  * A small typed client of the weft HTTP API (the contract in the design brief). Errors come back as
  * ApiError (the API's `{error: {code, message, details}}`) or UnreachableError (no answer at all).
  */
-import type { ErrorInfo, ExecutionStatus } from "../shared/domain/records.js";
-import type { ExecutionListItem, HistoryPage } from "../shared/engine/queries.js";
+
 import type { ExecutionView, UploadTicket } from "../shared/engine/views.js";
+import {
+  API_ROUTES,
+  type DeadLettersPage,
+  type EventsPage,
+  type ExecutionRef,
+  type ExecutionsPage,
+  type RedriveResponse,
+  type RegisterResponse,
+  type RouteName,
+  type RouteParams,
+  type RouteResponse,
+  routePath,
+  type WorkflowResponse,
+} from "../shared/http/contract.js";
 import { ApiError, CliError, UnreachableError } from "./errors.js";
 import { isLoopback, type RequestSigner } from "./signing.js";
 
 export type { PayloadReference } from "../shared/engine/payload-views.js";
 export type { ExecutionListItem } from "../shared/engine/queries.js";
 export type { ExecutionView, NodeView, UploadTicket } from "../shared/engine/views.js";
+export type {
+  DeadLetter,
+  DeadLettersPage,
+  EventsPage,
+  ExecutionRef,
+  ExecutionsPage,
+  RedriveResponse,
+  RegisterResponse,
+  WorkflowResponse,
+} from "../shared/http/contract.js";
+/** One history event as the API answers it. */
+export type HistoryEventView = EventsPage["events"][number];
 
 /**
  * A member of a request body given as its JSON text, written into the body as it is: an input's
@@ -22,58 +47,6 @@ export class JsonText {
 
 /** Where an execution's input comes from: sent in the request, or an upload (`POST /payloads`). */
 export type InputSource = { input: unknown } | { inputRef: string };
-
-export interface RegisterResponse {
-  name: string;
-  version: number;
-  definitionHash: string;
-}
-
-export interface ExecutionRef {
-  executionId: string;
-  status: ExecutionStatus;
-}
-
-/** One history event as the API answers it (the engine's own page type). */
-export type HistoryEventView = HistoryPage["events"][number];
-export type EventsPage = HistoryPage;
-
-export interface ExecutionsPage {
-  executions: ExecutionListItem[];
-  next?: string;
-}
-
-export interface DeadLetter {
-  id: string;
-  executionId: string;
-  nodeId: string;
-  attempt: number;
-  error: ErrorInfo;
-  at: string;
-  reason: string;
-  receiveCount?: number;
-}
-
-export interface DeadLettersPage {
-  deadLetters: DeadLetter[];
-  next?: string;
-}
-
-export interface RedriveResponse {
-  redriven: string[];
-  skipped: Array<{ id: string; reason: string }>;
-}
-
-export interface WorkflowResponse {
-  name: string;
-  version: number;
-  definitionHash: string;
-  createdAt: string;
-  definition: {
-    name: string;
-    nodes: Array<{ id: string; type: string; dependsOn?: string[]; fanIn?: string }>;
-  };
-}
 
 export interface ClientOptions {
   /** Base URL, e.g. http://127.0.0.1:3000 or https://abc.execute-api.eu-west-1.amazonaws.com/prod */
@@ -101,12 +74,11 @@ export class WeftClient {
   }
 
   registerWorkflow(definition: unknown): Promise<{ status: number; body: RegisterResponse }> {
-    return this.request("POST", "/workflows", { body: definition });
+    return this.call("registerWorkflow", {}, { body: definition });
   }
 
   async getWorkflow(name: string, version?: number): Promise<WorkflowResponse> {
-    return (await this.request<WorkflowResponse>("GET", `/workflows/${enc(name)}`, { query: { version } }))
-      .body;
+    return (await this.call("getWorkflow", { name }, { query: { version } })).body;
   }
 
   /** `input` may be a JsonText (sent as it is); `inputRef` names an upload (createUpload, upload). */
@@ -118,21 +90,17 @@ export class WeftClient {
     start?: boolean;
     idempotencyKey?: string;
   }): Promise<{ status: number; body: ExecutionRef }> {
-    return this.request("POST", "/executions", { body: request });
+    return this.call("startExecution", {}, { body: request });
   }
 
   async trigger(executionId: string, given?: InputSource): Promise<ExecutionRef> {
-    return (
-      await this.request<ExecutionRef>("POST", `/executions/${enc(executionId)}/trigger`, {
-        body: given ?? {},
-      })
-    ).body;
+    return (await this.call("triggerExecution", { id: executionId }, { body: given ?? {} })).body;
   }
 
   /** `POST /payloads`: where to upload an input of `bytes` bytes (its UTF-8 JSON text), and its inputRef. */
   async createUpload(bytes: number): Promise<UploadTicket> {
     try {
-      return (await this.request<UploadTicket>("POST", "/payloads", { body: { bytes } })).body;
+      return (await this.call("createUpload", {}, { body: { bytes } })).body;
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) {
         throw new ApiError(
@@ -197,8 +165,7 @@ export class WeftClient {
 
   async cancel(executionId: string, reason?: string): Promise<ExecutionRef> {
     const body = reason === undefined ? {} : { reason };
-    return (await this.request<ExecutionRef>("POST", `/executions/${enc(executionId)}/cancel`, { body }))
-      .body;
+    return (await this.call("cancelExecution", { id: executionId }, { body })).body;
   }
 
   /**
@@ -206,19 +173,13 @@ export class WeftClient {
    * poll, even from the local runtime, which inlines by default); absent, the API's default.
    */
   async getExecution(executionId: string, options: { resolve?: boolean } = {}): Promise<ExecutionView> {
-    return (
-      await this.request<ExecutionView>("GET", `/executions/${enc(executionId)}`, {
-        query: { resolve: options.resolve === undefined ? undefined : String(options.resolve) },
-      })
-    ).body;
+    const resolve = options.resolve === undefined ? undefined : String(options.resolve);
+    return (await this.call("describeExecution", { id: executionId }, { query: { resolve } })).body;
   }
 
   async listEvents(executionId: string, page: { after?: string; limit?: number } = {}): Promise<EventsPage> {
-    return (
-      await this.request<EventsPage>("GET", `/executions/${enc(executionId)}/events`, {
-        query: { after: page.after, limit: page.limit },
-      })
-    ).body;
+    const query = { after: page.after, limit: page.limit };
+    return (await this.call("listEvents", { id: executionId }, { query })).body;
   }
 
   async listExecutions(query: {
@@ -227,24 +188,26 @@ export class WeftClient {
     limit?: number;
     next?: string;
   }): Promise<ExecutionsPage> {
-    return (await this.request<ExecutionsPage>("GET", "/executions", { query })).body;
+    return (await this.call("listExecutions", {}, { query })).body;
   }
 
   async listDeadLetters(query: { limit?: number; next?: string }): Promise<DeadLettersPage> {
-    return (await this.request<DeadLettersPage>("GET", "/dlq", { query })).body;
+    return (await this.call("listDeadLetters", {}, { query })).body;
   }
 
   async redrive(messageIds?: string[]): Promise<RedriveResponse> {
     const body = messageIds === undefined || messageIds.length === 0 ? {} : { messageIds };
-    return (await this.request<RedriveResponse>("POST", "/dlq/redrive", { body })).body;
+    return (await this.call("redrive", {}, { body })).body;
   }
 
-  async request<T>(
-    method: string,
-    path: string,
+  /** Calls a route of the contract by name; the answer has that route's type. */
+  async call<K extends RouteName>(
+    name: K,
+    params: RouteParams<K>,
     options: { body?: unknown; query?: Query } = {},
-  ): Promise<{ status: number; body: T }> {
-    const url = new URL(`${this.baseUrl}${path}`);
+  ): Promise<{ status: number; body: RouteResponse<K> }> {
+    const { method } = API_ROUTES[name];
+    const url = new URL(`${this.baseUrl}${routePath(name, params)}`);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
@@ -289,11 +252,10 @@ export class WeftClient {
         `${method} ${url.pathname} answered without JSON`,
       );
     }
-    return { status: response.status, body: parsed as T };
+    // The API's own answer for this route (the contract's type); not re-validated here.
+    return { status: response.status, body: parsed as RouteResponse<K> };
   }
 }
-
-const enc = encodeURIComponent;
 
 /** JSON.stringify, except that members given as JsonText are written as their text. */
 function bodyText(body: unknown): string {

@@ -10,8 +10,8 @@ import { MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
 import { MemoryStore } from "../shared/adapters/memory/store.js";
 import type { WorkflowDefinition } from "../shared/domain/definition.js";
+import { hasCode } from "../shared/domain/errors.js";
 import { Engine, type EngineOptions } from "../shared/engine/engine.js";
-import { WeftError } from "../shared/engine/errors.js";
 import type { BlobStore, Store, TaskMessage, TaskQueue } from "../shared/ports.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
 import { AuditStore } from "./audit-store.js";
@@ -276,7 +276,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         }
         op.done = true;
       } catch (error) {
-        if (error instanceof WeftError && error.status === 409) op.done = true;
+        if (hasCode(error, "Conflict")) op.done = true;
         else retryLater(op, error instanceof Error ? error.name : String(error));
       }
     });

@@ -5,23 +5,24 @@
  * Status codes: POST /workflows 201 (new version) / 200 (same content already registered);
  * POST /executions 202 (new execution) / 200 (an idempotencyKey returned an existing one);
  * POST /executions/{id}/trigger 202 (409 when not PENDING); POST /executions/{id}/cancel 202 (409 when
- * already finished); POST /dlq/redrive 202; GET routes 200. Routes live per resource in *-routes.ts.
- * Errors: `{ error: { code, message, details } }` with 400 InvalidJson / InvalidRequest / the engine's codes,
- * 404 NotFound, 405 MethodNotAllowed, 413 PayloadTooLarge, 500 InternalError (bad input is never a 500).
+ * already finished); POST /dlq/redrive 202; GET routes 200. The routes are the contract's
+ * (shared/http/contract.ts); their handlers live per resource in *-routes.ts.
+ * Errors: `{ error: { code, message, details } }`, the status chosen by code in problems.ts; 500
+ * InternalError only for what nobody raised on purpose (bad input is never a 500).
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { ZodError } from "zod";
-import { encodeJson, PayloadError } from "../../shared/domain/json.js";
-import { PAYLOAD_LIMITS } from "../../shared/domain/payload.js";
+import { RequestError } from "../../shared/domain/errors.js";
+import { encodeJson } from "../../shared/domain/json.js";
 import type { Engine } from "../../shared/engine/engine.js";
-import { WeftError } from "../../shared/engine/errors.js";
-import { dlqRoutes } from "./dlq-routes.js";
-import { executionRoutes } from "./execution-routes.js";
-import type { RouteHandler } from "./request.js";
-import { MalformedPathError, Router } from "./routes.js";
-import { issuesToDetails } from "./schemas.js";
-import { workflowRoutes } from "./workflow-routes.js";
+import { API_ROUTES, ROUTE_NAMES, type RouteName } from "../../shared/http/contract.js";
+import { dlqHandlers } from "./dlq-routes.js";
+import { executionHandlers } from "./execution-routes.js";
+import { internalError, type Problem, problemOf } from "./problems.js";
+import { issuesToDetails, type RouteHandler, type RouteHandlers } from "./request.js";
+import { MalformedPathError, type Route, Router } from "./routes.js";
+import { workflowHandlers } from "./workflow-routes.js";
 
 export type { ApiRequest } from "./request.js";
 
@@ -58,11 +59,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   const logger = options.logger ?? new Logger({ serviceName: "weft-api" });
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const views = options.views ?? { resolveByDefault: false, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES };
-  const router = new Router<RouteHandler>([
-    ...workflowRoutes(engine),
-    ...executionRoutes(engine, views),
-    ...dlqRoutes(engine),
-  ]);
+  const router = new Router(apiRoutes(engine, views));
 
   return async (event) => {
     const method = event.requestContext?.http?.method ?? "GET";
@@ -70,13 +67,21 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
     try {
       const match = router.match(method, path);
       if (match.kind === "not-found") {
-        throw new WeftError(404, "NotFound", `no route for ${method} ${path}`);
+        throw new RequestError("NotFound", `no route for ${method} ${path}`);
       }
       if (match.kind === "method-not-allowed") {
         return errorResponse(
-          new WeftError(405, "MethodNotAllowed", `${method} is not allowed on ${path}`, [
-            { path: "method", code: "method_not_allowed", message: `allowed: ${match.allowed.join(", ")}` },
-          ]),
+          problemOf(
+            new RequestError("MethodNotAllowed", `${method} is not allowed on ${path}`, {
+              details: [
+                {
+                  path: "method",
+                  code: "method_not_allowed",
+                  message: `allowed: ${match.allowed.join(", ")}`,
+                },
+              ],
+            }),
+          ) ?? internalError(),
           { allow: match.allowed.join(", ") },
         );
       }
@@ -88,17 +93,8 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
       });
       return jsonResponse(result.status, result.body);
     } catch (error) {
-      if (error instanceof WeftError) return errorResponse(error);
-      if (error instanceof PayloadError) return errorResponse(payloadProblem(error));
-      if (error instanceof MalformedPathError) {
-        return errorResponse(new WeftError(400, "InvalidRequest", error.message));
-      }
-      if (error instanceof ZodError) {
-        // The engine validates some input itself with zod; bad input is never a 500.
-        return errorResponse(
-          new WeftError(400, "InvalidRequest", "the request is invalid", issuesToDetails(error.issues)),
-        );
-      }
+      const problem = problemOf(asRequestError(error));
+      if (problem) return errorResponse(problem);
       // Log the error and where it happened, never the request body (it may carry secrets).
       logger.error("unexpected error while handling a request", {
         method,
@@ -106,9 +102,35 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         requestId: event.requestContext?.requestId,
         error: error instanceof Error ? error : String(error),
       });
-      return errorResponse(new WeftError(500, "InternalError", "an unexpected error occurred"));
+      return errorResponse(internalError());
     }
   };
+}
+
+/** Every route of the contract with its handler; the compiler refuses a route left without one. */
+export function apiRoutes(engine: Engine, views: ViewSettings): Route<RouteHandler>[] {
+  const handlers: RouteHandlers<RouteName> = {
+    ...workflowHandlers(engine),
+    ...executionHandlers(engine, views),
+    ...dlqHandlers(engine),
+  };
+  return ROUTE_NAMES.map((name) => ({
+    method: API_ROUTES[name].method,
+    pattern: API_ROUTES[name].path,
+    handler: handlers[name] as RouteHandler,
+  }));
+}
+
+/** Errors from below that are the caller's input, not a fault: a bad path, a schema the engine checks. */
+function asRequestError(error: unknown): unknown {
+  if (error instanceof MalformedPathError) return new RequestError("InvalidRequest", error.message);
+  if (error instanceof ZodError) {
+    // The engine validates some input itself with zod; bad input is never a 500.
+    return new RequestError("InvalidRequest", "the request is invalid", {
+      details: issuesToDetails(error.issues),
+    });
+  }
+  return error;
 }
 
 /**
@@ -130,30 +152,18 @@ function readBody(event: APIGatewayProxyEventV2, maxBytes: number): string | und
   if (event.body === undefined || event.body === null) return undefined;
   const bytes = event.isBase64Encoded ? Buffer.from(event.body, "base64") : Buffer.from(event.body, "utf8");
   if (bytes.byteLength > maxBytes) {
-    throw new WeftError(413, "PayloadTooLarge", `the request body is larger than ${maxBytes} bytes`, [
-      {
-        path: "body",
-        code: "too_big",
-        message: `${bytes.byteLength} bytes; at most ${maxBytes} are accepted`,
-      },
-    ]);
+    throw new RequestError("PayloadTooLarge", `the request body is larger than ${maxBytes} bytes`, {
+      details: [
+        {
+          path: "body",
+          code: "too_big",
+          message: `${bytes.byteLength} bytes; at most ${maxBytes} are accepted`,
+        },
+      ],
+    });
   }
   const text = event.isBase64Encoded ? bytes.toString("utf8") : event.body;
   return text.trim() === "" ? undefined : text;
-}
-
-/** A value that cannot be taken: 413 over the size limit, 400 otherwise, naming the limit. */
-function payloadProblem(error: PayloadError): WeftError {
-  const status = error.code === "PayloadTooLarge" ? 413 : 400;
-  const limit =
-    error.code === "PayloadTooLarge"
-      ? `at most ${PAYLOAD_LIMITS.maxBytes} bytes a value`
-      : error.code === "PayloadTooDeep"
-        ? `at most ${PAYLOAD_LIMITS.maxDepth} levels of nesting`
-        : "JSON values only";
-  return new WeftError(status, error.code, error.message, [
-    { path: "input", code: error.code, message: limit },
-  ]);
 }
 
 const RESPONSE_LIMITS = {
@@ -176,12 +186,12 @@ function jsonResponse(
 }
 
 function errorResponse(
-  error: WeftError,
+  problem: Problem,
   headers: Record<string, string> = {},
 ): APIGatewayProxyStructuredResultV2 {
   return jsonResponse(
-    error.status,
-    { error: { code: error.code, message: error.message, details: error.details } },
+    problem.status,
+    { error: { code: problem.code, message: problem.message, details: problem.details } },
     headers,
   );
 }

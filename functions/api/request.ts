@@ -1,10 +1,9 @@
 /** What route handlers share: the request they see, their answer, and the parsing and validation helpers. */
 import type { z } from "zod";
+import { type ProblemDetail, RequestError } from "../../shared/domain/errors.js";
 import { jsonTextDepth } from "../../shared/domain/json.js";
 import { PAYLOAD_LIMITS } from "../../shared/domain/payload.js";
-import { WeftError } from "../../shared/engine/errors.js";
-import type { Route } from "./routes.js";
-import { issuesToDetails } from "./schemas.js";
+import type { RouteName, RouteResponse } from "../../shared/http/contract.js";
 
 /** What a route handler sees of the request. */
 export interface ApiRequest {
@@ -14,13 +13,18 @@ export interface ApiRequest {
   body: string | undefined;
 }
 
-export interface ApiResponse {
+export interface ApiResponse<T = unknown> {
   status: number;
-  body: unknown;
+  body: T;
 }
 
-export type RouteHandler = (request: ApiRequest) => Promise<ApiResponse>;
-export type ApiRoute = Route<RouteHandler>;
+/** The handler of one route of the contract, answering that route's type. */
+export type RouteHandler<K extends RouteName = RouteName> = (
+  request: ApiRequest,
+) => Promise<ApiResponse<RouteResponse<K>>>;
+
+/** Handlers for some routes of the contract, by name. */
+export type RouteHandlers<K extends RouteName> = { [N in K]: RouteHandler<N> };
 
 /**
  * Levels a request body adds around the values it carries (`{"input": …}`; a definition's
@@ -31,16 +35,19 @@ const BODY_NESTING = 4;
 export function parseJson(body: string | undefined, options: { required: boolean }): unknown {
   if (body === undefined) {
     if (!options.required) return undefined;
-    throw new WeftError(400, "InvalidJson", "the request body is empty; a JSON document is expected");
+    throw new RequestError("InvalidJson", "the request body is empty; a JSON document is expected");
   }
   // Measured on the text, before anything recursive (schemas, hashing) meets the value.
   const maxDepth = PAYLOAD_LIMITS.maxDepth + BODY_NESTING;
   if (jsonTextDepth(body, maxDepth) > maxDepth) {
-    throw new WeftError(
-      400,
+    throw new RequestError(
       "PayloadTooDeep",
       `the request body nests arrays and objects more than ${maxDepth} levels deep; a value may nest at most ${PAYLOAD_LIMITS.maxDepth}`,
-      [{ path: "body", code: "too_deep", message: `at most ${PAYLOAD_LIMITS.maxDepth} levels in a value` }],
+      {
+        details: [
+          { path: "body", code: "too_deep", message: `at most ${PAYLOAD_LIMITS.maxDepth} levels in a value` },
+        ],
+      },
     );
   }
   try {
@@ -48,9 +55,10 @@ export function parseJson(body: string | undefined, options: { required: boolean
   } catch (error) {
     // JSON.parse's message names the position of the problem, never more than a few characters of the body.
     const reason = error instanceof Error ? error.message : "unparseable";
-    throw new WeftError(400, "InvalidJson", "the request body is not valid JSON", [
-      { path: "body", code: "invalid_json", message: reason },
-    ]);
+    throw new RequestError("InvalidJson", "the request body is not valid JSON", {
+      details: [{ path: "body", code: "invalid_json", message: reason }],
+      cause: error,
+    });
   }
 }
 
@@ -65,7 +73,7 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, prefix?
   if (parsed.success) return parsed.data;
   const where = prefix === undefined ? "request body" : prefix;
   const details = issuesToDetails(parsed.error.issues, prefix);
-  throw new WeftError(400, "InvalidRequest", `the ${where} has ${details.length} problem(s)`, details);
+  throw new RequestError("InvalidRequest", `the ${where} has ${details.length} problem(s)`, { details });
 }
 
 /** The query string validated by `schema`. A parameter given empty (`?status=`) counts as absent. */
@@ -79,19 +87,46 @@ export function validateQuery<S extends z.ZodType>(
   return validate(schema, present, "query");
 }
 
-export function param(params: Record<string, string>, name: string): string {
-  const value = params[name];
-  if (value === undefined) throw new Error(`route parameter "${name}" is missing`);
-  return value;
+/** The path parameters validated by `schema` (details under `path.`). */
+export function validateParams<S extends z.ZodType>(schema: S, params: Record<string, string>): z.output<S> {
+  return validate(schema, params, "path");
 }
 
-/** A 400 the engine raised about a query parameter, with its details moved under `query.` like ours. */
-export function inQuery(error: unknown): unknown {
-  if (!(error instanceof WeftError) || error.status !== 400) return error;
-  return new WeftError(
-    error.status,
-    error.code,
-    error.message,
-    error.details.map((detail) => ({ ...detail, path: `query.${detail.path}` })),
-  );
+/**
+ * A cursor the store refused (InvalidCursor), answered as a problem of the query parameter that
+ * carried it; anything else unchanged.
+ */
+export function cursorIn(parameter: string, error: unknown): unknown {
+  if (!(error instanceof RequestError) || error.code !== "InvalidCursor") return error;
+  return new RequestError("InvalidCursor", `"${parameter}" is not a cursor this API returned`, {
+    details: [
+      { path: `query.${parameter}`, code: "invalid_cursor", message: "not a cursor this API returned" },
+    ],
+    cause: error,
+  });
+}
+
+/**
+ * Every zod issue as a detail `{path, code, message}`. An unknown key becomes one detail per key, with the
+ * key's own path, so a client sees exactly which fields to remove. `prefix` marks where the value came from
+ * (e.g. "query").
+ */
+export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix?: string): ProblemDetail[] {
+  const join = (path: readonly PropertyKey[]) =>
+    [...(prefix === undefined ? [] : [prefix]), ...path.map((part) => String(part))].join(".");
+  const details: ProblemDetail[] = [];
+  for (const issue of issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        details.push({
+          path: join([...issue.path, key]),
+          code: issue.code,
+          message: `unknown field "${key}"`,
+        });
+      }
+    } else {
+      details.push({ path: join(issue.path), code: issue.code, message: issue.message });
+    }
+  }
+  return details;
 }

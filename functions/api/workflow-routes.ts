@@ -1,39 +1,32 @@
-/** POST /workflows, GET /workflows/{name}. */
+/** registerWorkflow, getWorkflow. */
 import type { Engine } from "../../shared/engine/engine.js";
-import { type ApiRoute, param, parseJson, validateQuery } from "./request.js";
-import { getWorkflowQuerySchema } from "./schemas.js";
+import { getWorkflowQuerySchema, workflowNameParamsSchema } from "../../shared/http/schemas.js";
+import { parseJson, type RouteHandlers, validateParams, validateQuery } from "./request.js";
 
-export function workflowRoutes(engine: Engine): ApiRoute[] {
-  return [
-    {
-      method: "POST",
-      pattern: "/workflows",
-      handler: async ({ body }) => {
-        const definition = parseJson(body, { required: true });
-        const result = await engine.registerWorkflow(definition);
-        return {
-          status: result.created ? 201 : 200,
-          body: { name: result.name, version: result.version, definitionHash: result.definitionHash },
-        };
-      },
+export function workflowHandlers(engine: Engine): RouteHandlers<"registerWorkflow" | "getWorkflow"> {
+  return {
+    registerWorkflow: async ({ body }) => {
+      const definition = parseJson(body, { required: true });
+      const result = await engine.registerWorkflow(definition);
+      return {
+        status: result.created ? 201 : 200,
+        body: { name: result.name, version: result.version, definitionHash: result.definitionHash },
+      };
     },
-    {
-      method: "GET",
-      pattern: "/workflows/{name}",
-      handler: async ({ params, query }) => {
-        const { version } = validateQuery(getWorkflowQuerySchema, query);
-        const record = await engine.getWorkflow(param(params, "name"), version);
-        return {
-          status: 200,
-          body: {
-            name: record.name,
-            version: record.version,
-            definitionHash: record.definitionHash,
-            createdAt: new Date(record.createdAt).toISOString(),
-            definition: record.definition,
-          },
-        };
-      },
+    getWorkflow: async ({ params, query }) => {
+      const { name } = validateParams(workflowNameParamsSchema, params);
+      const { version } = validateQuery(getWorkflowQuerySchema, query);
+      const record = await engine.getWorkflow(name, version);
+      return {
+        status: 200,
+        body: {
+          name: record.name,
+          version: record.version,
+          definitionHash: record.definitionHash,
+          createdAt: new Date(record.createdAt).toISOString(),
+          definition: record.definition,
+        },
+      };
     },
-  ];
+  };
 }

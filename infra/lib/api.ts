@@ -6,6 +6,7 @@ import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import * as logs from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import { API_ROUTES, ROUTE_NAMES } from "../../shared/http/contract.js";
 
 /** How the HTTP API authenticates callers: AWS IAM (SigV4) by default, or JWT bearer tokens. */
 export type WeftApiAuthorization =
@@ -13,23 +14,12 @@ export type WeftApiAuthorization =
   | { readonly kind: "jwt"; readonly issuer: string; readonly audience: readonly string[] };
 
 /**
- * The API contract (docs: design brief, "HTTP API (v1)"). Every route goes to the api function; one
- * missing here is a 404 from API Gateway once deployed, even though the function serves it.
+ * The API Gateway routes: every route of the contract (shared/http/contract.ts), which is also the
+ * api function's route table, so a route served locally is never a 404 once deployed.
  */
-export const WEFT_API_ROUTES: ReadonlyArray<{ method: apigwv2.HttpMethod; path: string }> = [
-  { method: apigwv2.HttpMethod.POST, path: "/workflows" },
-  { method: apigwv2.HttpMethod.GET, path: "/workflows/{name}" },
-  // An upload for an execution input too large for a request: answers a presigned S3 PUT.
-  { method: apigwv2.HttpMethod.POST, path: "/payloads" },
-  { method: apigwv2.HttpMethod.POST, path: "/executions" },
-  { method: apigwv2.HttpMethod.GET, path: "/executions" },
-  { method: apigwv2.HttpMethod.GET, path: "/executions/{id}" },
-  { method: apigwv2.HttpMethod.POST, path: "/executions/{id}/trigger" },
-  { method: apigwv2.HttpMethod.POST, path: "/executions/{id}/cancel" },
-  { method: apigwv2.HttpMethod.GET, path: "/executions/{id}/events" },
-  { method: apigwv2.HttpMethod.GET, path: "/dlq" },
-  { method: apigwv2.HttpMethod.POST, path: "/dlq/redrive" },
-];
+export const WEFT_API_ROUTES: ReadonlyArray<{ method: apigwv2.HttpMethod; path: string }> = ROUTE_NAMES.map(
+  (name) => ({ method: apigwv2.HttpMethod[API_ROUTES[name].method], path: API_ROUTES[name].path }),
+);
 
 export interface WeftHttpApiProps {
   readonly handler: lambda.IFunction;

@@ -12,19 +12,17 @@
  * it goes, so a value over a limit is refused before it is built in full.
  */
 
+import { TerminalError } from "./errors.js";
+
 /** Why a value cannot be stored as a payload. */
 export type PayloadProblem = "PayloadTooLarge" | "PayloadTooDeep" | "PayloadNotJson" | "PayloadMissing";
 
 /** A value that cannot be stored or found. Terminal: another attempt would meet the same problem. */
-export class PayloadError extends Error {
-  readonly terminal = true;
+export class PayloadError extends TerminalError {
+  declare readonly code: PayloadProblem;
 
-  constructor(
-    readonly code: PayloadProblem,
-    message: string,
-  ) {
-    super(message);
-    this.name = code;
+  constructor(code: PayloadProblem, message: string) {
+    super(message, { code });
   }
 }
 

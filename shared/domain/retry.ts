@@ -3,7 +3,7 @@
  * Pure: randomness is passed in so simulation tests can make jitter deterministic.
  */
 import { ZodError, z } from "zod";
-import { RetryableError, TerminalError } from "../tasks/errors.js";
+import { RetryableError, TerminalError } from "./errors.js";
 import type { ResolvedRetry } from "./graph.js";
 
 /** Error messages are stored on node items and in history events, so they are bounded. */

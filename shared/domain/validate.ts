@@ -4,8 +4,6 @@
  * whatever part of the input is usable instead of stopping at the first schema error.
  */
 import type { z } from "zod";
-import type { ProblemDetail } from "../engine/errors.js";
-import type { TaskRegistry } from "../tasks/task-type.js";
 import {
   fanInSchema,
   LIMITS,
@@ -13,13 +11,23 @@ import {
   type WorkflowDefinition,
   workflowDefinitionSchema,
 } from "./definition.js";
+import type { ProblemDetail } from "./errors.js";
 import { compileGraph, type WorkflowGraph } from "./graph.js";
+
+/**
+ * What validation needs of the task types: each one's params schema, and the names to suggest.
+ * The engine's TaskRegistry is one; the domain names only this much of it.
+ */
+export interface TaskCatalog {
+  get(type: string): { params: z.ZodType } | undefined;
+  names(): string[];
+}
 
 export type ValidationResult =
   | { ok: true; definition: WorkflowDefinition; graph: WorkflowGraph }
   | { ok: false; problems: ProblemDetail[] };
 
-export function validateDefinition(raw: unknown, tasks: TaskRegistry): ValidationResult {
+export function validateDefinition(raw: unknown, tasks: TaskCatalog): ValidationResult {
   const problems: ProblemDetail[] = [];
   checkSize(raw, problems);
 
@@ -418,7 +426,7 @@ function upstreamCauses(start: number, parents: number[][], blocked: Set<number>
 // ---------------------------------------------------------------------------------------------
 // Task types and params.
 
-function checkTasks(nodes: LooseNode[], tasks: TaskRegistry, problems: ProblemDetail[]): void {
+function checkTasks(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDetail[]): void {
   for (const node of nodes) {
     if (node.type === undefined || node.type === "") continue;
     const label = nodeLabel(node, node.index);

@@ -3,7 +3,7 @@ import { compileGraph, type WorkflowGraph } from "../domain/graph.js";
 import type { EnginePorts } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import type { FanInSettings } from "./dispatch-mode.js";
-import { notFound } from "./errors.js";
+import { notFound } from "../domain/errors.js";
 import type { Payloads } from "./payloads.js";
 
 export interface EngineLogger {

@@ -5,7 +5,7 @@ import { composePayload, NULL_PAYLOAD, type Payload, UPLOAD_PREFIX } from "../do
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import type { EngineContext } from "./context.js";
-import { badRequest, conflict, notFound, WeftError } from "./errors.js";
+import { badRequest, conflict, notFound, RequestError } from "../domain/errors.js";
 import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
 import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
 import type { Propagation } from "./propagation.js";
@@ -112,7 +112,7 @@ export class Executions {
     const inputRef = `${UPLOAD_PREFIX}${this.ctx.ids.token()}`;
     const upload = await this.ctx.blobs.uploadRequest(inputRef, bytes, UPLOAD_URL_SECONDS);
     if (upload === undefined)
-      throw new WeftError(501, "UploadsUnavailable", "this runtime's blob store takes no uploads");
+      throw new RequestError("UploadsUnavailable", "this runtime's blob store takes no uploads");
     const expiresAt = new Date(this.ctx.clock.now() + UPLOAD_URL_SECONDS * 1000).toISOString();
     return { inputRef, upload, expiresAt };
   }

@@ -1,7 +1,10 @@
 /** Read-side queries: an execution's history in pages, and executions newest first. */
+
+import { z } from "zod";
+import { decodeCursor, encodeCursor } from "../domain/cursor.js";
+import { notFound } from "../domain/errors.js";
 import type { ExecutionStatus, HistoryEvent } from "../domain/records.js";
 import type { EngineContext } from "./context.js";
-import { badRequest, notFound } from "./errors.js";
 
 export interface HistoryPage {
   events: Array<Omit<HistoryEvent, "at"> & { at: string }>;
@@ -59,18 +62,13 @@ export async function listExecutions(
   return page.next === undefined ? { executions } : { executions, next: page.next };
 }
 
+/** A history position: the number of events already answered. */
+const offsetCursorSchema = z.object({ o: z.number().int().min(0) });
+
 function encodeOffset(offset: number): string {
-  return Buffer.from(JSON.stringify({ o: offset })).toString("base64url");
+  return encodeCursor({ o: offset });
 }
 
 function decodeOffset(cursor: string): number {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { o?: unknown };
-    if (typeof parsed.o === "number" && Number.isInteger(parsed.o) && parsed.o >= 0) return parsed.o;
-  } catch {
-    // fall through to the error below
-  }
-  throw badRequest(`"after" is not a cursor this API returned`, [
-    { path: "after", code: "invalid_cursor", message: "not a cursor this API returned" },
-  ]);
+  return decodeCursor(cursor, offsetCursorSchema).o;
 }

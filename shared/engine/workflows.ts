@@ -3,7 +3,7 @@ import { definitionHash } from "../domain/hash.js";
 import type { WorkflowVersionRecord } from "../domain/records.js";
 import { validateDefinition } from "../domain/validate.js";
 import type { EngineContext } from "./context.js";
-import { invalidDefinition, notFound, WeftError } from "./errors.js";
+import { invalidDefinition, notFound, RequestError } from "../domain/errors.js";
 import type { RegisterResult } from "./views.js";
 
 /** Concurrent registrations of new content under one name race for the next version number. */
@@ -31,7 +31,7 @@ export async function registerWorkflow(ctx: EngineContext, raw: unknown): Promis
     });
     if (outcome === "created") return { name: definition.name, version, definitionHash: hash, created: true };
   }
-  throw new WeftError(503, "Busy", `too many concurrent registrations of "${definition.name}"; try again`);
+  throw new RequestError("Busy", `too many concurrent registrations of "${definition.name}"; try again`);
 }
 
 export async function getWorkflow(

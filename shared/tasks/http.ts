@@ -95,7 +95,10 @@ export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
       const what = `${target} answered ${status}${response.statusText ? ` ${response.statusText}` : ""}`;
       if (status >= 500 || status === 429) {
         const retryAfter = parseRetryAfter(response.headers.get("retry-after"), context.now());
-        throw new RetryableError(`${what}${excerpt}`, retryAfter);
+        throw new RetryableError(
+          `${what}${excerpt}`,
+          retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter },
+        );
       }
       throw new TerminalError(`${what}, expected ${describeExpected(params.expectStatus)}${excerpt}`);
     },

@@ -225,23 +225,38 @@ describe("GET /executions", () => {
     expect((await api.call({ method: "GET", path: "/executions?limit=200" })).status).toBe(200);
   });
 
-  it("answers 400 at query.next for a cursor the store cannot decode (its RangeError)", async () => {
+  it("answers 400 at query.next for a cursor the store cannot decode", async () => {
     await start();
-    for (const next of ["garbage", "99999"]) {
-      const error = expectErrorAnswer(
-        await api.call({ method: "GET", path: `/executions?next=${next}` }),
-        400,
-        "InvalidRequest",
-      );
+    for (const path of ["/executions?next=garbage", "/executions?next=99999", "/dlq?next=garbage"]) {
+      const error = expectErrorAnswer(await api.call({ method: "GET", path }), 400, "InvalidCursor");
       expect(error.details).toEqual([
         { path: "query.next", code: "invalid_cursor", message: expect.any(String) },
       ]);
     }
-    // Whatever store is underneath: a RangeError from it is bad input, any other error is not.
+    // Any other error from the store is a fault, never taken for bad input.
     api.ports.store.listExecutions = async () => {
-      throw new RangeError("invalid listing cursor");
+      throw new RangeError("cannot encode -1 in a key");
     };
-    expectErrorAnswer(await api.call({ method: "GET", path: "/executions?next=x" }), 400, "InvalidRequest");
+    expectErrorAnswer(await api.call({ method: "GET", path: "/executions" }), 500, "InternalError");
+  });
+
+  it("answers 400 naming the parameter for an execution id no execution can have", async () => {
+    const long = "x".repeat(2048);
+    for (const [method, path] of [
+      ["GET", `/executions/${long}`],
+      ["GET", `/executions/${long}/events`],
+      ["POST", `/executions/${long}/cancel`],
+      ["POST", `/executions/${long}/trigger`],
+    ] as const) {
+      const error = expectErrorAnswer(await api.call({ method, path }), 400, "InvalidRequest");
+      expect(error.details).toEqual([{ path: "path.id", code: "too_big", message: expect.any(String) }]);
+    }
+    const name = expectErrorAnswer(
+      await api.call({ method: "GET", path: `/workflows/${"n".repeat(2048)}` }),
+      400,
+      "InvalidRequest",
+    );
+    expect(name.details.map((d) => d.path)).toEqual(["path.name"]);
   });
 });
 

@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { WeftError } from "../../shared/engine/errors.js";
+import { WeftError } from "../../shared/domain/errors.js";
 import {
   buildTaskRegistry,
   collectTaskTypes,
@@ -76,7 +76,7 @@ describe("custom task types from the tasks/ folder", () => {
       })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WeftError);
-    expect(error).toMatchObject({ status: 400 });
+    expect(error).toMatchObject({ code: "InvalidDefinition" });
     const details = (error as WeftError).details;
     expect(details).toEqual(
       expect.arrayContaining([
@@ -85,7 +85,7 @@ describe("custom task types from the tasks/ folder", () => {
       ]),
     );
     // Nothing was stored.
-    await expect(backend.engine.getWorkflow("custom-bad")).rejects.toMatchObject({ status: 404 });
+    await expect(backend.engine.getWorkflow("custom-bad")).rejects.toMatchObject({ code: "NotFound" });
   });
 
   it("builds the registry: built-ins, http, and the custom folder (lambda and emit only when configured)", async () => {

@@ -149,7 +149,7 @@ describe("emit task (EventBridge rule → SQS on the emulator)", () => {
         nodes: [{ id: "e", type: "emit", params: { detailType: "", detail: [1], source: "aws.fake" } }],
       }),
     ).rejects.toMatchObject({
-      status: 400,
+      code: "InvalidDefinition",
       details: expect.arrayContaining([
         expect.objectContaining({ code: "invalid_params", path: "nodes[0].params.detailType" }),
         expect.objectContaining({ code: "invalid_params", path: "nodes[0].params.detail" }),

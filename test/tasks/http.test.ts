@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { WeftError } from "../../shared/engine/errors.js";
+import { WeftError } from "../../shared/domain/errors.js";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { httpTask, parseRetryAfter } from "../../shared/tasks/http.js";
 import { type Backend, createBackend } from "../support/backends.js";
@@ -369,7 +369,7 @@ describe("http task", () => {
       );
     expect(error).toBeInstanceOf(WeftError);
     const weft = error as WeftError;
-    expect(weft.status).toBe(400);
+    expect(weft.code).toBe("InvalidDefinition");
     const paths = weft.details.filter((d) => d.code === "invalid_params").map((d) => d.path);
     expect(paths).toEqual(
       expect.arrayContaining([

@@ -72,7 +72,7 @@ describe("classifyError", () => {
   });
 
   it("RetryableError is retryable and carries retryAfterSeconds", () => {
-    expect(classifyError(new RetryableError("throttled", 30), p)).toEqual({
+    expect(classifyError(new RetryableError("throttled", { retryAfterSeconds: 30 }), p)).toEqual({
       name: "RetryableError",
       message: "throttled",
       retryable: true,

@@ -4,6 +4,9 @@
  * only, so the records are batch-read and checked against what the index said.
  */
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
+import { decodeCursor, encodeCursor } from "../../domain/cursor.js";
+import { invalidCursor } from "../../domain/errors.js";
 import type { ExecutionRecord, ExecutionStatus } from "../../domain/records.js";
 import type { ExecutionQuery, Page } from "../../ports.js";
 import { EXECUTION_RECORD_ATTRIBUTES, executionFromItem } from "./codec.js";
@@ -55,7 +58,7 @@ export async function listExecutions(io: TableIO, query: ExecutionQuery): Promis
           skName: ATTR.gsi3sk,
           pk: allListingPk(shard),
         }));
-  const positions = decodeCursor(query.next, partitions.length);
+  const positions = readCursor(query.next, partitions.length);
 
   // Read up to `limit` matching entries from every partition not yet exhausted, newest first.
   const fetched = await Promise.all(
@@ -82,7 +85,7 @@ export async function listExecutions(io: TableIO, query: ExecutionQuery): Promis
 
   const items = merged.map((entry) => entry.record);
   const more = nextPositions.some((position) => position !== null);
-  return more ? { items, next: encodeCursor({ p: nextPositions }) } : { items };
+  return more ? { items, next: encodeCursor({ p: nextPositions } satisfies ListingCursor) } : { items };
 }
 
 export async function listDueExecutions(io: TableIO, now: number, limit: number): Promise<ExecutionRecord[]> {
@@ -209,25 +212,12 @@ async function readListingPartition(
   }
 }
 
-function encodeCursor(cursor: ListingCursor): string {
-  return Buffer.from(JSON.stringify(cursor), "utf8").toString("base64url");
-}
+/** Each partition's last key read, or null once it is exhausted. */
+const listingCursorSchema = z.object({ p: z.array(z.string().nullable()) });
 
-function decodeCursor(next: string | undefined, partitions: number): Array<string | null> {
+function readCursor(next: string | undefined, partitions: number): Array<string | null> {
   if (next === undefined || next === "") return Array.from({ length: partitions }, () => "");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(next, "base64url").toString("utf8"));
-  } catch {
-    throw new RangeError("invalid listing cursor");
-  }
-  const positions = (parsed as Partial<ListingCursor> | null)?.p;
-  if (
-    !Array.isArray(positions) ||
-    positions.length !== partitions ||
-    !positions.every((p) => p === null || typeof p === "string")
-  ) {
-    throw new RangeError("invalid listing cursor");
-  }
-  return positions as Array<string | null>;
+  const { p } = decodeCursor(next, listingCursorSchema);
+  if (p.length !== partitions) throw invalidCursor();
+  return p;
 }

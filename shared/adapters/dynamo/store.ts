@@ -24,6 +24,12 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import {
+  type DeadLetterCursor,
+  deadLetterCursorSchema,
+  decodeCursor,
+  encodeCursor,
+} from "../../domain/cursor.js";
 import { encodeStoredPayload } from "../../domain/payload.js";
 import {
   type DeadLetterRecord,
@@ -599,7 +605,9 @@ export class DynamoStore implements Store {
     // Read one more than a page: `next` only when more follow (as the in-memory store answers).
     const items: Item[] = [];
     let startKey: Record<string, unknown> | undefined =
-      page.next === undefined ? undefined : { ...deadLetterKey(page.next) };
+      page.next === undefined
+        ? undefined
+        : { ...deadLetterKey(decodeCursor(page.next, deadLetterCursorSchema).d) };
     let more = false;
     for (;;) {
       const e = new Expression();
@@ -626,7 +634,9 @@ export class DynamoStore implements Store {
     }
     const records = items.slice(0, limit).map(deadLetterFromItem);
     const last = records.at(-1);
-    return more && last ? { items: records, next: last.id } : { items: records };
+    return more && last
+      ? { items: records, next: encodeCursor({ d: last.id } satisfies DeadLetterCursor) }
+      : { items: records };
   }
 
   async getDeadLetter(id: string): Promise<DeadLetterRecord | undefined> {

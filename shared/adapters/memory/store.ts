@@ -3,6 +3,14 @@
  * atomic check-and-set, nothing awaits between the check and the set, and records are copied in and
  * out so callers can never mutate stored state. Used by the embedded local runtime and simulations.
  */
+import { z } from "zod";
+import {
+  type DeadLetterCursor,
+  deadLetterCursorSchema,
+  decodeCursor,
+  encodeCursor,
+} from "../../domain/cursor.js";
+import { invalidCursor } from "../../domain/errors.js";
 import {
   type DeadLetterRecord,
   type ExecutionRecord,
@@ -38,6 +46,9 @@ interface StoredNode {
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
+
+/** A listing position: the index (1-based) of the next execution in listing order. */
+const positionCursorSchema = z.object({ i: z.number().int().min(1) });
 
 export class MemoryStore implements Store {
   private readonly workflows = new Map<string, WorkflowVersionRecord[]>();
@@ -147,7 +158,7 @@ export class MemoryStore implements Store {
       if (query.status !== undefined && record.status !== query.status) continue;
       items.push(copy(record));
     }
-    return index >= 0 ? { items, next: String(index + 1) } : { items };
+    return index >= 0 ? { items, next: encodeCursor({ i: index + 1 }) } : { items };
   }
 
   async getNode(executionId: string, nodeId: string): Promise<NodeRecord | undefined> {
@@ -292,11 +303,11 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  /** The position a listing cursor names; a RangeError for one this store never returned (as DynamoStore). */
+  /** The position a listing cursor names; InvalidCursor for one this store never returned (as DynamoStore). */
   private decodeCursor(next: string): number {
-    const position = /^[1-9][0-9]{0,15}$/.test(next) ? Number(next) : Number.NaN;
-    if (!(position <= this.executionOrder.length)) throw new RangeError("invalid listing cursor");
-    return position - 1;
+    const { i } = decodeCursor(next, positionCursorSchema);
+    if (i > this.executionOrder.length) throw invalidCursor();
+    return i - 1;
   }
 
   async putDeadLetter(record: DeadLetterRecord): Promise<void> {
@@ -305,11 +316,14 @@ export class MemoryStore implements Store {
 
   async listDeadLetters(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>> {
     const ids = [...this.deadLetters.keys()].sort();
-    const start = page.next === undefined ? 0 : ids.findIndex((id) => id > page.next!);
+    const after = page.next === undefined ? undefined : decodeCursor(page.next, deadLetterCursorSchema).d;
+    const start = after === undefined ? 0 : ids.findIndex((id) => id > after);
     const slice = start < 0 ? [] : ids.slice(start, start + page.limit);
     const items = slice.map((id) => copy(this.deadLetters.get(id)!));
     const last = slice.at(-1);
-    return last !== undefined && ids.at(-1) !== last ? { items, next: last } : { items };
+    return last !== undefined && ids.at(-1) !== last
+      ? { items, next: encodeCursor({ d: last } satisfies DeadLetterCursor) }
+      : { items };
   }
 
   async getDeadLetter(id: string): Promise<DeadLetterRecord | undefined> {

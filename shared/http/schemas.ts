@@ -1,9 +1,19 @@
-/** zod schemas of the HTTP API's requests (bodies and query strings) and the mapping of zod issues to details. */
+/** zod schemas of the HTTP API's requests: path parameters, bodies and query strings (contract.ts names the routes). */
 import { z } from "zod";
-import { workflowNameSchema } from "../../shared/domain/definition.js";
-import { PAYLOAD_LIMITS, UPLOAD_PREFIX } from "../../shared/domain/payload.js";
-import { EXECUTION_STATUSES } from "../../shared/domain/records.js";
-import type { ProblemDetail } from "../../shared/engine/errors.js";
+import { workflowNameSchema } from "../domain/definition.js";
+import { PAYLOAD_LIMITS, UPLOAD_PREFIX } from "../domain/payload.js";
+import { EXECUTION_STATUSES } from "../domain/records.js";
+
+/**
+ * An execution id in a path: ids are the engine's own (UUIDs), so a longer one names nothing; the
+ * bound keeps it within DynamoDB's key size, which would otherwise refuse the read as a fault.
+ */
+export const executionIdParamsSchema = z.object({
+  id: z.string().min(1).max(128, "an execution id is at most 128 characters"),
+});
+
+/** A workflow name in a path. */
+export const workflowNameParamsSchema = z.object({ name: workflowNameSchema });
 
 const versionNumber = z.number().int("version must be a whole number").min(1, "version must be at least 1");
 
@@ -75,31 +85,6 @@ export const getWorkflowQuerySchema = z.object({
     .optional(),
 });
 export type GetWorkflowQuery = z.output<typeof getWorkflowQuerySchema>;
-
-/**
- * Every zod issue as a detail `{path, code, message}`. An unknown key becomes one detail per key, with the
- * key's own path, so a client sees exactly which fields to remove. `prefix` marks where the value came from
- * (e.g. "query").
- */
-export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix?: string): ProblemDetail[] {
-  const join = (path: readonly PropertyKey[]) =>
-    [...(prefix === undefined ? [] : [prefix]), ...path.map((part) => String(part))].join(".");
-  const details: ProblemDetail[] = [];
-  for (const issue of issues) {
-    if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) {
-        details.push({
-          path: join([...issue.path, key]),
-          code: issue.code,
-          message: `unknown field "${key}"`,
-        });
-      }
-    } else {
-      details.push({ path: join(issue.path), code: issue.code, message: issue.message });
-    }
-  }
-  return details;
-}
 
 /** A page size from the query string: a whole number within [1, max], `fallback` when absent. */
 const limitParam = (max: number, fallback: number) =>

@@ -1,0 +1,28 @@
+/**
+ * Paging cursors: opaque to callers (base64url of a small JSON document), checked on the way back
+ * in. Every listing (executions, history, dead letters, on every store) encodes its position with
+ * these, so a cursor it never returned is refused the same way everywhere: InvalidCursor.
+ */
+import { z } from "zod";
+import { invalidCursor } from "./errors.js";
+
+export function encodeCursor(position: unknown): string {
+  return Buffer.from(JSON.stringify(position), "utf8").toString("base64url");
+}
+
+/** The position a cursor holds, if it is one `schema` accepts; else an InvalidCursor error. */
+export function decodeCursor<S extends z.ZodType>(cursor: string, schema: S): z.output<S> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch (error) {
+    throw Object.assign(invalidCursor(), { cause: error });
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success) throw invalidCursor();
+  return result.data;
+}
+
+/** A dead-letter listing's position: the id of the last one answered (ids sort oldest first). */
+export const deadLetterCursorSchema = z.object({ d: z.string().min(1).max(1024) });
+export type DeadLetterCursor = z.output<typeof deadLetterCursorSchema>;
