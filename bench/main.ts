@@ -3,7 +3,7 @@
  * large-payloads), --backend memory|memory-6ms|moto, --quick (small sizes), --no-write (print only),
  * --inline-bytes N (the engine's inline threshold for the workloads; default PAYLOAD_LIMITS.inlineBytes),
  * --sweep (only the inline-threshold sweep, sweep.ts), --no-sweep, --sizes 1,2,4 (the sweep's output
- * sizes in KiB). Without --workload the full run ends with the sweep.
+ * sizes in KiB), --no-worker-timeouts (no chain under a 15-minute worker beside the deployed 300 s). Without --workload the full run ends with the sweep.
  * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md (--sweep: sweep-latest.json and .md;
  * --inline-bytes N other than the default: inline-N-latest.json and .md).
  */
@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
+import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/engine/worker-time.js";
 import { startMoto } from "../tools/emulators/moto.js";
 import { FORMULAS, PRICES } from "./cost.js";
 import { type EngineCpuResult, measureEngineCpu } from "./engine-cpu.js";
@@ -26,6 +27,7 @@ import {
 } from "./report.js";
 import { type BackendName, runWorkload } from "./run.js";
 import { SWEEP_SIZES_KIB, sweepResult, sweepRuns } from "./sweep.js";
+import { OTHER_WORKER_TIMEOUTS, workerTimeoutComparison } from "./worker-timeouts.js";
 import { WORKLOAD_NAMES, workloads } from "./workloads.js";
 
 const BACKENDS: readonly BackendName[] = ["memory", "memory-6ms", "moto"];
@@ -44,6 +46,11 @@ export interface BenchOptions {
   sweepOnly?: boolean;
   /** The sweep's output sizes, KiB (default SWEEP_SIZES_KIB). */
   sweepSizesKib?: readonly number[];
+  /**
+   * Also run the chain with a 15-minute worker (as benchmarked before the deployed default was
+   * modeled), beside the main runs' deployed default of 300 s (default true; not with sweepOnly).
+   */
+  workerTimeouts?: boolean;
   log?: (line: string) => void;
 }
 
@@ -63,6 +70,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       : [];
   const results: ResultRow[] = [];
   const sweepRows: ResultRow[] = [];
+  // The chain again under the other worker timeouts (report.workerTimeouts).
+  const otherWorkers = options.workerTimeouts === false ? [] : selected.filter((w) => w.name === "chain");
+  const workerRows: ResultRow[] = [];
   const engineCpu: EngineCpuResult[] = [];
   for (const workload of selected) {
     log(`engine-only CPU: ${workload.name}`);
@@ -72,17 +82,28 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   for (const backend of options.backends) {
     const moto = backend === "moto" ? await startMoto() : undefined;
     try {
-      const runs = [
+      const runs: Array<{
+        workload: (typeof selected)[number];
+        inlineBytes: number;
+        into: ResultRow[];
+        workerTimeoutSeconds?: number;
+      }> = [
         ...selected.map((workload) => ({ workload, inlineBytes, into: results })),
+        ...OTHER_WORKER_TIMEOUTS.flatMap((workerTimeoutSeconds) =>
+          otherWorkers.map((workload) => ({ workload, inlineBytes, into: workerRows, workerTimeoutSeconds })),
+        ),
         ...sweep.map((s) => ({ workload: s.workload, inlineBytes: s.inlineBytes, into: sweepRows })),
       ];
-      for (const { workload, inlineBytes, into } of runs) {
-        log(`${backend}: ${workload.name} (${workload.description}; inline ≤ ${inlineBytes} bytes)`);
+      for (const { workload, inlineBytes, into, workerTimeoutSeconds } of runs) {
+        log(
+          `${backend}: ${workload.name} (${workload.description}; inline ≤ ${inlineBytes} bytes${workerTimeoutSeconds === undefined ? "" : `; worker timeout ${workerTimeoutSeconds} s`})`,
+        );
         const run = await runWorkload(workload, {
           backend,
           concurrency,
           batchSize,
           inlineBytes,
+          ...(workerTimeoutSeconds === undefined ? {} : { workerTimeoutSeconds }),
           ...(moto ? { endpoint: moto.endpoint } : {}),
         });
         into.push(toRow(run));
@@ -105,6 +126,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       concurrency,
       batchSize,
       inlineBytes,
+      workerTimeoutSeconds: DEFAULT_WORKER_TIMEOUT_SECONDS,
       sweeper: "sweeper off (a per-minute backstop, not per-node work)",
       capacityModel:
         "DynamoDB write/read units are MODELED from item sizes by DynamoDB's rules (bench/capacity.ts): moto answers ReturnConsumedCapacity with fixed placeholders (1 per PutItem, 0.5 per UpdateItem whatever the size, nothing for transactions), so its reported sum is kept in the JSON (calls.ddb.reportedUnits) only for reference. Index (GSI) write units are included.",
@@ -117,6 +139,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     modeled: modeledCosts(results),
     engineCpu,
     targets: targets(results, engineCpu),
+    ...(workerRows.length > 0 ? { workerTimeouts: workerTimeoutComparison(results, workerRows) } : {}),
     ...(sweep.length > 0 && sweepOn !== undefined
       ? { sweep: sweepResult(options.quick, sweep, sweepRows, modeledCosts(sweepRows), sweepOn) }
       : {}),
@@ -167,6 +190,7 @@ function parseArgs(argv: readonly string[]) {
     sweepOnly,
     sweep: sweepOnly || (workload === undefined && !argv.includes("--no-sweep")),
     ...(sweepSizesKib === undefined ? {} : { sweepSizesKib }),
+    workerTimeouts: !argv.includes("--no-worker-timeouts"),
   };
 }
 

@@ -3,6 +3,7 @@ import { type Cost, cost, type FORMULAS, type PerNode, PRICES, perNode } from ".
 import type { EngineCpuResult } from "./engine-cpu.js";
 import type { WorkloadRun } from "./run.js";
 import type { SweepPoint, SweepResult } from "./sweep.js";
+import type { WorkerTimeoutComparison } from "./worker-timeouts.js";
 
 export interface ResultRow extends WorkloadRun {
   perNode: PerNode;
@@ -57,6 +58,8 @@ export interface BenchReport {
     batchSize: number;
     /** The engine's inline threshold (EngineOptions.payloads.inlineBytes) of the workload runs. */
     inlineBytes: number;
+    /** The worker function's timeout of the workload runs (their invocations' and their engine's). */
+    workerTimeoutSeconds?: number;
     sweeper: string;
     capacityModel: string;
     memoryCounts: string;
@@ -69,6 +72,8 @@ export interface BenchReport {
   targets: Target[];
   /** The inline threshold sweep (sweep.ts), when it ran. */
   sweep?: SweepResult;
+  /** The chain under other worker timeouts beside the main runs' (worker-timeouts.ts), when it ran. */
+  workerTimeouts?: WorkerTimeoutComparison;
 }
 
 export function toRow(run: WorkloadRun): ResultRow {
@@ -204,7 +209,7 @@ export function renderMarkdown(report: BenchReport): string {
   out.push(`# weft benchmark — ${report.date}${report.quick ? " (quick)" : ""}`);
   out.push("");
   out.push(
-    `Node ${report.node} · ${report.cpu} · ${report.cores} cores · ${report.platform} · worker concurrency ${report.settings.concurrency}, batch size ${report.settings.batchSize} · inline threshold ${report.settings.inlineBytes} bytes · ${report.settings.sweeper}`,
+    `Node ${report.node} · ${report.cpu} · ${report.cores} cores · ${report.platform} · worker concurrency ${report.settings.concurrency}, batch size ${report.settings.batchSize}${report.settings.workerTimeoutSeconds === undefined ? "" : `, worker timeout ${report.settings.workerTimeoutSeconds} s (the deployed default; default node timeouts)`} · inline threshold ${report.settings.inlineBytes} bytes · ${report.settings.sweeper}`,
   );
   out.push("");
   const summary = summaryRows(report);
@@ -436,6 +441,7 @@ export function renderMarkdown(report: BenchReport): string {
     ),
   );
   out.push("");
+  if (report.workerTimeouts) out.push(...renderWorkerTimeouts(report.workerTimeouts), "");
   if (report.sweep) out.push(...renderSweep(report.sweep), "");
   out.push("## Calls by operation (totals over the run)");
   out.push("");
@@ -480,6 +486,39 @@ function summaryRows(report: BenchReport): string[][] {
       ),
     );
   return rows;
+}
+
+function renderWorkerTimeouts(comparison: WorkerTimeoutComparison): string[] {
+  return [
+    "## Worker timeout: the deployed default beside a 15-minute worker",
+    "",
+    `The same workload, default node timeouts, under each worker function timeout (the local runtime gives its invocations that timeout and the engine the deadline rule: no attempt past the timeout less 5 s). Continuation runs a ready child in the same invocation while twice its expected run time fits in what is left (shared/engine/worker-time.ts). Target: ≤ ${comparison.target} SQS requests per node under each.`,
+    "",
+    table(
+      [
+        "workload",
+        "worker timeout",
+        "counted on",
+        "SQS requests / node",
+        "worker invocations / node",
+        "DynamoDB write units / node",
+        "modeled $ per million nodes",
+        "(calls summed)",
+        `≤ ${comparison.target} SQS / node`,
+      ],
+      comparison.points.map((p) => [
+        p.workload,
+        p.label,
+        p.backend,
+        f(p.sqsRequests),
+        f(p.workerInvocations, 3),
+        f(p.writeUnits),
+        p.modeled === undefined ? "–" : f(p.modeled),
+        f(p.summed),
+        p.met ? "yes" : "**no**",
+      ]),
+    ),
+  ];
 }
 
 /** The sweep's totals, in the order of its "cheaper" column. */

@@ -15,6 +15,7 @@ import { loadConfig } from "../shared/config/env.js";
 import { createAwsClients, createAwsPorts } from "../shared/config/wiring.js";
 import { blobsOf, PAYLOAD_LIMITS, type Payload } from "../shared/domain/payload.js";
 import { silentLogger } from "../shared/engine/context.js";
+import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/engine/worker-time.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
 import { CallLog, instrumentDynamo, instrumentEventBridge, instrumentS3, instrumentSqs } from "./calls.js";
 import { itemSize } from "./capacity.js";
@@ -38,6 +39,11 @@ export interface RunOptions {
   batchSize: number;
   /** EngineOptions.payloads.inlineBytes: values up to this size stay on their items (default PAYLOAD_LIMITS.inlineBytes). */
   inlineBytes?: number;
+  /**
+   * The worker function's timeout the local runtime gives its invocations and its engine (default
+   * the deployed one, 300 s: DEFAULT_WORKER_TIMEOUT_SECONDS).
+   */
+  workerTimeoutSeconds?: number;
 }
 
 export interface Distribution {
@@ -72,6 +78,8 @@ export interface WorkloadRun {
   processCpuMsPerNode: number;
   /** The engine's inline threshold in this run (bytes). */
   inlineBytes: number;
+  /** The worker function's timeout in this run (seconds): each invocation's, and the engine's. */
+  workerTimeoutSeconds: number;
   calls: ReturnType<CallLog["snapshot"]>;
   storage: Storage;
 }
@@ -137,7 +145,6 @@ async function motoPorts(
     const config = loadConfig({
       WEFT_TABLE_NAME: names.table,
       WEFT_QUEUE_URL: queues.queueUrl,
-      WEFT_DLQ_URL: queues.deadLetterUrl,
       WEFT_EVENT_BUS_NAME: names.eventBus,
       WEFT_PAYLOAD_BUCKET: names.payloadBucket,
       AWS_ENDPOINT_URL: endpoint,
@@ -206,6 +213,7 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     payloadBucket: `bench-${stamp}-payloads`,
   };
   const inlineBytes = options.inlineBytes ?? PAYLOAD_LIMITS.inlineBytes;
+  const workerTimeoutSeconds = options.workerTimeoutSeconds ?? DEFAULT_WORKER_TIMEOUT_SECONDS;
   const moto = options.backend === "moto" ? await motoPorts(options.endpoint ?? "", names, log) : undefined;
   let raw: EnginePorts | undefined;
   const runtime = await startLocalRuntime({
@@ -215,6 +223,8 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     batchSize: options.batchSize,
     sweep: false,
     tasks: createTaskRegistry(BENCH_TASKS),
+    // The deployed deadline rule: invocations of this timeout, less the worker's margin (worker-time.ts).
+    workerTimeoutSeconds,
     engineOptions: { logger: silentLogger, payloads: { inlineBytes } },
     wrapPorts: (ports) => {
       raw = ports;
@@ -323,6 +333,7 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
       queueToStartMs: distribution(queueToStart),
       processCpuMsPerNode: completed > 0 ? (cpu.user + cpu.system) / 1000 / completed : 0,
       inlineBytes,
+      workerTimeoutSeconds,
       calls,
       storage: {
         ...(moto

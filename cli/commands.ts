@@ -106,9 +106,12 @@ const validate: Command = async (ctx, [file]) => {
  */
 async function validationRegistry(customTasksDir: string | undefined) {
   const { buildTaskRegistry } = await import("../shared/tasks/loader.js");
+  const { localEgressPolicy } = await import("../shared/config/egress.js");
   const never = () => Promise.reject(new Error("validation only"));
   try {
     return await buildTaskRegistry({
+      // The http addresses `npm start` allows (loopback unless WEFT_HTTP_ALLOW says otherwise).
+      http: { egress: localEgressPolicy() },
       lambda: { invoke: never },
       events: { send: never },
       lifecycleBusName: "validation-only",

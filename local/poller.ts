@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/engine/worker-time.js";
 import type { QueueConsumer, ReceivedMessage } from "../shared/ports.js";
 import { createLambdaContext } from "./lambda-context.js";
 
@@ -26,7 +27,10 @@ export interface PollerOptions {
   /** Pause after an empty receive or a receive error. Default 100 ms (empty) / 1 s (error). */
   idleDelayMs?: number;
   errorDelayMs?: number;
-  /** Timeout of each invocation as the handler's Context reports it. Default 15 minutes. */
+  /**
+   * Timeout of each invocation as the handler's Context reports it. Default the deployed worker's,
+   * 300 s (DEFAULT_WORKER_TIMEOUT_SECONDS), so that local runs cut attempts as deployed ones do.
+   */
   functionTimeoutMs?: number;
   functionName?: string;
   now?: () => number;
@@ -87,7 +91,7 @@ export function startPoller(options: PollerOptions): Poller {
   const waitSeconds = options.waitSeconds ?? 1;
   const idleDelayMs = options.idleDelayMs ?? 100;
   const errorDelayMs = options.errorDelayMs ?? 1000;
-  const functionTimeoutMs = options.functionTimeoutMs ?? 15 * 60 * 1000;
+  const functionTimeoutMs = options.functionTimeoutMs ?? DEFAULT_WORKER_TIMEOUT_SECONDS * 1000;
   const functionName = options.functionName ?? "weft-worker";
   const queueArn = options.queueArn ?? DEFAULT_QUEUE_ARN;
   const now = options.now ?? Date.now;

@@ -23,6 +23,7 @@ import { ensureBucket } from "../shared/adapters/s3/bucket.js";
 import { SqsQueueConsumer } from "../shared/adapters/sqs/queue.js";
 import { ensureQueues } from "../shared/adapters/sqs/queues.js";
 import { randomIds, systemClock } from "../shared/adapters/system.js";
+import { localEgressPolicy } from "../shared/config/egress.js";
 import {
   AWS_SERVICES,
   type AwsEndpoints,
@@ -33,16 +34,21 @@ import {
 import {
   type AwsClientOptions,
   type AwsClients,
+  type ClientEndpoints,
   createAwsClients,
   createAwsPorts,
+  engineOptionsFromConfig,
   powertoolsEngineLogger,
 } from "../shared/config/wiring.js";
 import { Engine, type EngineOptions } from "../shared/engine/engine.js";
 import type { SweepReport } from "../shared/engine/sweeper.js";
+import { checkWorkerTimeout, DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/engine/worker-time.js";
 import type { EnginePorts, QueueConsumer } from "../shared/ports.js";
 import { type EventSender, MemoryEventSender } from "../shared/tasks/emit.js";
 import { EventBridgeSender } from "../shared/tasks/emit-eventbridge.js";
 import { buildTaskRegistry, type TaskRegistryOptions } from "../shared/tasks/loader.js";
+import { chainSecretStores, type SecretStore } from "../shared/tasks/secrets.js";
+import { AwsSecretStore } from "../shared/tasks/secrets-aws.js";
 import type { TaskRegistry } from "../shared/tasks/task-type.js";
 import { startHttpServer } from "./http-server.js";
 import { createLambdaContext } from "./lambda-context.js";
@@ -78,8 +84,16 @@ export interface LocalRuntimeOptions {
   /** Lease length given to the engine. Default WEFT_LEASE_SECONDS or 60. */
   leaseSeconds?: number;
   /**
-   * Engine options, merged over `{leaseSeconds}` and the sweeper timing of WEFT_SWEEP_*_SECONDS
-   * (`sweep` is merged field by field). The default logger is a Powertools "weft-engine" one.
+   * The worker function's timeout, as deployed: each worker invocation's Lambda context reports it,
+   * and the engine is told it (EngineOptions.workerTimeoutSeconds), so attempts are cut and
+   * registrations refused exactly as on AWS. Default `engineOptions.workerTimeoutSeconds`, else
+   * WEFT_WORKER_TIMEOUT_SECONDS, else 300 (the deployed default); this option wins over both.
+   */
+  workerTimeoutSeconds?: number;
+  /**
+   * Engine options, merged over what the environment sets (shared/config/settings.ts: lease, default
+   * attempts, worker timeout, WEFT_SWEEP_*_SECONDS; `sweep` is merged field by field). The default
+   * logger is a Powertools "weft-engine" one.
    */
   engineOptions?: Partial<EngineOptions>;
   /**
@@ -94,7 +108,12 @@ export interface LocalRuntimeOptions {
   sweepIntervalMs?: number;
   /** Task types; default the built-ins, `http`, `emit`, and what `taskOptions` adds. */
   tasks?: TaskRegistry;
-  /** Custom task folder and local Lambda modules (from weft.config.json); ignored when `tasks` is given. */
+  /**
+   * Custom task folder, local Lambda modules and the `http` task's options (from weft.config.json:
+   * localTaskOptions); ignored when `tasks` is given. Without `http.egress`, the local policy of `env`
+   * (WEFT_HTTP_ALLOW, else loopback allowed); secret references are read from `http.secrets` first,
+   * then, with the aws backend, from Secrets Manager / SSM at the endpoint.
+   */
   taskOptions?: Omit<TaskRegistryOptions, "events" | "lifecycleBusName">;
   /** Further periodic jobs, beside the sweeper. */
   timers?: readonly LocalTimer[];
@@ -103,7 +122,7 @@ export interface LocalRuntimeOptions {
    * service without one here uses AWS_ENDPOINT_URL_<SERVICE> (_DYNAMODB, _SQS, _EVENTBRIDGE), else
    * AWS_ENDPOINT_URL, as the SDK does; none of them set = real AWS.
    */
-  endpoint?: string | AwsEndpoints;
+  endpoint?: string | ClientEndpoints;
   /** aws backend: region; default AWS_REGION / AWS_DEFAULT_REGION, or us-east-1 with an endpoint. */
   region?: string;
   /** aws backend: credentials; with an endpoint for every service and none in the environment, dummy ones are used. */
@@ -154,6 +173,8 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
+const secretsOption = (secrets: SecretStore | undefined) => (secrets === undefined ? {} : { secrets });
+
 /** EventBridge's schedule of the sweeper: every minute. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 
@@ -190,6 +211,8 @@ interface Backend {
   /** Where the `emit` task type puts events (the lifecycle bus unless a node names another). */
   eventSender: EventSender;
   eventBusName: string;
+  /** aws backend: Secrets Manager and SSM, for the `http` task's secret references. */
+  secrets?: SecretStore;
   /** The in-memory blob store, whose presigned requests the HTTP server answers. */
   memoryBlobs?: MemoryBlobStore;
   close(): void;
@@ -271,8 +294,18 @@ async function awsBackend(
       options.names?.payloadBucket ?? nonEmpty(env.WEFT_PAYLOAD_BUCKET) ?? DEFAULT_LOCAL_NAMES.payloadBucket,
   };
 
+  // Secrets Manager and SSM (the http task's secret references): the option's endpoint for them, else
+  // the one every other service shares (moto, LocalStack); else the SDK resolves theirs.
+  const secretEndpoint = (service: "secretsmanager" | "ssm") =>
+    typeof options.endpoint === "string" ? options.endpoint : (options.endpoint?.[service] ?? single);
+  const secretEndpoints = Object.fromEntries(
+    (["secretsmanager", "ssm"] as const).flatMap((service) => {
+      const endpoint = secretEndpoint(service);
+      return endpoint === undefined ? [] : [[service, endpoint]];
+    }),
+  );
   const clients: AwsClients = createAwsClients({
-    ...(anyEndpoint ? { endpoint: endpoints } : {}),
+    ...(anyEndpoint ? { endpoint: { ...endpoints, ...secretEndpoints } } : {}),
     ...(region === undefined ? {} : { region }),
     ...(credentials === undefined ? {} : { credentials }),
   });
@@ -290,7 +323,6 @@ async function awsBackend(
     const config = loadConfig({
       WEFT_TABLE_NAME: names.table,
       WEFT_QUEUE_URL: queues.queueUrl,
-      WEFT_DLQ_URL: queues.deadLetterUrl,
       WEFT_EVENT_BUS_NAME: names.eventBus,
       WEFT_PAYLOAD_BUCKET: names.payloadBucket,
       WEFT_LEASE_SECONDS: String(leaseSeconds),
@@ -318,6 +350,7 @@ async function awsBackend(
         ...(region === undefined ? {} : { region }),
       },
       eventSender: new EventBridgeSender(clients.eventBridge),
+      secrets: new AwsSecretStore(clients.secretsManager, clients.ssm),
       eventBusName: names.eventBus,
       close: () => clients.destroy(),
     };
@@ -338,7 +371,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   }
   const maxReceiveCount = options.maxReceiveCount ?? 5;
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 30;
-  // WEFT_LEASE_SECONDS and WEFT_SWEEP_*_SECONDS, validated as the functions read them.
+  // WEFT_LEASE_SECONDS, WEFT_DEFAULT_MAX_ATTEMPTS, WEFT_WORKER_TIMEOUT_SECONDS and WEFT_SWEEP_*_SECONDS,
+  // validated as the functions read them.
   const settings = loadEngineSettings(env);
   const leaseSeconds = options.leaseSeconds ?? settings.leaseSeconds;
 
@@ -354,9 +388,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     backend.close();
     throw error;
   }
+  // One worker timeout for the engine and for the invocations' contexts (worker-time.ts).
+  const workerTimeoutSeconds = checkWorkerTimeout(
+    options.workerTimeoutSeconds ??
+      options.engineOptions?.workerTimeoutSeconds ??
+      settings.workerTimeoutSeconds ??
+      DEFAULT_WORKER_TIMEOUT_SECONDS,
+  );
   const engineOptions: EngineOptions = {
-    leaseSeconds,
+    ...engineOptionsFromConfig({ ...settings, leaseSeconds }),
     ...options.engineOptions,
+    workerTimeoutSeconds,
     sweep: { ...settings.sweep, ...options.engineOptions?.sweep },
     logger:
       options.engineOptions?.logger ?? powertoolsEngineLogger(new Logger({ serviceName: "weft-engine" })),
@@ -367,6 +409,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       options.tasks ??
       (await buildTaskRegistry({
         ...options.taskOptions,
+        http: {
+          ...options.taskOptions?.http,
+          egress: options.taskOptions?.http?.egress ?? localEgressPolicy(env),
+          ...secretsOption(chainSecretStores(options.taskOptions?.http?.secrets, backend.secrets)),
+        },
         events: backend.eventSender,
         lifecycleBusName: backend.eventBusName,
       }));
@@ -408,6 +455,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     handler: workerHandler,
     queueArn: backend.queueArn,
     visibilityTimeoutSeconds,
+    functionTimeoutMs: workerTimeoutSeconds * 1000,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
     // The in-memory queue wakes a waiting receive at once on send, so a short wait only bounds stop().
@@ -420,6 +468,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     handler: dlqHandler,
     queueArn: backend.deadLetterArn,
     functionName: "weft-dlq",
+    // The deployed DLQ function's timeout (infra/lib/functions.ts).
+    functionTimeoutMs: 60_000,
     concurrency: 1,
     visibilityTimeoutSeconds,
     ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),

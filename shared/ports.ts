@@ -151,6 +151,21 @@ export interface ExecutionQuery {
   next?: string;
 }
 
+/**
+ * What a create with an idempotency key asked for, kept with the key: enough to tell a later request
+ * with the same key whether it is the same request (engine/idempotency.ts).
+ */
+export interface KeyedRequest {
+  /** sha256 (hex) of the input's exact JSON text, as the execution keeps it. */
+  inputSha256: string;
+  start: boolean;
+}
+
+export type CreateOutcome =
+  | { created: true }
+  /** The key was taken: the execution it names, and what the request that took it asked. */
+  | { created: false; existing: ExecutionRecord; keyed: KeyedRequest };
+
 export interface Store {
   // ── workflows: versions are immutable ──────────────────────────────────────────────────────────
   getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined>;
@@ -159,11 +174,15 @@ export interface Store {
   putWorkflowVersion(record: WorkflowVersionRecord): Promise<"created" | "conflict">;
 
   // ── executions ────────────────────────────────────────────────────────────────────────────────
-  /** With an idempotency key already used, nothing is written and the existing execution is returned. */
-  createExecution(
-    record: ExecutionRecord,
-    event: HistoryEvent,
-  ): Promise<{ created: true } | { created: false; existing: ExecutionRecord }>;
+  /**
+   * Creates the execution. With `record.idempotencyKey`, the key — unique within `record.workflow`,
+   * so the same text under another workflow is another key — is claimed in the same conditional
+   * write, keeping `keyed` (what the request asked) with it. Already taken: nothing is written, and
+   * the execution it names comes back with the `keyed` kept by the request that took it. The store
+   * only keeps and returns it: the engine tells whether the requests are the same (idempotency.ts).
+   * A key whose execution is gone (deleted by a retention) is free again.
+   */
+  createExecution(record: ExecutionRecord, event: HistoryEvent, keyed?: KeyedRequest): Promise<CreateOutcome>;
   getExecution(executionId: string, consistency?: Consistency): Promise<ExecutionRecord | undefined>;
   transitionExecution(
     executionId: string,

@@ -9,8 +9,10 @@ import type {
   ArrivalRequest,
   ArrivalResult,
   ArrivalShard,
+  CreateOutcome,
   ExecutionGuard,
   ExecutionPatch,
+  KeyedRequest,
   NodeCondition,
   NodePatch,
   Outcome,
@@ -124,8 +126,9 @@ export class AuditStore implements Store {
   async createExecution(
     record: ExecutionRecord,
     event: HistoryEvent,
-  ): Promise<{ created: true } | { created: false; existing: ExecutionRecord }> {
-    const result = await this.inner.createExecution(record, event);
+    keyed?: KeyedRequest,
+  ): Promise<CreateOutcome> {
+    const result = await this.inner.createExecution(record, event, keyed);
     if (result.created) {
       const after = await this.inner.getExecution(record.executionId);
       if (after) this.logExecution("create", record.executionId, undefined, after, event);

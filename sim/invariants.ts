@@ -26,7 +26,11 @@
  *  - an execution ends CANCELLED only when cancelled, FAILED only with a node that failed for good
  *    (attempts exhausted, non-retryable, dead-lettered), and a node that failed for good while its
  *    execution ran ends that execution FAILED (or CANCELLED by a racing request);
- *  - the store's history holds exactly the events of the accepted writes.
+ *  - the store's history holds exactly the events of the accepted writes;
+ *  - idempotency keys (per workflow): at most one execution per (workflow, key), each of a key a
+ *    client created with; every answer to a client's creates names that one execution; a create
+ *    with the key but another input or start flag is refused (never answered with an execution,
+ *    so it never creates one), and the same request never is.
  *
  * Warnings (reported, not failures): nodes left QUEUED or RUNNING in a finished execution.
  */
@@ -83,6 +87,17 @@ export interface CheckInput {
   cancelRequested: ReadonlySet<string>;
   /** Executions whose cancel request was answered 202. */
   cancelAccepted: ReadonlySet<string>;
+  /** The clients' creates, all with an idempotency key, and what they were answered. */
+  keys: KeyedCreates;
+}
+
+export interface KeyedCreates {
+  /** Each client's execution: its workflow and key, and the execution each answer to its creates named. */
+  plans: ReadonlyArray<{ workflow: string; key: string; answers: readonly string[] }>;
+  /** A client's own create refused with IdempotencyKeyConflict (the same request: never). */
+  refused: ReadonlyArray<{ plan: number; message: string }>;
+  /** A create with a client's key but another input or start flag, answered with an execution (never). */
+  answered: ReadonlyArray<{ plan: number; differs: string; executionId: string }>;
 }
 
 const NODE_TERMINAL_EVENTS = new Set<string>([
@@ -118,6 +133,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     executions.push(...page.items);
     next = page.next;
   }
+
+  violations.push(...checkKeys(executions, input.keys));
 
   const writesByNode = new Map<string, NodeWrite[]>();
   for (const write of input.audit.nodeWrites) {
@@ -587,6 +604,44 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       v("fail-fast", "a node failed for good, yet it still runs");
   }
   return { violations, warnings, counts };
+}
+
+/** One execution per (workflow, idempotency key), and every answer to a key as its request deserved. */
+function checkKeys(executions: readonly ExecutionRecord[], keys: KeyedCreates): Violation[] {
+  const violations: Violation[] = [];
+  const v = (message: string, executionId?: string) =>
+    violations.push({ rule: "idempotency", ...(executionId ? { executionId } : {}), message });
+  const scoped = (workflow: string, key: string) => JSON.stringify([workflow, key]);
+  const byKey = new Map<string, string[]>();
+  for (const e of executions) {
+    if (e.idempotencyKey === undefined) {
+      v("created without the idempotency key its client sent", e.executionId);
+      continue;
+    }
+    const k = scoped(e.workflow, e.idempotencyKey);
+    byKey.set(k, [...(byKey.get(k) ?? []), e.executionId]);
+  }
+  const planned = new Set(keys.plans.map((p) => scoped(p.workflow, p.key)));
+  for (const [k, ids] of byKey)
+    if (!planned.has(k)) v(`executions ${ids.join(", ")} under ${k}, a key no client created with`);
+  for (const [i, plan] of keys.plans.entries()) {
+    const ids = byKey.get(scoped(plan.workflow, plan.key)) ?? [];
+    if (ids.length > 1)
+      v(`plan ${i}: ${ids.length} executions (${ids.join(", ")}) for key ${plan.key} of ${plan.workflow}`);
+    for (const answer of plan.answers)
+      if (answer !== ids[0])
+        v(
+          `plan ${i}: a create with key ${plan.key} of ${plan.workflow} was answered with ${answer}, not ${ids[0] ?? "none"}`,
+        );
+  }
+  for (const r of keys.refused)
+    v(`plan ${r.plan}: its own create (the same request) was refused: ${r.message}`);
+  for (const a of keys.answered)
+    v(
+      `plan ${a.plan}: a create with its key but another ${a.differs} was answered with ${a.executionId}`,
+      a.executionId,
+    );
+  return violations;
 }
 
 function errorName(event: HistoryEvent): string | undefined {

@@ -54,6 +54,41 @@ export function claimWithTooFewDeps(store: Store): Store {
   });
 }
 
+function overrideCreate(store: Store, createExecution: Store["createExecution"]): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === "createExecution") return createExecution;
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Idempotency keys broken as they were (the issue): global, not per workflow, and a reused key
+ * returns its execution whatever the request — the first of a key (any workflow) answers them all.
+ */
+export function globalKeys(store: Store): Store {
+  const byKey = new Map<string, string>();
+  return overrideCreate(store, async (record, event, keyed) => {
+    const key = record.idempotencyKey;
+    const held = key === undefined ? undefined : byKey.get(key);
+    const existing = held === undefined ? undefined : await store.getExecution(held);
+    if (existing && keyed) return { created: false, existing, keyed };
+    const result = await store.createExecution(record, event, keyed);
+    if (result.created && key !== undefined) byKey.set(key, record.executionId);
+    return result;
+  });
+}
+
+/** Idempotency broken: a taken key answers as though its first request asked what this one does. */
+export function sameRequestAlways(store: Store): Store {
+  return overrideCreate(store, async (record, event, keyed) => {
+    const result = await store.createExecution(record, event, keyed);
+    return !result.created && keyed ? { ...result, keyed } : result;
+  });
+}
+
 /** Blob store broken: the first value written is acknowledged but never kept (a lost S3 PUT). */
 export function dropFirstBlobPut(blobs: BlobStore): BlobStore {
   let dropped = false;

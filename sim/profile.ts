@@ -55,6 +55,13 @@ export interface Profile {
    * some of them too wide to keep on the item and written whole.
    */
   payloads: { inlineBytes: number; maxPartsBytes: number };
+  /**
+   * Clients reusing idempotency keys: the chance that an execution's create is sent once more at
+   * about the same time (the same request, racing the first), and that, once it exists, a create
+   * with its key but another input or start flag is sent (to be refused: IdempotencyKeyConflict).
+   */
+  duplicateCreate: number;
+  conflictingCreate: number;
 }
 
 export function drawProfile(
@@ -63,6 +70,7 @@ export function drawProfile(
   operatorRng: Rng,
   replicaRng: Rng,
   payloadRng: Rng,
+  clientRng: Rng,
 ): Profile {
   const fanIn = {
     readMaxParents: fanInRng.pick([0, 1, 2, 4, 4]),
@@ -84,10 +92,15 @@ export function drawProfile(
       // 512 bytes holds about three blob references: wider merges are written whole.
       maxPartsBytes: payloadRng.pick([512, 64 * 1024, 64 * 1024]),
     },
+    duplicateCreate: clientRng.pick([0, 0.3, 1]),
+    conflictingCreate: clientRng.pick([0, 0.3, 1]),
   };
 }
 
-type DrawnFaults = Omit<Profile, "fanIn" | "batchSize" | "redrive" | "staleReads" | "payloads">;
+type DrawnFaults = Omit<
+  Profile,
+  "fanIn" | "batchSize" | "redrive" | "staleReads" | "payloads" | "duplicateCreate" | "conflictingCreate"
+>;
 
 function drawFaults(rng: Rng): DrawnFaults {
   const level = rng.pick([0, 1, 1, 2, 2, 3]); // 0 = calm
@@ -150,6 +163,8 @@ export function calm(profile: Profile): Profile {
     cancel: 0,
     redrive: 0,
     staleReads: 0,
+    duplicateCreate: 0,
+    conflictingCreate: 0,
   };
 }
 

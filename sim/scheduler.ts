@@ -23,6 +23,13 @@ export interface SimProcess {
   state: "live" | "crashed" | "done";
   /** While later than now, none of its gates or timers may run. */
   stalledUntil: number;
+  /**
+   * Lambda's function timeout: the process is killed at its first step at or after this time (a
+   * worker invocation, with its whole batch). Unset: never.
+   */
+  killAt?: number;
+  /** Its stalls, [from, until], in virtual time. */
+  stalls: Array<[number, number]>;
   error?: unknown;
 }
 
@@ -78,6 +85,8 @@ export interface SchedulerStats {
   steps: number;
   processes: number;
   crashes: number;
+  /** Processes killed at their `killAt` (a Lambda invocation at its function timeout). */
+  kills: number;
   stalls: number;
   ticks: number;
 }
@@ -95,7 +104,7 @@ export class Scheduler {
   now = 0;
   /** False while the world is being set up: gates open at once. */
   active = false;
-  readonly stats: SchedulerStats = { steps: 0, processes: 0, crashes: 0, stalls: 0, ticks: 0 };
+  readonly stats: SchedulerStats = { steps: 0, processes: 0, crashes: 0, kills: 0, stalls: 0, ticks: 0 };
   private current: SimProcess | undefined;
   private seq = 0;
   private readonly gates = new Map<number, Gate>();
@@ -124,7 +133,14 @@ export class Scheduler {
 
   /** Starts a process: its body runs at once, up to its first yield point. */
   spawn(kind: ProcessKind, label: string, body: () => Promise<void>): SimProcess {
-    const proc: SimProcess = { id: ++this.stats.processes, kind, label, state: "live", stalledUntil: 0 };
+    const proc: SimProcess = {
+      id: ++this.stats.processes,
+      kind,
+      label,
+      state: "live",
+      stalledUntil: 0,
+      stalls: [],
+    };
     this.processes.push(proc);
     const previous = this.current;
     this.current = proc;
@@ -214,6 +230,15 @@ export class Scheduler {
   private async step(proc: SimProcess, item: Gate | Timer): Promise<void> {
     const what = "label" in item ? item.label : "timer";
     const where = `${this.stats.steps} @${this.now} p${proc.id}`;
+    if (proc.killAt !== undefined && this.now >= proc.killAt) {
+      // Past its function timeout: Lambda has killed it. No draw from the stream, so worlds whose
+      // processes are never killed run as before.
+      this.trace.add(`${where} KILLED at its function timeout (@${proc.killAt}) before ${what}`);
+      this.crash(proc);
+      this.stats.crashes--;
+      this.stats.kills++;
+      return;
+    }
     if (this.rng.chance(this.faults.crash)) {
       this.trace.add(`${where} CRASH before ${what}`);
       this.crash(proc);
@@ -221,6 +246,7 @@ export class Scheduler {
     }
     if (this.rng.chance(this.faults.stall)) {
       proc.stalledUntil = this.now + this.faults.stallMs();
+      proc.stalls.push([this.now, proc.stalledUntil]);
       this.stats.stalls++;
       this.trace.add(`${where} STALL until @${proc.stalledUntil} before ${what}`);
       return;

@@ -1,6 +1,6 @@
 /**
  * One simulated world, built from a seed: random workflows, a few executions created (and maybe
- * triggered, cancelled) by clients that retry, worker invocations for every delivered message,
+ * triggered, cancelled) by clients that retry and reuse idempotency keys, worker invocations for every delivered message,
  * periodic and random sweeps, a dead-letter consumer — all on one MemoryStore, one MemoryBlobStore
  * (large values, at an inline threshold drawn per world) and one SimQueue,
  * driven by the deterministic scheduler with seeded faults. After the world runs out of work the
@@ -12,10 +12,11 @@ import { MemoryStore } from "../shared/adapters/memory/store.js";
 import type { WorkflowDefinition } from "../shared/domain/definition.js";
 import { hasCode } from "../shared/domain/errors.js";
 import { Engine, type EngineOptions } from "../shared/engine/engine.js";
+import { invocationDeadline, WORKER_TIMEOUT } from "../shared/engine/worker-time.js";
 import type { BlobStore, Store, TaskMessage, TaskQueue } from "../shared/ports.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
 import { AuditStore } from "./audit-store.js";
-import { FakeClock } from "./clock.js";
+import { FakeClock, SIM_EPOCH } from "./clock.js";
 import { generateWorkflow } from "./dag.js";
 import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
 import { SimIds } from "./ids.js";
@@ -23,9 +24,14 @@ import { type CheckResult, checkInvariants, type Violation } from "./invariants.
 import { Rng } from "./prng.js";
 import { drawProfile, type Profile } from "./profile.js";
 import { withStaleReads } from "./stale-reads.js";
+import { type HandlerRun, watchedTasks } from "./watched-tasks.js";
 
-/** A simulated worker invocation's time budget (Lambda's 15-minute maximum). */
-const INVOCATION_MS = 15 * 60_000;
+/**
+ * The worker function's timeout, drawn per world from its own stream: the deployed default, or
+ * short ones, so that sleeps, continuations, ticks and stalls reach the end of invocations and
+ * attempts are cut there (a WorkerTimeout) or, past it, the invocation is killed (as Lambda does).
+ */
+const WORKER_TIMEOUTS_SECONDS = [300, 60, 20, 12] as const;
 
 import { type RunEnd, Scheduler, type SimProcess, type WorldAction } from "./scheduler.js";
 import { type SimMessage, SimQueue } from "./sim-queue.js";
@@ -39,6 +45,11 @@ export interface WorldOptions {
   plantBlobs?: (blobs: BlobStore) => BlobStore;
   /** Changes the world's engines' options (not the checker's view of them): a planted bug. */
   plantEngine?: (options: EngineOptions) => EngineOptions;
+  /**
+   * Changes the deadline the world's worker invocations give the engine (not the one the checker
+   * holds their attempts to): a planted bug, as an engine ignoring its invocation's end would be.
+   */
+  plantInvocationDeadline?: (deadline: number) => number;
   /** Adjusts the drawn profile (e.g. more zombies for a test). */
   adjust?: (profile: Profile) => Profile;
   /** Keep every trace line (for printing), not only the last ones. */
@@ -67,8 +78,11 @@ export interface RunResult extends CheckResult {
 }
 
 interface ClientOp {
-  kind: "create" | "trigger" | "cancel" | "redrive";
+  /** "conflict": a create with the plan's key but another input or start flag (refused, 409). */
+  kind: "create" | "conflict" | "trigger" | "cancel" | "redrive";
   plan: number;
+  /** What a "conflict" changes from the plan's request. */
+  differs?: "input" | "start";
   at: number;
   /** A redrive looks a few times for dead letters before giving up. */
   tries?: number;
@@ -79,9 +93,12 @@ interface ClientOp {
 interface PlannedExecution {
   workflow: string;
   input: unknown;
+  /** Unique within the workflow; the same text is another workflow's key too (keys are per workflow). */
   key: string;
   twoStep: boolean;
   executionId?: string;
+  /** The execution every answer to this plan's creates named, in order. */
+  answers: string[];
 }
 
 const DEFAULT_MAX_STEPS = 150_000;
@@ -102,6 +119,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     root.fork("operator"),
     root.fork("replica"),
     root.fork("payloads"),
+    root.fork("clients"),
   );
   const profile = options.adjust ? options.adjust(drawn) : drawn;
   const trace = new Trace(300, options.keepTrace ?? false);
@@ -188,18 +206,31 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     portFaults,
     describeBlobCall,
   );
+  const workerTimeoutSeconds = root.fork("worker-time").pick(WORKER_TIMEOUTS_SECONDS);
   const engineOptions: EngineOptions = {
     leaseSeconds: profile.leaseSeconds,
     sweep: profile.sweep,
     fanIn: profile.fanIn,
     payloads: profile.payloads,
+    workerTimeoutSeconds,
   };
+  // Every handler run, with the deadline it was given and its invocation's: no attempt may be
+  // given time past its invocation's deadline (checked below).
+  const invocationDeadlines = new Map<number, number>();
+  const runs: HandlerRun[] = [];
+  const tasks = () =>
+    watchedTasks(
+      () => scheduler.running,
+      () => scheduler.now,
+      invocationDeadlines,
+      runs,
+    );
   const engines = Array.from(
     { length: profile.engines },
     () =>
       new Engine(
         { store, blobs, queue: taskQueue, events, clock, ids },
-        createTaskRegistry(),
+        tasks(),
         options.plantEngine ? options.plantEngine(engineOptions) : engineOptions,
       ),
   );
@@ -215,14 +246,31 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const ops: ClientOp[] = [];
   for (let i = 0; i < profile.executions; i++) {
     const workflow = world.pick(generated);
+    const name = workflow.definition.name;
     plans.push({
-      workflow: workflow.definition.name,
+      workflow: name,
       input: workflow.input,
-      key: `key${i}`,
+      key: `key${plans.filter((p) => p.workflow === name).length}`,
       twoStep: world.chance(profile.twoStep),
+      answers: [],
     });
     ops.push({ kind: "create", plan: i, at: world.int(0, 5_000) });
     if (world.chance(profile.cancel)) ops.push({ kind: "cancel", plan: i, at: world.int(0, 90_000) });
+  }
+  // Clients reusing keys draw from their own stream, so the other draws of a seed stay as they were:
+  // the same create again, racing the first; once it exists, the key with another input or start.
+  const clients = root.fork("clients-plan");
+  for (const op of [...ops]) {
+    if (op.kind !== "create") continue;
+    if (clients.chance(profile.duplicateCreate))
+      ops.push({ kind: "create", plan: op.plan, at: op.at + clients.int(0, 50) });
+    if (clients.chance(profile.conflictingCreate))
+      ops.push({
+        kind: "conflict",
+        plan: op.plan,
+        at: clients.int(0, 60_000),
+        differs: clients.chance(0.5) ? "input" : "start",
+      });
   }
   // The operator's redrives draw from their own stream, so the other draws of a seed stay as they were.
   const operator = root.fork("operator-plan");
@@ -231,7 +279,18 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       ops.push({ kind: "redrive", plan: i, at: operator.int(20_000, 200_000), tries: 0 });
   const cancelRequested = new Set<string>();
   const cancelAccepted = new Set<string>();
-  const counters = { workerErrors: 0, clientRetries: 0, sweeps: 0, doubleSweeps: 0, deadLetterRuns: 0 };
+  const counters = {
+    workerErrors: 0,
+    clientRetries: 0,
+    sweeps: 0,
+    doubleSweeps: 0,
+    deadLetterRuns: 0,
+    keyConflicts: 0,
+  };
+  /** Refusals of a plan's own create (the same request as the one that took its key): none may be. */
+  const keyRefusals: Array<{ plan: number; message: string }> = [];
+  /** Executions that answered a create with a reused key and another input or start (none may). */
+  const conflictsAnswered: Array<{ plan: number; differs: string; executionId: string }> = [];
 
   const retryLater = (op: ClientOp, why: string) => {
     counters.clientRetries++;
@@ -253,8 +312,22 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
             start: !plan.twoStep,
           });
           plan.executionId = summary.executionId;
+          plan.answers.push(summary.executionId);
           if (plan.twoStep && summary.status === "PENDING")
             ops.push({ kind: "trigger", plan: op.plan, at: scheduler.now + world.int(0, 10_000) });
+        } else if (op.kind === "conflict") {
+          const summary = await engine.createExecution({
+            workflow: plan.workflow,
+            // Another input (one that cannot equal the plan's), or the other start flag.
+            input: op.differs === "input" ? [plan.input] : plan.input,
+            idempotencyKey: plan.key,
+            start: op.differs === "start" ? plan.twoStep : !plan.twoStep,
+          });
+          conflictsAnswered.push({
+            plan: op.plan,
+            differs: op.differs ?? "",
+            executionId: summary.executionId,
+          });
         } else if (op.kind === "trigger") {
           await engine.triggerExecution(plan.executionId!);
         } else if (op.kind === "redrive") {
@@ -277,7 +350,12 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         op.done = true;
       } catch (error) {
         if (hasCode(error, "Conflict")) op.done = true;
-        else retryLater(op, error instanceof Error ? error.name : String(error));
+        else if (hasCode(error, "IdempotencyKeyConflict")) {
+          // The answer a reused key with another request must get; the plan's own create, never.
+          if (op.kind === "conflict") counters.keyConflicts++;
+          else keyRefusals.push({ plan: op.plan, message: error.message });
+          op.done = true;
+        } else retryLater(op, error instanceof Error ? error.name : String(error));
       }
     });
   };
@@ -323,16 +401,25 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
           `${m.id} ${m.body.executionId}/${m.body.nodeId}#${m.body.attempt} rc${m.receiveCount}`,
       )
       .join(" + ");
-    scheduler.spawn(kind, label, async () => {
-      // Half the worlds give invocations a deadline (as Lambda does), which lets the engine run
-      // a ready child in the same invocation (continuation); the others send every child.
-      const deadline = continuation ? { deadline: clock.now() + INVOCATION_MS } : {};
+    // Half the worlds give worker invocations a deadline (as Lambda does: its function timeout less
+    // the worker's margin), which bounds every attempt and lets the engine run a ready child in the
+    // same invocation (continuation); the others send every child. Those invocations are killed at
+    // their function timeout, as Lambda kills them.
+    const limited = continuation && kind === "worker";
+    const deadline = limited
+      ? { deadline: invocationDeadline(clock.now(), workerTimeoutSeconds * 1000) }
+      : {};
+    const proc = scheduler.spawn(kind, label, async () => {
       const invocation = engine.invocation();
       await Promise.all(
         received.map(async ({ message: m, receipt }) => {
           try {
             if (kind === "worker") {
-              await invocation.handleTask(m.body, { receiveCount: m.receiveCount, ...deadline });
+              const given =
+                deadline.deadline !== undefined && options.plantInvocationDeadline
+                  ? { deadline: options.plantInvocationDeadline(deadline.deadline) }
+                  : deadline;
+              await invocation.handleTask(m.body, { receiveCount: m.receiveCount, ...given });
             } else {
               counters.deadLetterRuns++;
               await engine.recordDeadLetter(m.body, { messageId: m.id, receiveCount: m.receiveCount });
@@ -345,6 +432,10 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         }),
       );
     });
+    if (limited) {
+      proc.killAt = scheduler.now + workerTimeoutSeconds * 1000;
+      invocationDeadlines.set(proc.id, deadline.deadline!);
+    }
   };
 
   const executionsDone = () =>
@@ -445,8 +536,17 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     inputs: new Map(generated.map((g) => [g.definition.name, g.input])),
     cancelRequested,
     cancelAccepted,
+    keys: { plans, refused: keyRefusals, answered: conflictsAnswered },
   });
   const violations: Violation[] = [...checked.violations];
+  for (const run of runs)
+    if (run.invocationDeadline !== undefined && run.deadline > run.invocationDeadline)
+      violations.push({
+        rule: "deadline",
+        executionId: run.executionId,
+        nodeId: run.nodeId,
+        message: `attempt ${run.attempt} was given until ${run.deadline - SIM_EPOCH}, past its worker invocation's deadline ${run.invocationDeadline - SIM_EPOCH}`,
+      });
   if (end === "maxSteps")
     violations.push({
       rule: "progress",
@@ -483,6 +583,10 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       deliveries: queue.stats.received,
       deadLettered: queue.stats.deadLettered,
       writes: audit.nodeWrites.length + audit.executionWrites.length,
+      workerTimeoutSeconds,
+      // Handler runs ended by their invocation's deadline, and the attempts failed for it.
+      runsCut: runs.filter((r) => r.cut && r.aborted).length,
+      workerTimeouts: audit.nodeWrites.filter((w) => w.patch?.error?.name === WORKER_TIMEOUT).length,
       blobs: blobStore.count,
       ...checked.counts,
     },

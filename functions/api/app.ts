@@ -3,7 +3,8 @@
  * engine, maps results and errors to the contract's responses. No orchestration logic lives here.
  *
  * Status codes: POST /workflows 201 (new version) / 200 (same content already registered);
- * POST /executions 202 (new execution) / 200 (an idempotencyKey returned an existing one);
+ * POST /executions 202 (new execution) / 200 (an idempotencyKey returned its execution to the same
+ * request) / 409 IdempotencyKeyConflict (the key with another request);
  * POST /executions/{id}/trigger 202 (409 when not PENDING); POST /executions/{id}/cancel 202 (409 when
  * already finished); POST /dlq/redrive 202; GET routes 200. The routes are the contract's
  * (shared/http/contract.ts); their handlers live per resource in *-routes.ts.

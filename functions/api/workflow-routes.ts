@@ -1,6 +1,7 @@
 /** registerWorkflow, getWorkflow. */
 import type { Engine } from "../../shared/engine/engine.js";
 import { getWorkflowQuerySchema, workflowNameParamsSchema } from "../../shared/http/schemas.js";
+import { redactDefinition } from "../../shared/tasks/http-headers.js";
 import { parseJson, type RouteHandlers, validateParams, validateQuery } from "./request.js";
 
 export function workflowHandlers(engine: Engine): RouteHandlers<"registerWorkflow" | "getWorkflow"> {
@@ -24,7 +25,8 @@ export function workflowHandlers(engine: Engine): RouteHandlers<"registerWorkflo
           version: record.version,
           definitionHash: record.definitionHash,
           createdAt: new Date(record.createdAt).toISOString(),
-          definition: record.definition,
+          // A definition stored before plain-text credentials were refused may hold some: never shown.
+          definition: redactDefinition(record.definition),
         },
       };
     },

@@ -6,6 +6,7 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { Engine, Invocation } from "../../shared/engine/engine.js";
+import { invocationDeadline } from "../../shared/engine/worker-time.js";
 import type { TaskMessage } from "../../shared/ports.js";
 import { parseTaskMessage, receiveCountOf } from "../common/task-message.js";
 
@@ -30,7 +31,8 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
     const delivery = {
       receiveCount: receiveCountOf(record),
       ...(Number.isFinite(sentAt) ? { sentAt } : {}),
-      // Lets the engine run a ready child in this same invocation while it fits before the timeout.
+      // Bounds every attempt of the invocation, and lets the engine run a ready child in this same
+      // invocation while it is expected to fit before it.
       ...(deadline === undefined ? {} : { deadline }),
     };
     let message: TaskMessage;
@@ -68,9 +70,13 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
     // One processor per invocation: a BatchProcessor keeps the batch's state between register() and
     // response(), and the local runtime runs several invocations of this handler at once.
     const processor = new BatchProcessor(EventType.SQS);
-    // A safety margin before the Lambda timeout for the last writes and the batch response.
+    // No attempt runs past this: the Lambda timeout less the margin the worker keeps for its last
+    // writes and the batch response (shared/engine/worker-time.ts states the rule). On the engine's
+    // clock, which its deadlines are compared with (the system clock when deployed).
     const deadline =
-      context === undefined ? undefined : Date.now() + context.getRemainingTimeInMillis() - 5_000;
+      context === undefined
+        ? undefined
+        : invocationDeadline(engine.ports.clock.now(), context.getRemainingTimeInMillis());
     // The records of a batch run at once, in one scope: their arrivals at one wide fan-in share
     // writes, and their task sends share SendMessageBatch calls.
     const invocation = { ...(deadline === undefined ? {} : { deadline }), scope: engine.invocation() };

@@ -1,19 +1,26 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
+import {
+  PROP_SETTING_KEYS,
+  type PropSettingKey,
+  parseSetting,
+  SETTINGS,
+  type Settings,
+} from "../../shared/config/settings.js";
 import type { WeftApiAuthorization } from "./api.js";
 import type { WeftStackProps } from "./weft-stack.js";
 
 /** Reads one context value; the CLI hands `-c key=value` over as strings, cdk.json as JSON. */
 export type ContextReader = (key: string) => unknown;
 
-/** Context keys the sample app understands (all optional). See docs/deploy.md. */
-export const CONTEXT_KEYS = [
+/**
+ * Context keys the sample app understands (all optional). See docs/deploy.md. Those of the settings
+ * the construct passes to the functions come from shared/config/settings.ts, with their validation.
+ */
+export const CONTEXT_KEYS: readonly string[] = [
   "weft:stackName",
-  "weft:leaseSeconds",
-  "weft:defaultMaxAttempts",
-  "weft:retentionDays",
+  ...PROP_SETTING_KEYS.map((key) => SETTINGS[key].setBy.context),
   "weft:workerMaxConcurrency",
-  "weft:workerTimeoutSeconds",
   "weft:logLevel",
   "weft:logRetentionDays",
   "weft:auth",
@@ -25,7 +32,8 @@ export const CONTEXT_KEYS = [
   "weft:removalPolicy",
   "weft:invokableFunctionArns",
   "weft:extraEventBusArns",
-] as const;
+  "weft:secretArns",
+];
 
 function str(read: ContextReader, key: string): string | undefined {
   const value = read(key);
@@ -41,6 +49,13 @@ function int(read: ContextReader, key: string): number | undefined {
   const value = Number(raw);
   if (!Number.isInteger(value)) throw new Error(`context ${key}: expected an integer, got ${raw}`);
   return value;
+}
+
+/** A setting's context value, parsed as the functions will parse the variable it becomes. */
+function setting<K extends PropSettingKey>(read: ContextReader, key: K): Settings[K] | undefined {
+  const context = SETTINGS[key].setBy.context;
+  const raw = str(read, context);
+  return raw === undefined ? undefined : parseSetting(key, raw, `context ${context}`);
 }
 
 function bool(read: ContextReader, key: string): boolean | undefined {
@@ -68,8 +83,17 @@ function oneOf<T extends string>(read: ContextReader, key: string, allowed: read
 
 /** Turns the `weft:*` context values into the sample stack's props. Throws on a malformed value. */
 export function weftStackPropsFromContext(read: ContextReader): WeftStackProps & { stackName: string } {
-  const leaseSeconds = int(read, "weft:leaseSeconds");
-  const workerTimeoutSeconds = int(read, "weft:workerTimeoutSeconds");
+  const leaseSeconds = setting(read, "leaseSeconds");
+  const workerTimeoutSeconds = setting(read, "workerTimeoutSeconds");
+  const seconds = (key: "sweepFirstCheckSeconds" | "sweepIdleSeconds" | "sweepGraceSeconds") => {
+    const value = setting(read, key);
+    return value === undefined ? undefined : Duration.seconds(value);
+  };
+  const sweep = {
+    firstCheck: seconds("sweepFirstCheckSeconds"),
+    idle: seconds("sweepIdleSeconds"),
+    grace: seconds("sweepGraceSeconds"),
+  };
   const logRetentionDays = int(read, "weft:logRetentionDays");
   if (logRetentionDays !== undefined && !Object.values(RetentionDays).includes(logRetentionDays)) {
     throw new Error(`context weft:logRetentionDays: ${logRetentionDays} is not a CloudWatch Logs retention`);
@@ -85,13 +109,18 @@ export function weftStackPropsFromContext(read: ContextReader): WeftStackProps &
     authorization = { kind: "jwt", issuer, audience };
   }
   const removal = oneOf(read, "weft:removalPolicy", ["retain", "destroy"] as const);
-  const defaultMaxAttempts = int(read, "weft:defaultMaxAttempts");
-  const retentionDays = int(read, "weft:retentionDays");
+  const defaultMaxAttempts = setting(read, "defaultMaxAttempts");
+  const retentionDays = setting(read, "retentionDays");
   const workerMaxConcurrency = int(read, "weft:workerMaxConcurrency");
   const logLevel = oneOf(read, "weft:logLevel", ["DEBUG", "INFO", "WARN", "ERROR"] as const);
   const deletionProtection = bool(read, "weft:deletionProtection");
   const invokableFunctionArns = list(read, "weft:invokableFunctionArns");
   const extraEventBusArns = list(read, "weft:extraEventBusArns");
+  const secretArns = list(read, "weft:secretArns");
+  // The http task's allow-list: a list like the ARNs, checked as the functions will parse it.
+  const httpAllowContext = SETTINGS.httpAllow.setBy.context;
+  const httpAllow = list(read, httpAllowContext);
+  if (httpAllow) parseSetting("httpAllow", httpAllow.join(","), `context ${httpAllowContext}`);
   const alarmTopicArn = str(read, "weft:alarmTopicArn");
   const alarmEmail = str(read, "weft:alarmEmail");
 
@@ -107,6 +136,7 @@ export function weftStackPropsFromContext(read: ContextReader): WeftStackProps &
         ? { workerTimeout: Duration.seconds(workerTimeoutSeconds) }
         : {}),
       ...(defaultMaxAttempts !== undefined ? { defaultMaxAttempts } : {}),
+      ...(Object.values(sweep).some((duration) => duration !== undefined) ? { sweep } : {}),
       ...(retentionDays !== undefined ? { retentionDays } : {}),
       ...(workerMaxConcurrency !== undefined ? { workerMaxConcurrency } : {}),
       ...(logLevel ? { logLevel } : {}),
@@ -117,6 +147,8 @@ export function weftStackPropsFromContext(read: ContextReader): WeftStackProps &
         : {}),
       ...(invokableFunctionArns ? { invokableFunctionArns } : {}),
       ...(extraEventBusArns ? { extraEventBusArns } : {}),
+      ...(secretArns ? { secretArns } : {}),
+      ...(httpAllow ? { httpAllow } : {}),
     },
   };
 }

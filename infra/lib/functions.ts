@@ -7,6 +7,7 @@ import * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat, SourceMapMode } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import { PLATFORM_VARIABLES } from "../../shared/config/settings.js";
 
 /** The four Lambda functions weft deploys. */
 export const WEFT_FUNCTION_KINDS = ["api", "worker", "sweeper", "dlq"] as const;
@@ -71,9 +72,9 @@ export class WeftFunction extends Construct {
 
     const environment = {
       ...props.environment,
-      POWERTOOLS_SERVICE_NAME: `weft-${props.kind}`,
-      POWERTOOLS_LOG_LEVEL: props.logLevel,
-      NODE_OPTIONS: "--enable-source-maps",
+      [PLATFORM_VARIABLES.serviceName.env]: `weft-${props.kind}`,
+      [PLATFORM_VARIABLES.logLevel.env]: props.logLevel,
+      [PLATFORM_VARIABLES.nodeOptions.env]: "--enable-source-maps",
     };
 
     const common = {

@@ -20,7 +20,6 @@ export function acknowledgeWeftNagFindings(
   functions: Readonly<Record<WeftFunctionKind, WeftFunction>>,
 ): void {
   const stack = Stack.of(table);
-  const tableLogicalId = stack.resolve(stack.getLogicalId(table.node.defaultChild as dynamodb.CfnTable));
   const bucketLogicalId = stack.resolve(stack.getLogicalId(payloadBucket.node.defaultChild as s3.CfnBucket));
   for (const [kind, fn] of Object.entries(functions) as Array<[WeftFunctionKind, WeftFunction]>) {
     Validations.of(fn).acknowledge(
@@ -30,13 +29,6 @@ export function acknowledgeWeftNagFindings(
           "Only the X-Ray statement added by Tracing.ACTIVE (xray:PutTraceSegments, xray:PutTelemetryRecords) uses " +
           "Resource '*': those X-Ray actions support no resource-level permissions. The infra tests assert no other " +
           "statement in these roles has a wildcard resource.",
-      },
-      {
-        id: `AwsSolutions-IAM5[Resource::<${tableLogicalId}.Arn>/index/*]`,
-        reason:
-          "grantReadWriteData on weft's own table adds '<table ARN>/index/*' so the functions can Query its GSIs " +
-          "(gsi1 and gsi3: execution listings, gsi2: the sweeper's due index). The wildcard covers only the indexes " +
-          "of this one table; no other table is reachable.",
       },
       {
         id: "AwsSolutions-L1",

@@ -6,7 +6,6 @@ import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
-import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import * as logs from "aws-cdk-lib/aws-logs";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sns from "aws-cdk-lib/aws-sns";
@@ -14,10 +13,17 @@ import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { ATTR, INDEX } from "../../shared/adapters/dynamo/keys.js";
 import { UPLOAD_EXPIRY_DAYS } from "../../shared/adapters/s3/bucket.js";
+import {
+  deployedEnvironment,
+  type PropSettingKey,
+  parseSetting,
+  type Settings,
+} from "../../shared/config/settings.js";
 import { EXECUTION_BLOB_PREFIX, UPLOAD_PREFIX } from "../../shared/domain/payload.js";
 import { WeftAlarms } from "./alarms.js";
 import { type WeftApiAuthorization, WeftHttpApi } from "./api.js";
 import { DEFAULT_FUNCTION_SETTINGS, WeftFunction, type WeftFunctionKind } from "./functions.js";
+import { consumeQueue, grantWeftAccess } from "./grants.js";
 import { acknowledgeWeftNagFindings } from "./nag-suppressions.js";
 
 export type { WeftApiAuthorization } from "./api.js";
@@ -34,8 +40,19 @@ export interface WeftOrchestratorProps {
   readonly workerMaxConcurrency?: number;
   /** Messages per worker invocation (1–10). @default 10 */
   readonly workerBatchSize?: number;
-  /** Worker function timeout; the task queue's visibility timeout is six times this. @default 5 minutes */
+  /**
+   * Worker function timeout; the task queue's visibility timeout is six times this, and the engine
+   * knows it (WEFT_WORKER_TIMEOUT_SECONDS). Whole seconds, at most 15 minutes. @default 5 minutes
+   */
   readonly workerTimeout?: Duration;
+  /**
+   * Sweeper timing, each in whole seconds from 1 s to a day. `firstCheck`: when it first looks at a
+   * running execution; `idle`: when it looks again at one with nothing due sooner; `grace`: how long
+   * work may stay queued before it is presumed lost and re-driven. The sweeper runs once a minute, so
+   * values under a minute take effect at its next run.
+   * @default - the engine's: 2 minutes, 5 minutes, 2 minutes
+   */
+  readonly sweep?: { readonly firstCheck?: Duration; readonly idle?: Duration; readonly grace?: Duration };
   /** Worker memory in MiB. @default 1024 */
   readonly workerMemorySize?: number;
   /** Topic the alarms notify (on ALARM and on OK). @default - alarms without actions */
@@ -65,23 +82,23 @@ export interface WeftOrchestratorProps {
   /** ARNs of other event buses the `emit` task type may put events on (granted to the worker). @default none */
   readonly extraEventBusArns?: readonly string[];
   /**
+   * ARNs of the Secrets Manager secrets and SSM parameters the `http` task's secret references
+   * (`{"secret": …}` header values) may read: the worker gets secretsmanager:GetSecretValue and
+   * ssm:GetParameter on exactly these. @default none
+   */
+  readonly secretArns?: readonly string[];
+  /**
+   * Addresses the `http` task may call beyond public ones (WEFT_HTTP_ALLOW): `"loopback"`,
+   * `"private"`, CIDRs such as `"10.1.0.0/16"`. Loopback, link-local (the metadata service),
+   * unspecified and private addresses are otherwise refused. @default none
+   */
+  readonly httpAllow?: readonly string[];
+  /**
    * Pre-built code per function instead of bundling `functions/<kind>/handler.ts` with esbuild.
    * Each must export `handler` from `index.mjs`. @default - bundle the entries with local esbuild
    */
   readonly code?: Partial<Record<WeftFunctionKind, lambda.Code>>;
 }
-
-/** Environment variable names the functions read (see `shared/`). */
-export const WEFT_ENV = {
-  tableName: "WEFT_TABLE_NAME",
-  queueUrl: "WEFT_QUEUE_URL",
-  dlqUrl: "WEFT_DLQ_URL",
-  eventBusName: "WEFT_EVENT_BUS_NAME",
-  leaseSeconds: "WEFT_LEASE_SECONDS",
-  defaultMaxAttempts: "WEFT_DEFAULT_MAX_ATTEMPTS",
-  retentionDays: "WEFT_RETENTION_DAYS",
-  payloadBucket: "WEFT_PAYLOAD_BUCKET",
-} as const;
 
 /** Queue redrive: a task message received this many times without success goes to the DLQ. */
 export const TASK_MAX_RECEIVE_COUNT = 5;
@@ -94,6 +111,29 @@ function checkInteger(name: string, value: number, min: number, max: number): nu
     throw new Error(`weft: ${name} must be an integer from ${min} to ${max}, got ${value}`);
   }
   return value;
+}
+
+/**
+ * A prop's value for the functions' setting `key`, checked as the functions will parse it (so the
+ * construct never deploys a value they refuse); an absent prop gives the setting's own default.
+ */
+function settingFromProp<K extends PropSettingKey>(
+  prop: string,
+  key: K,
+  value: number,
+): NonNullable<Settings[K]>;
+function settingFromProp<K extends PropSettingKey>(
+  prop: string,
+  key: K,
+  value: number | undefined,
+): Settings[K];
+function settingFromProp<K extends PropSettingKey>(
+  prop: string,
+  key: K,
+  value: number | undefined,
+): Settings[K] {
+  if (value !== undefined && Token.isUnresolved(value)) return value as Settings[K];
+  return parseSetting(key, value === undefined ? undefined : String(value), `weft: ${prop}`);
 }
 
 /**
@@ -127,10 +167,19 @@ export class WeftOrchestrator extends Construct {
   constructor(scope: Construct, id: string, props: WeftOrchestratorProps = {}) {
     super(scope, id);
 
-    const leaseDuration = props.leaseDuration ?? Duration.seconds(60);
-    const leaseSeconds = checkInteger("leaseDuration (seconds)", leaseDuration.toSeconds(), 5, 43_200);
-    const defaultMaxAttempts = checkInteger("defaultMaxAttempts", props.defaultMaxAttempts ?? 3, 1, 100);
-    const retentionDays = checkInteger("retentionDays", props.retentionDays ?? 30, 1, 3650);
+    const leaseSeconds = checkInteger(
+      "leaseDuration (seconds)",
+      settingFromProp("leaseDuration", "leaseSeconds", props.leaseDuration?.toSeconds()),
+      5,
+      43_200,
+    );
+    const defaultMaxAttempts = settingFromProp(
+      "defaultMaxAttempts",
+      "defaultMaxAttempts",
+      props.defaultMaxAttempts,
+    );
+    // Deployed, a finished execution expires after 30 days unless told otherwise (unset, it stays forever).
+    const retentionDays = settingFromProp("retentionDays", "retentionDays", props.retentionDays ?? 30);
     const workerMaxConcurrency = checkInteger(
       "workerMaxConcurrency",
       props.workerMaxConcurrency ?? 50,
@@ -139,11 +188,28 @@ export class WeftOrchestrator extends Construct {
     );
     const workerBatchSize = checkInteger("workerBatchSize", props.workerBatchSize ?? 10, 1, 10);
     const workerTimeout = props.workerTimeout ?? DEFAULT_FUNCTION_SETTINGS.worker.timeout;
-    const workerTimeoutSeconds = checkInteger("workerTimeout (seconds)", workerTimeout.toSeconds(), 1, 900);
+    const workerTimeoutSeconds = settingFromProp(
+      "workerTimeout",
+      "workerTimeoutSeconds",
+      workerTimeout.toSeconds(),
+    );
+    const sweepSeconds = {
+      firstCheck: settingFromProp(
+        "sweep.firstCheck",
+        "sweepFirstCheckSeconds",
+        props.sweep?.firstCheck?.toSeconds(),
+      ),
+      idle: settingFromProp("sweep.idle", "sweepIdleSeconds", props.sweep?.idle?.toSeconds()),
+      grace: settingFromProp("sweep.grace", "sweepGraceSeconds", props.sweep?.grace?.toSeconds()),
+    };
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const tableDeletionProtection = props.tableDeletionProtection ?? true;
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const logLevel = props.logLevel ?? "INFO";
+    // The http task's allow-list, checked now as the functions will read it.
+    const httpAllow = props.httpAllow && props.httpAllow.length > 0 ? props.httpAllow.join(",") : undefined;
+    if (httpAllow !== undefined && !Token.isUnresolved(httpAllow))
+      parseSetting("httpAllow", httpAllow, "weft: httpAllow");
 
     // ---- storage -------------------------------------------------------------------------------
     this.table = new dynamodb.Table(this, "Table", {
@@ -236,16 +302,22 @@ export class WeftOrchestrator extends Construct {
     });
 
     // ---- functions -----------------------------------------------------------------------------
-    const environment: Record<string, string> = {
-      [WEFT_ENV.tableName]: this.table.tableName,
-      [WEFT_ENV.queueUrl]: this.taskQueue.queueUrl,
-      [WEFT_ENV.dlqUrl]: this.deadLetterQueue.queueUrl,
-      [WEFT_ENV.eventBusName]: this.eventBus.eventBusName,
-      [WEFT_ENV.leaseSeconds]: String(leaseSeconds),
-      [WEFT_ENV.defaultMaxAttempts]: String(defaultMaxAttempts),
-      [WEFT_ENV.retentionDays]: String(retentionDays),
-      [WEFT_ENV.payloadBucket]: this.payloadBucket.bucketName,
-    };
+    // Every variable by its declaration in shared/config/settings.ts, where the runtime reads it too.
+    // The DLQ's URL is not among them: only its event source reads the DLQ.
+    const environment = deployedEnvironment({
+      tableName: this.table.tableName,
+      queueUrl: this.taskQueue.queueUrl,
+      eventBusName: this.eventBus.eventBusName,
+      payloadBucket: this.payloadBucket.bucketName,
+      leaseSeconds,
+      defaultMaxAttempts,
+      retentionDays,
+      workerTimeoutSeconds,
+      sweepFirstCheckSeconds: sweepSeconds.firstCheck,
+      sweepIdleSeconds: sweepSeconds.idle,
+      sweepGraceSeconds: sweepSeconds.grace,
+      httpAllow,
+    });
     const makeFunction = (
       kind: WeftFunctionKind,
       overrides: { memorySize?: number; timeout?: Duration } = {},
@@ -277,45 +349,16 @@ export class WeftOrchestrator extends Construct {
     this.dlqFunction = dlq.function;
 
     // ---- least-privilege grants ----------------------------------------------------------------
-    // Data-plane access only (never grantFullAccess): nobody may delete or reconfigure the table.
-    for (const fn of [api, worker, sweeper, dlq]) {
-      this.table.grantReadWriteData(fn.function);
-      this.taskQueue.grantSendMessages(fn.function);
-      this.eventBus.grantPutEventsTo(fn.function);
-    }
-    // Only the dlq function touches the DLQ: it records each dead letter in the table, where
-    // GET /dlq lists them and POST /dlq/redrive takes them back; terminal errors are recorded there
-    // directly by the worker.
-
-    // Payloads, by prefix and by the calls each function makes (shared/adapters/s3/blobs.ts; S3's
-    // HeadObject is authorized by s3:GetObject). Never a delete: the lifecycle rules expire objects.
-    const executionBlobs = this.payloadBucket.arnForObjects(`${EXECUTION_BLOB_PREFIX}*`);
-    const uploads = this.payloadBucket.arnForObjects(`${UPLOAD_PREFIX}*`);
-    // Execution values (ex/): written and read by whoever saves or loads a large value: the worker
-    // (task inputs and outputs), the sweeper (inline `merge` nodes it runs) and the api (inputs,
-    // inline nodes at start or redrive, and the presigned GET URLs of GET /executions/{id}).
-    for (const fn of [api, worker, sweeper]) {
-      fn.role.addToPrincipalPolicy(
-        new iam.PolicyStatement({ actions: ["s3:GetObject", "s3:PutObject"], resources: [executionBlobs] }),
-      );
-    }
-    // Uploads (up/): POST /payloads presigns a PUT with the api's own role, which S3 authorizes as a
-    // PutObject by that role; creating the execution then reads the upload (HeadObject, GetObject).
-    api.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ["s3:GetObject", "s3:PutObject"], resources: [uploads] }),
-    );
-    // Without s3:ListBucket, S3 answers 403 instead of 404 for a missing key, and an upload that
-    // never came or expired would be a server error rather than a 400. S3 checks ListBucket for that
-    // with the key as s3:prefix, so limiting it to uploads lists nothing else.
-    api.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ["s3:ListBucket"],
-        resources: [this.payloadBucket.bucketArn],
-        conditions: { StringLike: { "s3:prefix": [UPLOAD_PREFIX, `${UPLOAD_PREFIX}*`] } },
-      }),
-    );
-    // The dlq function needs none: recording a poison message fails its node and the execution and
-    // cancels the rest (DeadLetters.recordPoison, Propagation.afterFailure); nothing runs or loads.
+    // Explicit actions per function, exactly what its code calls (infra/lib/grants.ts); data plane
+    // only: nobody may delete or reconfigure the table. Only the dlq function's event source touches
+    // the DLQ: terminal errors are recorded in the table directly by the worker.
+    grantWeftAccess({
+      table: this.table,
+      taskQueue: this.taskQueue,
+      eventBus: this.eventBus,
+      payloadBucket: this.payloadBucket,
+      functions: this.functions,
+    });
 
     const invokable = props.invokableFunctionArns ?? [];
     if (invokable.length > 0) {
@@ -330,23 +373,42 @@ export class WeftOrchestrator extends Construct {
       );
     }
 
+    // ---- secret references of the http task (secretArns / weft:secretArns) ----------------------
+    // The worker resolves `{"secret": …}` header values: Secrets Manager secrets with GetSecretValue,
+    // `ssm:` names with GetParameter (WithDecryption; a customer-managed KMS key needs its own
+    // kms:Decrypt grant). Exactly the ARNs given; each action only on its own service's ARNs (an
+    // unresolved token could be either, so it gets both).
+    const secretArns = props.secretArns ?? [];
+    const serviceOf = (arn: string) =>
+      Token.isUnresolved(arn) ? "either" : (/^arn:[^:]+:(secretsmanager|ssm):/.exec(arn)?.[1] ?? "neither");
+    for (const arn of secretArns) {
+      if (serviceOf(arn) === "neither")
+        throw new Error(`weft: secretArns must be Secrets Manager secret or SSM parameter ARNs, got ${arn}`);
+    }
+    const secretsManagerArns = secretArns.filter((arn) => serviceOf(arn) !== "ssm");
+    const parameterArns = secretArns.filter((arn) => serviceOf(arn) !== "secretsmanager");
+    if (secretsManagerArns.length > 0) {
+      worker.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ["secretsmanager:GetSecretValue"],
+          resources: secretsManagerArns,
+        }),
+      );
+    }
+    if (parameterArns.length > 0) {
+      worker.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: ["ssm:GetParameter"], resources: parameterArns }),
+      );
+    }
+
     // ---- event sources -------------------------------------------------------------------------
-    // The worker consumes the task queue (this also grants it receive/delete on that queue only).
-    worker.function.addEventSource(
-      new SqsEventSource(this.taskQueue, {
-        batchSize: workerBatchSize,
-        reportBatchItemFailures: true,
-        maxConcurrency: workerMaxConcurrency,
-      }),
-    );
+    // The worker consumes the task queue; the mapping's own calls are granted on that queue only.
+    consumeQueue(worker, this.taskQueue, {
+      batchSize: workerBatchSize,
+      maxConcurrency: workerMaxConcurrency,
+    });
     // The DLQ consumer records dead-lettered work; few at once is plenty.
-    dlq.function.addEventSource(
-      new SqsEventSource(this.deadLetterQueue, {
-        batchSize: 10,
-        reportBatchItemFailures: true,
-        maxConcurrency: 2,
-      }),
-    );
+    consumeQueue(dlq, this.deadLetterQueue, { batchSize: 10, maxConcurrency: 2 });
 
     // ---- sweeper schedule ----------------------------------------------------------------------
     this.sweeperSchedule = new events.Rule(this, "SweeperSchedule", {

@@ -1,74 +1,10 @@
 /**
- * The environment the deployed functions (and `createEngineFromEnv`) read, as a zod schema.
- * Wiring only: no engine logic lives here.
+ * The configuration the deployed functions (and `createEngineFromEnv`) read from their environment,
+ * parsed with the declarations of settings.ts. Wiring only: no engine logic lives here.
  */
-import { z } from "zod";
 import type { SweepSettings } from "../engine/context.js";
-
-/** An unset variable and an empty one mean the same thing (CDK and shells both produce "" at times). */
-const emptyAsUndefined = (value: unknown) => (value === "" ? undefined : value);
-
-const required = (name: string) =>
-  z.preprocess(emptyAsUndefined, z.string({ error: `${name} must be set` }).min(1, `${name} must be set`));
-
-/** An optional whole number of seconds within [1, max]. */
-const optionalSeconds = (name: string, max: number) =>
-  z.preprocess(
-    emptyAsUndefined,
-    z.coerce
-      .number()
-      .int(`${name} must be a whole number of seconds`)
-      .min(1, `${name} must be at least 1`)
-      .max(max, `${name} must be at most ${max}`)
-      .optional(),
-  );
-
-const DAY_SECONDS = 86_400;
-
-const endpointUrl = (name: string) =>
-  z.preprocess(
-    emptyAsUndefined,
-    z.url({ message: `${name} must be a URL such as http://127.0.0.1:5000` }).optional(),
-  );
-
-export const envSchema = z.object({
-  WEFT_TABLE_NAME: required("WEFT_TABLE_NAME"),
-  WEFT_QUEUE_URL: required("WEFT_QUEUE_URL"),
-  WEFT_DLQ_URL: required("WEFT_DLQ_URL"),
-  WEFT_EVENT_BUS_NAME: required("WEFT_EVENT_BUS_NAME"),
-  /** The S3 bucket of payloads too large to keep on their items (domain/payload.ts). */
-  WEFT_PAYLOAD_BUCKET: required("WEFT_PAYLOAD_BUCKET"),
-  WEFT_LEASE_SECONDS: z.preprocess(
-    emptyAsUndefined,
-    z.coerce
-      .number()
-      .int("WEFT_LEASE_SECONDS must be a whole number of seconds")
-      .min(1, "WEFT_LEASE_SECONDS must be at least 1")
-      .max(43_200, "WEFT_LEASE_SECONDS must be at most 43200 (SQS's longest visibility timeout)")
-      .default(60),
-  ),
-  /** Sweeper timing (EngineOptions.sweep); unset means the engine's defaults. */
-  WEFT_SWEEP_FIRST_CHECK_SECONDS: optionalSeconds("WEFT_SWEEP_FIRST_CHECK_SECONDS", DAY_SECONDS),
-  WEFT_SWEEP_IDLE_SECONDS: optionalSeconds("WEFT_SWEEP_IDLE_SECONDS", DAY_SECONDS),
-  WEFT_SWEEP_GRACE_SECONDS: optionalSeconds("WEFT_SWEEP_GRACE_SECONDS", DAY_SECONDS),
-  /** Days finished executions are kept before DynamoDB's TTL deletes them; unset keeps them forever. */
-  WEFT_RETENTION_DAYS: z.preprocess(
-    emptyAsUndefined,
-    z.coerce
-      .number()
-      .int("WEFT_RETENTION_DAYS must be a whole number of days")
-      .min(1, "WEFT_RETENTION_DAYS must be at least 1")
-      .max(3650, "WEFT_RETENTION_DAYS must be at most 3650")
-      .optional(),
-  ),
-  /** The AWS SDK reads this variable itself too; it is parsed here so the local runtime can print it. */
-  AWS_ENDPOINT_URL: endpointUrl("AWS_ENDPOINT_URL"),
-  /** The SDK's per-service endpoints; each wins over AWS_ENDPOINT_URL for its service, as in the SDK. */
-  AWS_ENDPOINT_URL_DYNAMODB: endpointUrl("AWS_ENDPOINT_URL_DYNAMODB"),
-  AWS_ENDPOINT_URL_SQS: endpointUrl("AWS_ENDPOINT_URL_SQS"),
-  AWS_ENDPOINT_URL_EVENTBRIDGE: endpointUrl("AWS_ENDPOINT_URL_EVENTBRIDGE"),
-  AWS_ENDPOINT_URL_S3: endpointUrl("AWS_ENDPOINT_URL_S3"),
-});
+import type { EgressAllow } from "../tasks/egress.js";
+import { readSettings, SETTING_KEYS, SETTINGS, type SettingKey, type Settings } from "./settings.js";
 
 /** Per-service endpoint overrides; a service left out uses the SDK's own resolution (or real AWS). */
 export interface AwsEndpoints {
@@ -76,44 +12,71 @@ export interface AwsEndpoints {
   sqs?: string;
   eventbridge?: string;
   s3?: string;
+  lambda?: string;
 }
 
-/** The AWS services weft calls, by the SDK's endpoint name (AWS_ENDPOINT_URL_<SERVICE>). */
+/** The AWS services whose resources weft owns (the local runtime creates them), by the SDK's endpoint name. */
 export const AWS_SERVICES = ["dynamodb", "sqs", "eventbridge", "s3"] as const satisfies ReadonlyArray<
   keyof AwsEndpoints
 >;
 
+/** Every service weft has a client for: its own, and Lambda for the `lambda` task type. */
+export const CLIENT_SERVICES = [...AWS_SERVICES, "lambda"] as const;
+
+/** The setting of each service's own endpoint (AWS_ENDPOINT_URL_<SERVICE>). */
+const ENDPOINT_SETTING = {
+  dynamodb: "endpointDynamodb",
+  sqs: "endpointSqs",
+  eventbridge: "endpointEventbridge",
+  s3: "endpointS3",
+  lambda: "endpointLambda",
+} as const satisfies Record<keyof AwsEndpoints, SettingKey>;
+
 /**
- * The endpoint of each service from AWS_ENDPOINT_URL_<SERVICE>, else AWS_ENDPOINT_URL (the SDK's own
- * precedence): one URL when all agree, per service when they differ, undefined when none is set.
+ * Each service's endpoint, else the general one (the SDK's own precedence): one URL when every client
+ * gets the same, per service when they differ, undefined when none has one.
  */
-export function endpointsFromEnv(env: Record<string, string | undefined>): string | AwsEndpoints | undefined {
-  const value = (name: string) => {
-    const v = env[name];
-    return v === undefined || v === "" ? undefined : v;
-  };
-  const general = value("AWS_ENDPOINT_URL");
+function combineEndpoints(
+  value: (key: "endpoint" | (typeof ENDPOINT_SETTING)[keyof AwsEndpoints]) => string | undefined,
+): string | AwsEndpoints | undefined {
+  const general = value("endpoint");
   const endpoints: AwsEndpoints = {};
-  for (const service of AWS_SERVICES) {
-    const endpoint = value(`AWS_ENDPOINT_URL_${service.toUpperCase()}`) ?? general;
+  for (const service of CLIENT_SERVICES) {
+    const endpoint = value(ENDPOINT_SETTING[service]) ?? general;
     if (endpoint !== undefined) endpoints[service] = endpoint;
   }
-  const distinct = new Set(AWS_SERVICES.map((service) => endpoints[service]));
+  const distinct = new Set(CLIENT_SERVICES.map((service) => endpoints[service]));
   if (distinct.size === 1) return [...distinct][0];
   return endpoints;
+}
+
+/**
+ * The endpoints of AWS_ENDPOINT_URL_<SERVICE> and AWS_ENDPOINT_URL as they stand, unvalidated (the
+ * local runtime picks its backend with it before anything is parsed).
+ */
+export function endpointsFromEnv(env: Record<string, string | undefined>): string | AwsEndpoints | undefined {
+  return combineEndpoints((key) => {
+    const v = env[SETTINGS[key].env];
+    return v === undefined || v === "" ? undefined : v;
+  });
 }
 
 export interface WeftConfig {
   tableName: string;
   queueUrl: string;
-  deadLetterUrl: string;
   eventBusName: string;
   payloadBucket: string;
   leaseSeconds: number;
+  /** Attempts of a node whose definition names none (EngineOptions.defaultMaxAttempts). */
+  defaultMaxAttempts: number;
+  /** The worker function's timeout (EngineOptions.workerTimeoutSeconds); undefined when not known. */
+  workerTimeoutSeconds?: number;
   /** Sweeper timing in milliseconds: only the settings the environment sets (the engine defaults the rest). */
   sweep: Partial<SweepSettings>;
   /** Days a finished execution is kept (DynamoDB TTL); undefined keeps it forever. */
   retentionDays?: number;
+  /** The `http` task's egress allow-list (WEFT_HTTP_ALLOW); undefined: the runtime's default. */
+  httpAllow?: EgressAllow;
   /**
    * Endpoint override (moto, DynamoDB Local, LocalStack): one URL for every client, or one per service
    * (from AWS_ENDPOINT_URL_<SERVICE>); undefined for real AWS.
@@ -121,62 +84,51 @@ export interface WeftConfig {
   endpoint?: string | AwsEndpoints;
 }
 
-/** The engine's tunables alone (lease and sweeper timing), for callers without the AWS resource names. */
-export type EngineSettings = Pick<WeftConfig, "leaseSeconds" | "sweep">;
+/** The engine's tunables alone, for callers without the AWS resource names (the local runtime). */
+export type EngineSettings = Pick<
+  WeftConfig,
+  "leaseSeconds" | "defaultMaxAttempts" | "workerTimeoutSeconds" | "sweep"
+>;
 
-const engineEnvSchema = envSchema.pick({
-  WEFT_LEASE_SECONDS: true,
-  WEFT_SWEEP_FIRST_CHECK_SECONDS: true,
-  WEFT_SWEEP_IDLE_SECONDS: true,
-  WEFT_SWEEP_GRACE_SECONDS: true,
-});
+const ENGINE_KEYS = [
+  "leaseSeconds",
+  "defaultMaxAttempts",
+  "workerTimeoutSeconds",
+  "sweepFirstCheckSeconds",
+  "sweepIdleSeconds",
+  "sweepGraceSeconds",
+] as const satisfies readonly SettingKey[];
 
-function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
-    throw new Error(`invalid weft configuration: ${problems.join("; ")}`);
-  }
-  return parsed.data;
-}
-
-function toEngineSettings(value: z.output<typeof engineEnvSchema>): EngineSettings {
+function toEngineSettings(value: Pick<Settings, (typeof ENGINE_KEYS)[number]>): EngineSettings {
   const sweep: Partial<SweepSettings> = {};
-  if (value.WEFT_SWEEP_FIRST_CHECK_SECONDS !== undefined)
-    sweep.firstCheckMs = value.WEFT_SWEEP_FIRST_CHECK_SECONDS * 1000;
-  if (value.WEFT_SWEEP_IDLE_SECONDS !== undefined) sweep.idleMs = value.WEFT_SWEEP_IDLE_SECONDS * 1000;
-  if (value.WEFT_SWEEP_GRACE_SECONDS !== undefined) sweep.graceMs = value.WEFT_SWEEP_GRACE_SECONDS * 1000;
-  return { leaseSeconds: value.WEFT_LEASE_SECONDS, sweep };
-}
-
-/** Reads and validates WEFT_LEASE_SECONDS and WEFT_SWEEP_*; throws one error naming every problem. */
-export function loadEngineSettings(env: Record<string, string | undefined> = process.env): EngineSettings {
-  return toEngineSettings(parseEnv(engineEnvSchema, env));
-}
-
-/** Reads and validates the configuration; throws one error naming every problem. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): WeftConfig {
-  const value = parseEnv(envSchema, env);
+  if (value.sweepFirstCheckSeconds !== undefined) sweep.firstCheckMs = value.sweepFirstCheckSeconds * 1000;
+  if (value.sweepIdleSeconds !== undefined) sweep.idleMs = value.sweepIdleSeconds * 1000;
+  if (value.sweepGraceSeconds !== undefined) sweep.graceMs = value.sweepGraceSeconds * 1000;
   return {
-    ...toEngineSettings(value),
-    tableName: value.WEFT_TABLE_NAME,
-    queueUrl: value.WEFT_QUEUE_URL,
-    deadLetterUrl: value.WEFT_DLQ_URL,
-    eventBusName: value.WEFT_EVENT_BUS_NAME,
-    payloadBucket: value.WEFT_PAYLOAD_BUCKET,
-    ...(value.WEFT_RETENTION_DAYS === undefined ? {} : { retentionDays: value.WEFT_RETENTION_DAYS }),
-    ...withEndpoint(
-      endpointsFromEnv({
-        AWS_ENDPOINT_URL: value.AWS_ENDPOINT_URL,
-        AWS_ENDPOINT_URL_DYNAMODB: value.AWS_ENDPOINT_URL_DYNAMODB,
-        AWS_ENDPOINT_URL_SQS: value.AWS_ENDPOINT_URL_SQS,
-        AWS_ENDPOINT_URL_EVENTBRIDGE: value.AWS_ENDPOINT_URL_EVENTBRIDGE,
-        AWS_ENDPOINT_URL_S3: value.AWS_ENDPOINT_URL_S3,
-      }),
-    ),
+    leaseSeconds: value.leaseSeconds,
+    defaultMaxAttempts: value.defaultMaxAttempts,
+    ...(value.workerTimeoutSeconds === undefined ? {} : { workerTimeoutSeconds: value.workerTimeoutSeconds }),
+    sweep,
   };
 }
 
-function withEndpoint(endpoint: string | AwsEndpoints | undefined): { endpoint?: string | AwsEndpoints } {
-  return endpoint === undefined ? {} : { endpoint };
+/** Reads and validates the engine's variables alone; throws one error naming every problem. */
+export function loadEngineSettings(env: Record<string, string | undefined> = process.env): EngineSettings {
+  return toEngineSettings(readSettings(env, ENGINE_KEYS));
+}
+
+/** Reads and validates every variable of settings.ts; throws one error naming every problem. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): WeftConfig {
+  const value = readSettings(env, SETTING_KEYS);
+  const endpoint = combineEndpoints((key) => value[key]);
+  return {
+    ...toEngineSettings(value),
+    tableName: value.tableName,
+    queueUrl: value.queueUrl,
+    eventBusName: value.eventBusName,
+    payloadBucket: value.payloadBucket,
+    ...(value.retentionDays === undefined ? {} : { retentionDays: value.retentionDays }),
+    ...(value.httpAllow === undefined ? {} : { httpAllow: value.httpAllow }),
+    ...(endpoint === undefined ? {} : { endpoint }),
+  };
 }

@@ -7,7 +7,9 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { S3Client } from "@aws-sdk/client-s3";
+import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { SQSClient } from "@aws-sdk/client-sqs";
+import { SSMClient } from "@aws-sdk/client-ssm";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { taskModules } from "../../tasks/index.js";
 import { DynamoStore, documentClient } from "../adapters/dynamo/store.js";
@@ -21,8 +23,10 @@ import type { EnginePorts } from "../ports.js";
 import { EventBridgeSender } from "../tasks/emit-eventbridge.js";
 import { AwsLambdaInvoker } from "../tasks/lambda-aws.js";
 import { collectTaskTypes, createFullTaskRegistry } from "../tasks/loader.js";
+import { AwsSecretStore } from "../tasks/secrets-aws.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
-import { type AwsEndpoints, loadConfig, type WeftConfig } from "./env.js";
+import { httpEgressPolicy } from "./egress.js";
+import { type AwsEndpoints, type EngineSettings, loadConfig, type WeftConfig } from "./env.js";
 
 export type { AwsEndpoints } from "./env.js";
 
@@ -30,13 +34,23 @@ export interface AwsClientOptions {
   /**
    * Endpoint for every client (moto, LocalStack), or one per service (DynamoDB Local beside an SQS
    * emulator). A client given none resolves its own as the SDK does: AWS_ENDPOINT_URL_<SERVICE>
-   * (AWS_ENDPOINT_URL_DYNAMODB, _SQS, _EVENTBRIDGE, _S3), else AWS_ENDPOINT_URL, else real AWS.
+   * (AWS_ENDPOINT_URL_DYNAMODB, _SQS, _EVENTBRIDGE, _S3, _LAMBDA), else AWS_ENDPOINT_URL, else real AWS.
    */
-  endpoint?: string | AwsEndpoints;
+  endpoint?: string | ClientEndpoints;
   region?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** Attempts per call, retries included (the SDK's default when unset). */
   maxAttempts?: number;
+}
+
+/**
+ * AwsEndpoints, and the secret stores' (the `http` task's secret references). Those two have no
+ * setting of their own: unless given here (or one URL for all), the SDK resolves theirs
+ * (AWS_ENDPOINT_URL_SECRETS_MANAGER, AWS_ENDPOINT_URL_SSM, else AWS_ENDPOINT_URL).
+ */
+export interface ClientEndpoints extends AwsEndpoints {
+  secretsmanager?: string;
+  ssm?: string;
 }
 
 export interface AwsClients {
@@ -45,6 +59,11 @@ export interface AwsClients {
   sqs: SQSClient;
   eventBridge: EventBridgeClient;
   s3: S3Client;
+  /** Invokes the user's functions for the `lambda` task type. */
+  lambda: LambdaClient;
+  /** Read the `http` task's secret references: Secrets Manager, and SSM for `ssm:` names. */
+  secretsManager: SecretsManagerClient;
+  ssm: SSMClient;
   /** Releases the clients' sockets (the local runtime calls it on stop; Lambda never needs to). */
   destroy(): void;
 }
@@ -59,7 +78,7 @@ export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
   };
-  const endpointOf = (service: keyof AwsEndpoints) => {
+  const endpointOf = (service: keyof ClientEndpoints) => {
     const endpoint = typeof options.endpoint === "string" ? options.endpoint : options.endpoint?.[service];
     return endpoint === undefined ? {} : { endpoint };
   };
@@ -70,18 +89,27 @@ export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
   const s3Endpoint = endpointOf("s3");
   // Emulators on an IP address serve buckets by path (there is no bucket.127.0.0.1 host).
   const s3 = new S3Client({ ...config, ...s3Endpoint, forcePathStyle: s3Endpoint.endpoint !== undefined });
+  const lambda = new LambdaClient({ ...config, ...endpointOf("lambda") });
+  const secretsManager = new SecretsManagerClient({ ...config, ...endpointOf("secretsmanager") });
+  const ssm = new SSMClient({ ...config, ...endpointOf("ssm") });
   return {
     dynamo,
     doc,
     sqs,
     eventBridge,
     s3,
+    lambda,
+    secretsManager,
+    ssm,
     destroy() {
       doc.destroy();
       dynamo.destroy();
       sqs.destroy();
       eventBridge.destroy();
       s3.destroy();
+      lambda.destroy();
+      secretsManager.destroy();
+      ssm.destroy();
     },
   };
 }
@@ -115,13 +143,14 @@ export function powertoolsEngineLogger(logger: Logger): EngineLogger {
   };
 }
 
-/** The engine options a configuration asks for (lease, sweeper timing), with the given logger. */
-export function engineOptionsFromConfig(
-  config: Pick<WeftConfig, "leaseSeconds" | "sweep">,
-  logger?: Logger,
-): EngineOptions {
+/** The engine options a configuration asks for (lease, attempts, worker timeout, sweeper timing), with the given logger. */
+export function engineOptionsFromConfig(config: EngineSettings, logger?: Logger): EngineOptions {
   return {
     leaseSeconds: config.leaseSeconds,
+    defaultMaxAttempts: config.defaultMaxAttempts,
+    ...(config.workerTimeoutSeconds === undefined
+      ? {}
+      : { workerTimeoutSeconds: config.workerTimeoutSeconds }),
     sweep: config.sweep,
     ...(logger === undefined ? {} : { logger: powertoolsEngineLogger(logger) }),
   };
@@ -153,8 +182,13 @@ export function createEngineFromEnv(
 export function createDeployedTaskRegistry(config: WeftConfig, clients: AwsClients): TaskRegistry {
   return createFullTaskRegistry({
     customTasks: collectTaskTypes(taskModules),
-    lambda: new AwsLambdaInvoker(new LambdaClient({})),
+    lambda: new AwsLambdaInvoker(clients.lambda),
     events: new EventBridgeSender(clients.eventBridge),
     lifecycleBusName: config.eventBusName,
+    // The api (registrations) and the worker (connections) apply the same WEFT_HTTP_ALLOW.
+    http: {
+      egress: httpEgressPolicy(config.httpAllow, "deployed"),
+      secrets: new AwsSecretStore(clients.secretsManager, clients.ssm),
+    },
   });
 }

@@ -50,10 +50,27 @@ export const DEFAULT_RETRY: Readonly<ResolvedRetry> = Object.freeze({
 
 export const DEFAULT_NODE_TIMEOUT_SECONDS = 300;
 
-/** Node fields win over workflow defaults, field by field (backoff included), over built-in defaults. */
+export interface CompileOptions {
+  /**
+   * Attempts of a node whose definition and `defaults.retry` name none: the deployment's setting
+   * (WEFT_DEFAULT_MAX_ATTEMPTS), passed in by the engine. Default DEFAULT_RETRY.maxAttempts.
+   */
+  defaultMaxAttempts?: number;
+  /**
+   * Timeout of a node whose definition and `defaults` name none: what the deployment's worker can
+   * give, at most DEFAULT_NODE_TIMEOUT_SECONDS (engine/worker-time.ts), passed in by the engine.
+   */
+  defaultTimeoutSeconds?: number;
+}
+
+/**
+ * Node fields win over workflow defaults, field by field (backoff included), over `builtIn` (the
+ * built-in defaults, with the deployment's attempts).
+ */
 export function resolveRetry(
   defaults: RetryDefinition | undefined,
   node: RetryDefinition | undefined,
+  builtIn: Readonly<ResolvedRetry> = DEFAULT_RETRY,
 ): ResolvedRetry {
   const pick = <K extends keyof ResolvedRetry>(
     key: K,
@@ -62,7 +79,7 @@ export function resolveRetry(
     const fromNode = node ? fromDef(node) : undefined;
     if (fromNode !== undefined) return fromNode;
     const fromDefaults = defaults ? fromDef(defaults) : undefined;
-    return fromDefaults !== undefined ? fromDefaults : DEFAULT_RETRY[key];
+    return fromDefaults !== undefined ? fromDefaults : builtIn[key];
   };
   return {
     maxAttempts: pick("maxAttempts", (r) => r.maxAttempts),
@@ -76,13 +93,18 @@ export function resolveRetry(
 }
 
 /** Assumes `definition` passed validateDefinition: ids unique, dependencies known, no cycles. */
-export function compileGraph(definition: WorkflowDefinition): WorkflowGraph {
+export function compileGraph(definition: WorkflowDefinition, options: CompileOptions = {}): WorkflowGraph {
   const indexById = new Map<string, number>();
   definition.nodes.forEach((node, index) => {
     indexById.set(node.id, index);
   });
 
-  const defaultTimeout = definition.defaults?.timeoutSeconds ?? DEFAULT_NODE_TIMEOUT_SECONDS;
+  const defaultTimeout =
+    definition.defaults?.timeoutSeconds ?? options.defaultTimeoutSeconds ?? DEFAULT_NODE_TIMEOUT_SECONDS;
+  const builtInRetry =
+    options.defaultMaxAttempts === undefined
+      ? DEFAULT_RETRY
+      : { ...DEFAULT_RETRY, maxAttempts: options.defaultMaxAttempts };
   const nodes: GraphNode[] = definition.nodes.map((node, index) => ({
     index,
     id: node.id,
@@ -96,7 +118,7 @@ export function compileGraph(definition: WorkflowDefinition): WorkflowGraph {
     }),
     children: [],
     fanIn: parseFanIn(node.fanIn),
-    retry: resolveRetry(definition.defaults?.retry, node.retry),
+    retry: resolveRetry(definition.defaults?.retry, node.retry, builtInRetry),
     timeoutSeconds: node.timeoutSeconds ?? defaultTimeout,
   }));
 

@@ -19,7 +19,8 @@ import { compileGraph, type WorkflowGraph } from "./graph.js";
  * The engine's TaskRegistry is one; the domain names only this much of it.
  */
 export interface TaskCatalog {
-  get(type: string): { params: z.ZodType } | undefined;
+  /** `registrationParams`, when a task type has it, is what a new definition's params must pass. */
+  get(type: string): { params: z.ZodType; registrationParams?: z.ZodType } | undefined;
   names(): string[];
 }
 
@@ -27,9 +28,23 @@ export type ValidationResult =
   | { ok: true; definition: WorkflowDefinition; graph: WorkflowGraph }
   | { ok: false; problems: ProblemDetail[] };
 
-export function validateDefinition(raw: unknown, tasks: TaskCatalog): ValidationResult {
+/** What the deployment allows beyond the format's own limits, passed in by the engine. */
+export interface DeploymentLimits {
+  /**
+   * The longest node `timeoutSeconds` the deployment's worker can give (engine/worker-time.ts: its
+   * function timeout less the margin it keeps), and that function timeout, for the message.
+   */
+  nodeTimeout?: { maxSeconds: number; workerTimeoutSeconds: number };
+}
+
+export function validateDefinition(
+  raw: unknown,
+  tasks: TaskCatalog,
+  limits: DeploymentLimits = {},
+): ValidationResult {
   const problems: ProblemDetail[] = [];
   checkSize(raw, problems);
+  if (limits.nodeTimeout) checkTimeouts(raw, limits.nodeTimeout, problems);
 
   const rawNodes = rawNodeList(raw);
   const nodes = rawNodes?.map(lenientNode) ?? [];
@@ -47,6 +62,42 @@ export function validateDefinition(raw: unknown, tasks: TaskCatalog): Validation
 
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, definition: parsed.data, graph: compileGraph(parsed.data) };
+}
+
+/**
+ * Node timeouts (each node's, and `defaults.timeoutSeconds`) the deployment's worker cannot give: an
+ * attempt never outlives its worker invocation, so such a node could never use its timeout. Values
+ * the schema refuses anyway (not a whole number, over the format's 900) are left to it.
+ */
+function checkTimeouts(
+  raw: unknown,
+  limit: NonNullable<DeploymentLimits["nodeTimeout"]>,
+  problems: ProblemDetail[],
+): void {
+  const { maxSeconds, workerTimeoutSeconds } = limit;
+  const tooLong = (value: unknown): value is number =>
+    typeof value === "number" &&
+    Number.isInteger(value) &&
+    value > maxSeconds &&
+    value <= LIMITS.maxNodeTimeoutSeconds;
+  const why = `the worker gives a node at most ${maxSeconds} s (its function timeout of ${workerTimeoutSeconds} s less ${workerTimeoutSeconds - maxSeconds} s kept for its last writes); lower it, or raise the worker's timeout (the stack's workerTimeout, WEFT_WORKER_TIMEOUT_SECONDS)`;
+  if (!isRecord(raw)) return;
+  const defaults = isRecord(raw.defaults) ? raw.defaults.timeoutSeconds : undefined;
+  if (tooLong(defaults))
+    problems.push({
+      path: "defaults.timeoutSeconds",
+      code: "timeout_exceeds_worker",
+      message: `defaults.timeoutSeconds is ${defaults}, but ${why}`,
+    });
+  rawNodeList(raw)?.forEach((node, index) => {
+    const value = isRecord(node) ? node.timeoutSeconds : undefined;
+    if (!tooLong(value)) return;
+    problems.push({
+      path: `nodes[${index}].timeoutSeconds`,
+      code: "timeout_exceeds_worker",
+      message: `${nodeLabel(lenientNode(node, index), index)} has timeoutSeconds ${value}, but ${why}`,
+    });
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -442,7 +493,7 @@ function checkTasks(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDet
       });
       continue;
     }
-    const result = task.params.safeParse(node.params);
+    const result = (task.registrationParams ?? task.params).safeParse(node.params);
     if (result.success) continue;
     for (const issue of result.error.issues) {
       const path = ["nodes", node.index, "params", ...issue.path];

@@ -1,6 +1,8 @@
 /**
  * Runs one claimed attempt of a node's handler: supplies its AbortSignal, keeps the lease alive by
  * heartbeat (a write fenced by the lease token), and aborts on timeout, lost lease or cancellation.
+ * An attempt never outlives its worker invocation: its deadline is the earlier of its own timeout
+ * and the invocation's (worker-time.ts), and reaching the invocation's ends it as `workerTimeout`.
  * Payloads are part of the attempt: the input and dependencies' outputs are resolved before the
  * handler runs and its output stored after, so a value over a limit (a terminal PayloadError) or a
  * blob store fault ends the attempt like an error of the handler, never a lease that runs out.
@@ -15,11 +17,13 @@ export type AttemptResult =
   | { kind: "completed"; output: Payload }
   | { kind: "threw"; error: unknown }
   | { kind: "timedOut" }
+  /** Cut short by its invocation's deadline, which left it `leftMs` when it started. */
+  | { kind: "workerTimeout"; leftMs: number }
   | { kind: "leaseLost" }
   | { kind: "cancelled" };
 
 class AttemptAbort extends Error {
-  constructor(readonly kind: "timedOut" | "leaseLost" | "cancelled") {
+  constructor(readonly kind: "timedOut" | "workerTimeout" | "leaseLost" | "cancelled") {
     super(`attempt aborted: ${kind}`);
     this.name = "AbortError";
   }
@@ -33,6 +37,8 @@ export async function runAttempt(
   record: NodeRecord,
   lease: Lease,
   deps: ReadonlyArray<readonly [string, Payload]>,
+  /** When the worker invocation running the attempt must be done with it (Delivery.deadline). */
+  invocationDeadline?: number,
 ): Promise<AttemptResult> {
   const { clock, store, payloads } = ctx;
   const controller = new AbortController();
@@ -41,10 +47,12 @@ export async function runAttempt(
     if (!controller.signal.aborted) controller.abort(new AttemptAbort(kind));
   };
   const startedAt = clock.now();
-  const deadline = startedAt + node.timeoutSeconds * 1000;
+  const ownDeadline = startedAt + node.timeoutSeconds * 1000;
+  const cut = invocationDeadline !== undefined && invocationDeadline < ownDeadline;
+  const deadline = cut ? invocationDeadline : ownDeadline;
 
   clock.sleep(deadline - startedAt, stop.signal).then(
-    () => abort("timedOut"),
+    () => abort(cut ? "workerTimeout" : "timedOut"),
     () => {},
   );
   const heartbeat = (async () => {
@@ -92,7 +100,10 @@ export async function runAttempt(
     return { kind: "completed", output: stored };
   } catch (error) {
     const reason = controller.signal.reason;
-    if (reason instanceof AttemptAbort) return { kind: reason.kind };
+    if (reason instanceof AttemptAbort)
+      return reason.kind === "workerTimeout"
+        ? { kind: "workerTimeout", leftMs: deadline - startedAt }
+        : { kind: reason.kind };
     return { kind: "threw", error };
   } finally {
     stop.abort();

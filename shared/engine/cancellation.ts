@@ -1,6 +1,7 @@
 /** Cancelling an execution: pending work at once, running work through its heartbeat. */
-import type { EngineContext } from "./context.js";
+
 import { conflict, notFound } from "../domain/errors.js";
+import type { EngineContext } from "./context.js";
 import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 import type { ExecutionSummary } from "./views.js";

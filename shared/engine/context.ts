@@ -1,10 +1,12 @@
 /** What every engine module shares: the ports, the task types, settings, and the graph cache. */
-import { compileGraph, type WorkflowGraph } from "../domain/graph.js";
+
+import { notFound } from "../domain/errors.js";
+import { type CompileOptions, compileGraph, type WorkflowGraph } from "../domain/graph.js";
 import type { EnginePorts } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import type { FanInSettings } from "./dispatch-mode.js";
-import { notFound } from "../domain/errors.js";
 import type { Payloads } from "./payloads.js";
+import type { RecentRunTimes } from "./worker-time.js";
 
 export interface EngineLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -33,6 +35,10 @@ export interface EngineContext extends EnginePorts {
   sweep: SweepSettings;
   /** Ready children a worker may run in the same invocation before it sends the next one. */
   maxContinuations: number;
+  /** The worker function's timeout (EngineOptions.workerTimeoutSeconds; worker-time.ts). */
+  workerTimeoutSeconds: number;
+  /** This container's recent run times per node: what continuation expects a node to take. */
+  runTimes: RecentRunTimes;
   /** Which fan-ins are decided by reading parents, by arrivals, or by sharded arrivals. */
   fanIn: FanInSettings;
   /** Values in and out of the store: limits, the blob store, the cache of blobs. */
@@ -46,11 +52,15 @@ export interface EngineContext extends EnginePorts {
  */
 export class GraphCache {
   private readonly graphs = new Map<string, WorkflowGraph>();
+  private readonly capacity: number;
 
   constructor(
     private readonly ports: Pick<EnginePorts, "store">,
-    private readonly capacity = 200,
-  ) {}
+    private readonly compile: CompileOptions = {},
+    options: { capacity?: number } = {},
+  ) {
+    this.capacity = options.capacity ?? 200;
+  }
 
   async get(name: string, version: number): Promise<WorkflowGraph> {
     const key = `${name}@${version}`;
@@ -58,7 +68,7 @@ export class GraphCache {
     if (cached) return cached;
     const record = await this.ports.store.getWorkflowVersion(name, version);
     if (!record) throw notFound(`workflow "${name}" version ${version} does not exist`);
-    const graph = compileGraph(record.definition);
+    const graph = compileGraph(record.definition, this.compile);
     if (this.graphs.size >= this.capacity) {
       const oldest = this.graphs.keys().next().value;
       if (oldest !== undefined) this.graphs.delete(oldest);

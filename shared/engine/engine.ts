@@ -29,6 +29,12 @@ import type {
   UploadTicket,
 } from "./views.js";
 import { type Delivery, TaskRunner } from "./worker.js";
+import {
+  checkWorkerTimeout,
+  DEFAULT_WORKER_TIMEOUT_SECONDS,
+  defaultNodeTimeoutSeconds,
+  RecentRunTimes,
+} from "./worker-time.js";
 import { getWorkflow, registerWorkflow } from "./workflows.js";
 
 export interface EngineOptions {
@@ -49,6 +55,19 @@ export interface EngineOptions {
   fanIn?: Partial<FanInSettings>;
   /** Payload limits and the size above which values go to the blob store (domain/payload.ts). */
   payloads?: Partial<PayloadSettings>;
+  /**
+   * Attempts of a node whose definition and `defaults.retry` name none (WEFT_DEFAULT_MAX_ATTEMPTS;
+   * default 3, DEFAULT_RETRY in domain/graph.ts).
+   */
+  defaultMaxAttempts?: number;
+  /**
+   * The worker function's timeout in seconds (WEFT_WORKER_TIMEOUT_SECONDS; default 300, the deployed
+   * worker's, DEFAULT_WORKER_TIMEOUT_SECONDS). The rule (worker-time.ts): the worker keeps 5 s of it
+   * for its last writes, so registration refuses a `timeoutSeconds` above `workerTimeoutSeconds - 5`,
+   * a node without one gets `min(300, workerTimeoutSeconds - 5)`, and an attempt cut short by its
+   * invocation's end fails with a retryable `WorkerTimeout` naming this limit. Whole seconds, 6–900.
+   */
+  workerTimeoutSeconds?: number;
   logger?: EngineLogger;
 }
 
@@ -70,13 +89,23 @@ export class Engine {
     readonly tasks: TaskRegistry,
     readonly options: EngineOptions = {},
   ) {
+    const workerTimeoutSeconds = checkWorkerTimeout(
+      options.workerTimeoutSeconds ?? DEFAULT_WORKER_TIMEOUT_SECONDS,
+    );
     this.ctx = {
       ...ports,
       tasks,
-      graphs: new GraphCache(ports),
+      graphs: new GraphCache(ports, {
+        ...(options.defaultMaxAttempts === undefined
+          ? {}
+          : { defaultMaxAttempts: options.defaultMaxAttempts }),
+        defaultTimeoutSeconds: defaultNodeTimeoutSeconds(workerTimeoutSeconds),
+      }),
       leaseMs: (options.leaseSeconds ?? 60) * 1000,
       sweep: { ...DEFAULT_SWEEP, ...options.sweep },
       maxContinuations: options.maxContinuations ?? 16,
+      workerTimeoutSeconds,
+      runTimes: new RecentRunTimes(),
       fanIn: { ...DEFAULT_FAN_IN, ...options.fanIn },
       payloads: new Payloads(ports.blobs, { ...DEFAULT_PAYLOAD_SETTINGS, ...options.payloads }),
       logger: options.logger ?? silentLogger,

@@ -1,11 +1,13 @@
 /** Creating, triggering and describing executions. The API only records and dispatches; it never waits. */
+
+import { badRequest, conflict, notFound, RequestError } from "../domain/errors.js";
 import type { WorkflowGraph } from "../domain/graph.js";
 import { jsonTextDepth, PayloadError } from "../domain/json.js";
 import { composePayload, NULL_PAYLOAD, type Payload, UPLOAD_PREFIX } from "../domain/payload.js";
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import type { EngineContext } from "./context.js";
-import { badRequest, conflict, notFound, RequestError } from "../domain/errors.js";
+import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
 import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
 import type { Propagation } from "./propagation.js";
@@ -53,11 +55,20 @@ export class Executions {
         : {}),
       ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
     };
+    const key = request.idempotencyKey;
+    const keyed = key === undefined ? undefined : keyedRequest(input, start);
     const created = await this.ctx.store.createExecution(
       record,
       executionEvent(start ? HISTORY.executionStarted : HISTORY.executionCreated, now),
+      keyed,
     );
     if (!created.created) {
+      // Only a keyed create finds its key taken: the same request gets the execution, another a 409.
+      if (key !== undefined && keyed !== undefined) {
+        const asked = { ...keyed, ...(request.version !== undefined ? { version: request.version } : {}) };
+        const refused = keyConflict(key, asked, created.existing, created.keyed);
+        if (refused) throw refused;
+      }
       return { executionId: created.existing.executionId, status: created.existing.status, created: false };
     }
     if (start) await this.start(record);

@@ -5,6 +5,7 @@
  * spot, sink bookkeeping, and the end of the execution. Every step is idempotent, so a redelivered
  * message can re-drive all of it after a crash.
  */
+import { requiredCompletions } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import { NULL_PAYLOAD, type Payload } from "../domain/payload.js";
@@ -15,7 +16,7 @@ import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { loadValues } from "./attempt.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
-import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
+import { claimedByMessage, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import { FanInGate, notBeforeOf, type StatusOf } from "./fan-in.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, nodeEvent } from "./lifecycle.js";
 import { readCompletedDeps } from "./reads.js";
@@ -252,7 +253,7 @@ export class Propagation {
     // Also on a repeat (a re-drive after a crash), but never when the success was refused by the guard.
     const ended = finished.ok || finished.current?.status === status;
     if (mayHaveLeftovers && ended) {
-      await this.cleanUp(executionId, status, `execution ${status.toLowerCase()}: ${reason}`);
+      await this.cleanUp(executionId, status, `execution ${status.toLowerCase()}: ${reason}`, graph);
     }
   }
 
@@ -260,21 +261,37 @@ export class Propagation {
    * Cancels what a finished execution left outstanding; once nothing is, takes the execution out of
    * the sweeper's index. Cut short by a crash, the sweeper finishes it.
    */
-  async cleanUp(executionId: string, status: ExecutionStatus, reason: string): Promise<void> {
-    const open = await this.cancelOutstanding(executionId, reason, status);
+  async cleanUp(
+    executionId: string,
+    status: ExecutionStatus,
+    reason: string,
+    graph?: WorkflowGraph,
+  ): Promise<void> {
+    const open = await this.cancelOutstanding(executionId, reason, status, graph);
     const next = open === 0 ? null : this.ctx.clock.now() + this.ctx.sweep.graceMs;
     await this.ctx.store.transitionExecution(executionId, [status], { sweepAt: next });
   }
 
   /**
    * PENDING and QUEUED nodes are cancelled now, and RUNNING ones whose worker died (lease expired);
-   * live RUNNING ones are told through their heartbeat. Returns how many nodes are still open.
+   * live RUNNING ones are told through their heartbeat. So are nodes about to start with no record
+   * yet (readyUnclaimed): an entry, or a direct or join node whose fan-in its completed parents
+   * meet, may be claimed any moment — by its message in flight (handled by a worker that read the
+   * execution before its end), or by the worker that completed its parent (continuation, which does
+   * not read the execution again) — and that claim creates its record.
+   * Cancelled first, its claim is refused; claimed first, it is RUNNING and told to stop. Returns
+   * how many nodes are still open.
    */
-  async cancelOutstanding(executionId: string, reason: string, status: ExecutionStatus): Promise<number> {
+  async cancelOutstanding(
+    executionId: string,
+    reason: string,
+    status: ExecutionStatus,
+    graph?: WorkflowGraph,
+  ): Promise<number> {
     const fenced = needsFence(status);
     const now = this.ctx.clock.now();
     const nodes = await this.ctx.store.listNodes(executionId);
-    const stillOpen = await mapLimit(nodes, STORE_CONCURRENCY, async (node) => {
+    const settle = async (node: NodeRecord): Promise<boolean> => {
       if (node.status === "PENDING" || node.status === "QUEUED") {
         return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now, fenced }));
       }
@@ -291,8 +308,33 @@ export class Propagation {
         );
       }
       return true;
+    };
+    const unclaimed = readyUnclaimed(
+      this.ctx,
+      graph ? { graph, started: true } : await this.scopeOf(executionId),
+      nodes,
+    );
+    const stillOpen = await mapLimit([...nodes, ...unclaimed], STORE_CONCURRENCY, async (node) => {
+      if (typeof node !== "string") return settle(node);
+      if (await this.cancelNode(executionId, node, reason, { fenced })) return false;
+      // Claimed since the listing (or cancelled by someone else): settled as what it is now. One
+      // that even completed since may have readied children this listing did not see: open, so
+      // the cleanup is not confirmed and runs again (the sweeper's next look) with a new listing.
+      const current = await this.ctx.store.getNode(executionId, node);
+      if (current?.status === "COMPLETED") return true;
+      return current === undefined ? true : settle(current);
     });
     return stillOpen.filter(Boolean).length;
+  }
+
+  /** The execution's graph, and whether it ever started (sent its entries' messages). */
+  private async scopeOf(
+    executionId: string,
+  ): Promise<{ graph: WorkflowGraph; started: boolean } | undefined> {
+    const execution = await this.ctx.store.getExecution(executionId);
+    if (!execution) return undefined;
+    const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
+    return { graph, started: execution.startedAt !== undefined };
   }
 
   /**
@@ -507,6 +549,31 @@ export async function loadDeps(
  * their cleanup is one plain write per node instead of a transaction.
  */
 export const needsFence = (status: ExecutionStatus) => status !== "CANCELLED" && status !== "SUCCEEDED";
+
+/**
+ * The ids of nodes with no record that may be claimed any moment: direct and join nodes (whose
+ * first claim creates their record) whose completed parents meet their fan-in — entries included.
+ */
+function readyUnclaimed(
+  ctx: EngineContext,
+  scope: { graph: WorkflowGraph; started: boolean } | undefined,
+  records: readonly NodeRecord[],
+): string[] {
+  if (!scope) return [];
+  const { graph, started } = scope;
+  const status = new Map(records.map((r) => [r.nodeId, r.status]));
+  return graph.nodes
+    .filter((node) => {
+      if (status.has(node.id)) return false;
+      // An entry is ready once the execution started (its message may be in flight); one that
+      // never started (cancelled while PENDING) sent none.
+      if (node.parents.length === 0 && !started) return false;
+      if (!claimedByMessage(dispatchMode(ctx, node))) return false;
+      const completed = node.parents.filter((p) => status.get(graph.nodes[p]!.id) === "COMPLETED").length;
+      return completed >= requiredCompletions(node.fanIn, node.parents.length);
+    })
+    .map((node) => node.id);
+}
 
 const isFinal = (record: NodeRecord | undefined) =>
   record !== undefined &&

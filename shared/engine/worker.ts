@@ -24,6 +24,10 @@ import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { type ByMessage, loadDeps, needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
 import { sendTasks } from "./send.js";
+import { expectedRunMs, mayContinue, RecentRunTimes, workerTimeoutError } from "./worker-time.js";
+
+const runKey = (execution: ExecutionRecord, node: GraphNode) =>
+  RecentRunTimes.key(execution.workflow, execution.version, node.id);
 
 /** How a task message arrived: from the worker handler (an SQS record and the Lambda context). */
 export interface Delivery {
@@ -31,7 +35,11 @@ export interface Delivery {
   receiveCount?: number;
   /** When the message was sent (SQS SentTimestamp): a direct node's queued time. */
   sentAt?: number;
-  /** When the invocation must end (epoch ms): continuation runs only while a child fits before it. */
+  /**
+   * When the invocation must be done with its nodes (epoch ms; its end less the worker's margin,
+   * worker-time.ts): no attempt runs past it, and continuation runs a child only while it is
+   * expected to fit before it.
+   */
   deadline?: number;
   /** The invocation's shard-arrival batcher, shared by the messages of one SQS batch. */
   arrivals?: ArrivalBatcher;
@@ -103,37 +111,45 @@ export class TaskRunner {
     if (!claim.ok) return this.onClaimRefused(execution, graph, node, message, claim.current, delivery);
     let next = await this.runClaimed(execution, graph, node, task, claim.record, claim.lease, delivery);
     // Continuation: a ready direct child runs in this same invocation (no queue round trip), while
-    // the budget and the invocation's remaining time allow; otherwise it is sent.
+    // the budget allows and it is expected to fit in the invocation's remaining time (worker-time.ts:
+    // by its expected run time, since under the deployed defaults its whole timeout never fits);
+    // otherwise it is sent. One that overruns the guess is cut at the deadline like any attempt.
+    //
+    // The execution is not read again before the child. Nothing the child uses of it can have
+    // changed (its id and input are fixed once it runs). Whether it ended meanwhile a read could not
+    // settle either (an eventually consistent copy may predate the end), and it need not: the
+    // parent's completion was conditioned on `notCancelRequested`, so no end had reached the parent
+    // by then, and an end after it writes the execution first, then its cleanup
+    // (Propagation.cancelOutstanding) visits what is outstanding — the child's record once it is
+    // claimed (RUNNING: told to stop, which its heartbeat hears and its completion write refuses),
+    // or, not claimed yet, the child itself as a node with no record whose parent completed
+    // (cancelled, so the claim below is refused). A cleanup cut short is finished by the sweeper.
     for (let budget = this.ctx.maxContinuations; next; budget--) {
       const kept = next;
       const child = kept.node;
       next = undefined;
       const childTask = this.ctx.tasks.get(child.type);
-      const room =
-        delivery.deadline !== undefined && clock.now() + child.timeoutSeconds * 1000 < delivery.deadline;
-      const current =
-        budget > 0 && room && childTask
-          ? await readExecutionForTask(this.ctx, execution.executionId)
-          : undefined;
-      if (current !== undefined && current.status !== "RUNNING") {
-        // Ended meanwhile (cancelled, failed): the child never starts.
-        const reason = `execution ${current.status.toLowerCase()}`;
-        await this.propagation.cancelNode(execution.executionId, child.id, reason, {
-          fenced: needsFence(current.status),
-        });
-        return;
-      }
-      if (current === undefined || !childTask) {
+      const fits =
+        budget > 0 &&
+        childTask !== undefined &&
+        delivery.deadline !== undefined &&
+        mayContinue(
+          child,
+          expectedRunMs(childTask, child, this.ctx.runTimes.longest(runKey(execution, child))),
+          clock.now(),
+          delivery.deadline,
+        );
+      if (!fits || !childTask) {
         await this.propagation.sendByMessage(execution.executionId, [kept]);
         return;
       }
       try {
-        const childClaim = await this.claim(current, graph, kept, 1, clock.now());
+        const childClaim = await this.claim(execution, graph, kept, 1, clock.now());
         // Refused: another claim (a duplicate message of a join's racing deciders, a redelivery)
         // or an end got there first, and carries it on.
         if (!childClaim.ok) return;
         const { record, lease } = childClaim;
-        next = await this.runClaimed(current, graph, child, childTask, record, lease, delivery);
+        next = await this.runClaimed(execution, graph, child, childTask, record, lease, delivery, true);
       } catch (error) {
         // The parent's work is done: a failure here must not fail the parent's message. The child
         // gets its own message instead (its own retries and dead-letter path); a duplicate of it,
@@ -152,7 +168,7 @@ export class TaskRunner {
             error: error instanceof Error ? error.message : String(error),
           },
         );
-        if (completed) await this.propagation.afterCompletion(current, graph, child, { recovery: true });
+        if (completed) await this.propagation.afterCompletion(execution, graph, child, { recovery: true });
         else await this.propagation.sendByMessage(execution.executionId, [kept]);
         return;
       }
@@ -220,7 +236,9 @@ export class TaskRunner {
     record: NodeRecord,
     lease: Lease,
     delivery: Delivery,
+    continued = false,
   ): Promise<ByMessage | undefined> {
+    const began = this.ctx.clock.now();
     const mode = dispatchMode(this.ctx, node);
     const deps = await loadDeps(
       this.ctx,
@@ -228,8 +246,11 @@ export class TaskRunner {
       graph,
       depIndexesOf(mode, node, record.okDeps),
     );
-    const result = await runAttempt(this.ctx, execution, node, task, record, lease, deps);
+    const result = await runAttempt(this.ctx, execution, node, task, record, lease, deps, delivery.deadline);
     const now = this.ctx.clock.now();
+    // How long the node took here (a lower bound when it was cut short): continuation's next guess.
+    if (result.kind !== "leaseLost" && result.kind !== "cancelled")
+      this.ctx.runTimes.record(runKey(execution, node), now - began);
 
     switch (result.kind) {
       case "completed": {
@@ -276,6 +297,25 @@ export class TaskRunner {
           retryable: true,
         });
         return undefined;
+      case "workerTimeout": {
+        // Ended cleanly before Lambda's timeout would kill the invocation (and its whole batch):
+        // a failed attempt, retried by policy, whose error names the worker's limit.
+        const error = workerTimeoutError(
+          node,
+          record.attempt,
+          result.leftMs,
+          this.ctx.workerTimeoutSeconds,
+          continued,
+        );
+        this.ctx.logger.warn("attempt cut short by the end of its worker invocation", {
+          ...this.where(node, record),
+          timeoutSeconds: node.timeoutSeconds,
+          leftMs: result.leftMs,
+          continued,
+        });
+        await this.endings.retryOrFail(execution, graph, node, record, lease, error);
+        return undefined;
+      }
       case "threw": {
         const { retryAfterSeconds, ...error } = classifyError(result.error, node.retry);
         await this.endings.retryOrFail(execution, graph, node, record, lease, error, retryAfterSeconds);

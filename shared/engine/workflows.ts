@@ -1,16 +1,24 @@
 /** Registering workflow definitions as immutable, content-addressed versions. */
+
+import { invalidDefinition, notFound, RequestError } from "../domain/errors.js";
 import { definitionHash } from "../domain/hash.js";
 import type { WorkflowVersionRecord } from "../domain/records.js";
 import { validateDefinition } from "../domain/validate.js";
 import type { EngineContext } from "./context.js";
-import { invalidDefinition, notFound, RequestError } from "../domain/errors.js";
 import type { RegisterResult } from "./views.js";
+import { nodeTimeoutLimitSeconds } from "./worker-time.js";
 
 /** Concurrent registrations of new content under one name race for the next version number. */
 const MAX_VERSION_RACES = 10;
 
 export async function registerWorkflow(ctx: EngineContext, raw: unknown): Promise<RegisterResult> {
-  const validation = validateDefinition(raw, ctx.tasks);
+  // No node may need more time than the deployment's worker gives it (worker-time.ts).
+  const validation = validateDefinition(raw, ctx.tasks, {
+    nodeTimeout: {
+      maxSeconds: nodeTimeoutLimitSeconds(ctx.workerTimeoutSeconds),
+      workerTimeoutSeconds: ctx.workerTimeoutSeconds,
+    },
+  });
   if (!validation.ok) throw invalidDefinition(validation.problems);
   const { definition } = validation;
   const hash = definitionHash(definition);

@@ -8,12 +8,14 @@ const MAX_SLEEP_MS = 15 * 60 * 1000;
 export const noopTask = defineTask({
   type: "noop",
   params: z.object({}).strict().optional(),
+  expectedMs: () => 0,
   run: () => null,
 });
 
 export const passTask = defineTask({
   type: "pass",
   params: z.object({ value: z.unknown().optional() }).strict().optional(),
+  expectedMs: () => 0,
   run: ({ params, input }) => (params !== undefined && "value" in params ? params.value : input),
 });
 
@@ -21,6 +23,7 @@ export const passTask = defineTask({
 export const sleepTask = defineTask({
   type: "sleep",
   params: z.object({ ms: z.number().int().min(0).max(MAX_SLEEP_MS) }).strict(),
+  expectedMs: (params) => params.ms,
   run: async ({ params, context }) => {
     await context.sleep(params.ms);
     return { sleptMs: params.ms };
@@ -38,6 +41,7 @@ export const failTask = defineTask({
     })
     .strict()
     .optional(),
+  expectedMs: () => 0,
   run: ({ params, context }) => {
     const times = params?.times;
     if (times === undefined || context.attempt <= times) {

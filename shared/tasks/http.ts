@@ -1,9 +1,26 @@
 /**
  * The `http` task type: one HTTP request with the node's idempotency key. 5xx, 429, network errors
  * and timeouts are retryable (honouring Retry-After); any other unexpected status is terminal.
+ *
+ * Egress is guarded (egress.ts): loopback, link-local (the metadata service included), unspecified
+ * and private addresses are refused unless the allow-list lets them through — a literal address or
+ * `localhost` in the URL at registration, and at run time the address actually connected to, after
+ * DNS, on every hop of a redirect (http-connect.ts). Header values may be secret references
+ * (`{"secret": "ssm:/weft/api-token"}`), resolved at run time and never stored or returned;
+ * credential headers must be references (http-headers.ts).
  */
+import { fetch, Headers, type Response } from "undici";
 import { z } from "zod";
+import { type EgressPolicy, egressPolicy } from "./egress.js";
 import { RetryableError, TerminalError } from "./errors.js";
+import { EgressRefusedError, egressAgent, type Resolve } from "./http-connect.js";
+import {
+  CREDENTIAL_HEADERS,
+  type HttpHeaders,
+  headersSchema,
+  registrationHeadersSchema,
+} from "./http-headers.js";
+import { DEFAULT_SECRET_TTL_MS, SecretCache, type SecretStore } from "./secrets.js";
 import { defineTask, type TaskContext, type TaskType } from "./task-type.js";
 
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const;
@@ -11,27 +28,49 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024;
 /** A Retry-After longer than this (SQS's longest message delay) is shortened to it. */
 export const MAX_RETRY_AFTER_SECONDS = 900;
+/** Redirects followed before the request fails. */
+export const MAX_REDIRECTS = 10;
 /** How much of an error response's body is quoted in the error message. */
 const ERROR_BODY_EXCERPT = 300;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 const statusCode = z.number().int().min(100).max(599);
+const urlSchema = z.url({ protocol: /^https?$/, error: "url must be an http:// or https:// URL" });
 
-export const httpParamsSchema = z
-  .object({
-    method: z.enum(HTTP_METHODS),
-    url: z.url({ protocol: /^https?$/, error: "url must be an http:// or https:// URL" }),
-    headers: z.record(z.string(), z.string()).optional(),
-    /** Any JSON value; sent as JSON (content-type application/json) unless it is a string. */
-    body: z.json().optional(),
-    timeoutMs: z.number().int().min(1).max(900_000).optional(),
-    /** Statuses that count as success; default any 2xx. */
-    expectStatus: z.union([statusCode, z.array(statusCode).min(1)]).optional(),
-  })
-  .strict()
-  .refine((p) => p.body === undefined || (p.method !== "GET" && p.method !== "HEAD"), {
-    message: "a GET or HEAD request cannot have a body",
-    path: ["body"],
-  });
+/**
+ * The params schema; with `registration`, the rules a new definition must pass on top: credential
+ * headers as secret references, and no URL host the egress policy refuses.
+ */
+function buildParamsSchema(registration?: { egress: EgressPolicy }) {
+  const url = registration
+    ? urlSchema.superRefine((value, ctx) => {
+        const host = new URL(value).hostname;
+        const refusal = registration.egress.checkHost(host);
+        if (refusal)
+          ctx.addIssue({ code: "custom", message: `url host ${registration.egress.explain(refusal)}` });
+      })
+    : urlSchema;
+  return z
+    .object({
+      method: z.enum(HTTP_METHODS),
+      url,
+      /** Each value plain text or a secret reference `{"secret": "<name>"}`. */
+      headers: (registration ? registrationHeadersSchema : headersSchema).optional(),
+      /** Any JSON value; sent as JSON (content-type application/json) unless it is a string. */
+      body: z.json().optional(),
+      timeoutMs: z.number().int().min(1).max(900_000).optional(),
+      /** Statuses that count as success; default any 2xx. */
+      expectStatus: z.union([statusCode, z.array(statusCode).min(1)]).optional(),
+    })
+    .strict()
+    .refine((p) => p.body === undefined || (p.method !== "GET" && p.method !== "HEAD"), {
+      message: "a GET or HEAD request cannot have a body",
+      path: ["body"],
+    });
+}
+
+/** The params as stored: every run parses them with this (definitions registered before the registration rules included). */
+export const httpParamsSchema = buildParamsSchema();
 
 export type HttpParams = z.output<typeof httpParamsSchema>;
 
@@ -46,41 +85,84 @@ export interface HttpOutput {
 export interface HttpTaskOptions {
   /** Larger response bodies fail the node with a TerminalError. Default 256 KiB. */
   maxResponseBytes?: number;
-  /** Default the global fetch. */
-  fetch?: typeof fetch;
+  /**
+   * Where requests may go (egress.ts); checked at registration and on every connection. Default: the
+   * deployed default, public addresses only.
+   */
+  egress?: EgressPolicy;
+  /** Resolves host names at run time (default the system resolver); tests inject their own. */
+  resolve?: Resolve;
+  /** Where secret references in headers are read. Without one, a reference fails its node. */
+  secrets?: SecretStore;
+  /** How long a resolved secret is reused, on the engine's clock. Default 60 s. */
+  secretTtlMs?: number;
 }
 
 export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   if (!Number.isInteger(maxBytes) || maxBytes < 0)
     throw new Error(`http task: maxResponseBytes must be a whole number ≥ 0, got ${maxBytes}`);
-  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const egress = options.egress ?? egressPolicy(undefined, "deployed");
+  const dispatcher = egressAgent(egress, options.resolve);
+  const secrets = new SecretCache(options.secrets, options.secretTtlMs ?? DEFAULT_SECRET_TTL_MS);
 
   return defineTask({
     type: "http",
     params: httpParamsSchema,
+    registrationParams: buildParamsSchema({ egress }),
     async run({ params: raw, context }): Promise<HttpOutput> {
       // Params arrive as stored in the definition: parse them for the defaults and normalised URL.
       const params = httpParamsSchema.parse(raw);
       const timeoutMs = params.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
       const timeout = AbortSignal.timeout(timeoutMs);
       const signal = AbortSignal.any([context.signal, timeout]);
-      const target = describeTarget(params);
+      let url = new URL(params.url);
+      let method: string = params.method;
+      const { headers, fromSecrets } = await requestHeaders(params.headers, context, secrets);
+      let body = requestBody(params, headers);
+      headers.set("idempotency-key", context.idempotencyKey);
 
       let response: Response;
-      try {
-        response = await doFetch(params.url, { ...requestInit(params, context), signal });
-      } catch (error) {
-        throw requestFailure(error, target, context, timeout, timeoutMs);
+      for (let hops = 0; ; hops++) {
+        try {
+          response = await fetch(url, {
+            method,
+            headers,
+            ...(body === undefined ? {} : { body }),
+            redirect: "manual",
+            signal,
+            dispatcher,
+          });
+        } catch (error) {
+          throw requestFailure(error, describeTarget(method, url), context, timeout, timeoutMs);
+        }
+        const location = response.headers.get("location");
+        if (!REDIRECT_STATUSES.has(response.status) || location === null) break;
+        await response.body?.cancel().catch(() => {});
+        const next = redirectTarget(location, url, describeTarget(method, url), hops);
+        // Credentials stay with the origin they were meant for.
+        if (next.origin !== url.origin)
+          for (const name of [...CREDENTIAL_HEADERS, ...fromSecrets]) headers.delete(name);
+        const toGet =
+          response.status === 303
+            ? method !== "HEAD"
+            : (response.status === 301 || response.status === 302) && method === "POST";
+        if (toGet) {
+          method = "GET";
+          body = undefined;
+          headers.delete("content-type");
+        }
+        url = next;
       }
+      const target = describeTarget(method, url);
 
       const status = response.status;
       if (isExpected(status, params.expectStatus)) {
-        const headers = headerRecord(response.headers);
+        const responseHeaders = headerRecord(response.headers);
         // A HEAD answer has no body, whatever its content-length says.
-        if (params.method === "HEAD") {
+        if (method === "HEAD") {
           await response.body?.cancel().catch(() => {});
-          return { status, headers, body: null };
+          return { status, headers: responseHeaders, body: null };
         }
         let bytes: Uint8Array;
         try {
@@ -88,7 +170,7 @@ export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
         } catch (error) {
           throw requestFailure(error, target, context, timeout, timeoutMs);
         }
-        return { status, headers, body: decodeBody(response, bytes) };
+        return { status, headers: responseHeaders, body: decodeBody(response, bytes) };
       }
 
       const excerpt = await errorExcerpt(response);
@@ -108,24 +190,61 @@ export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
 /** `http` with the default options. */
 export const defaultHttpTask = httpTask();
 
-function requestInit(params: HttpParams, context: TaskContext): RequestInit {
-  const headers = new Headers(params.headers ?? {});
-  let body: string | undefined;
-  if (params.body !== undefined) {
-    if (typeof params.body === "string") body = params.body;
-    else {
-      body = JSON.stringify(params.body);
-      if (!headers.has("content-type")) headers.set("content-type", "application/json");
+/**
+ * The request's headers, secret references resolved (through the cache, on the engine's clock).
+ * `fromSecrets` names the headers whose values came from secrets (lower case).
+ */
+async function requestHeaders(
+  declared: HttpHeaders | undefined,
+  context: TaskContext,
+  secrets: SecretCache,
+): Promise<{ headers: Headers; fromSecrets: Set<string> }> {
+  const headers = new Headers();
+  const fromSecrets = new Set<string>();
+  for (const [name, value] of Object.entries(declared ?? {})) {
+    if (typeof value === "string") {
+      headers.set(name, value);
+      continue;
     }
+    const secret = (await secrets.resolve(value.secret, context.now(), context.signal)).trim();
+    // Never let the value reach an error message: check it before Headers would quote it.
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(secret))
+      throw new TerminalError(
+        `secret "${value.secret}" cannot be the value of header "${name}": it holds a line break or a character a header cannot carry`,
+        { code: "SecretNotUsable" },
+      );
+    headers.set(name, secret);
+    fromSecrets.add(name.toLowerCase());
   }
-  headers.set("idempotency-key", context.idempotencyKey);
-  return { method: params.method, headers, ...(body === undefined ? {} : { body }), redirect: "follow" };
+  return { headers, fromSecrets };
+}
+
+function requestBody(params: HttpParams, headers: Headers): string | undefined {
+  if (params.body === undefined) return undefined;
+  if (typeof params.body === "string") return params.body;
+  if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  return JSON.stringify(params.body);
+}
+
+/** The URL a redirect leads to; terminal when it cannot be followed. */
+function redirectTarget(location: string, from: URL, target: string, hops: number): URL {
+  if (hops >= MAX_REDIRECTS) throw new TerminalError(`${target} redirected more than ${MAX_REDIRECTS} times`);
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    throw new TerminalError(`${target} redirected to a Location that is not a URL`);
+  }
+  if (next.protocol !== "http:" && next.protocol !== "https:")
+    throw new TerminalError(
+      `${target} redirected to a ${next.protocol} URL, which the http task does not follow`,
+    );
+  return next;
 }
 
 /** Method and URL without its query string or credentials, which may hold secrets. */
-function describeTarget(params: HttpParams): string {
-  const url = new URL(params.url);
-  return `${params.method} ${url.origin}${url.pathname}`;
+function describeTarget(method: string, url: URL): string {
+  return `${method} ${url.origin}${url.pathname}`;
 }
 
 function requestFailure(
@@ -139,7 +258,23 @@ function requestFailure(
   // Cancellation or a lost lease: the engine decides from its own signal; pass the reason on.
   if (context.signal.aborted) return context.signal.reason;
   if (timeout.aborted) return new RetryableError(`${target} timed out after ${timeoutMs} ms`);
+  const refused = egressRefusal(error);
+  if (refused)
+    return new TerminalError(`${target}: egress refused: ${refused.message}`, {
+      code: "EgressRefused",
+      cause: refused,
+    });
   return new RetryableError(`${target} failed: ${describeNetworkError(error)}`);
+}
+
+/** The EgressRefusedError behind a fetch failure (fetch wraps the connector's error as its cause). */
+function egressRefusal(error: unknown): EgressRefusedError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current instanceof EgressRefusedError) return current;
+    current = current.cause;
+  }
+  return undefined;
 }
 
 function describeNetworkError(error: unknown): string {

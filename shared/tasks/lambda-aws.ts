@@ -1,6 +1,6 @@
 /** The LambdaInvoker port on AWS Lambda (Invoke, RequestResponse). */
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from "@aws-sdk/client-lambda";
-import { TerminalError } from "./errors.js";
+import { classifyAwsError } from "./aws-errors.js";
 import type { LambdaInvocationResult, LambdaInvoker } from "./lambda.js";
 
 /** Invoke errors that the same request will meet again: retrying cannot help. */
@@ -33,9 +33,17 @@ export class AwsLambdaInvoker implements LambdaInvoker {
       );
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      if (error instanceof Error && TERMINAL_INVOKE_ERRORS.has(error.name))
-        throw new TerminalError(`invoking ${functionName} failed: ${error.name}: ${error.message}`);
-      throw error;
+      const target = qualifier === undefined ? functionName : `${functionName}:${qualifier}`;
+      throw classifyAwsError(error, {
+        what: `invoking ${target}`,
+        grant: {
+          action: "lambda:InvokeFunction",
+          resource: target,
+          contextKey: "weft:invokableFunctionArns",
+          prop: "invokableFunctionArns",
+        },
+        terminal: TERMINAL_INVOKE_ERRORS,
+      });
     }
     const text = response.Payload ? new TextDecoder().decode(response.Payload) : "";
     const result = parsePayload(text);

@@ -8,7 +8,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createTaskRegistry } from "./builtins.js";
 import { type EventSender, emitTask } from "./emit.js";
-import { httpTask } from "./http.js";
+import { type HttpTaskOptions, httpTask } from "./http.js";
 import { type LambdaInvoker, lambdaTask } from "./lambda.js";
 import type { TaskRegistry, TaskType } from "./task-type.js";
 
@@ -112,7 +112,11 @@ export interface TaskRegistryOptions {
   /** Enables the `emit` task type; needs `lifecycleBusName`, its default bus. */
   events?: EventSender;
   lifecycleBusName?: string;
-  http?: { maxResponseBytes?: number };
+  /**
+   * The `http` task type's options: response limit, egress policy (default: public addresses only;
+   * the local runtime passes its own), host resolver, and the store of secret references.
+   */
+  http?: HttpTaskOptions;
 }
 
 /** Built-ins + http + lambda (with an invoker) + emit (with a sender) + the custom task types. */
@@ -134,10 +138,7 @@ function assembleTaskRegistry(
   fromDir: readonly TaskType[],
   dirLabel: string,
 ): TaskRegistry {
-  const maxResponseBytes = options.http?.maxResponseBytes;
-  const standard: TaskType<unknown>[] = [
-    httpTask(maxResponseBytes === undefined ? {} : { maxResponseBytes }),
-  ];
+  const standard: TaskType<unknown>[] = [httpTask(options.http)];
   if (options.lambda) standard.push(lambdaTask(options.lambda));
   if (options.events) {
     if (!options.lifecycleBusName)

@@ -1,14 +1,18 @@
 /**
- * `weft.config.json`, the local runtime's configuration of task types: where custom tasks live and
- * which local module plays each Lambda function. Relative paths are resolved against the file's folder.
+ * `weft.config.json`, the local runtime's configuration of task types: where custom tasks live,
+ * which local module plays each Lambda function, and the values of the secrets `http` headers refer
+ * to. Relative paths are resolved against the file's folder.
  *
- *   { "tasksDir": "./tasks", "lambdaModules": { "load": "./lambdas/load.ts#handler" } }
+ *   { "tasksDir": "./tasks", "lambdaModules": { "load": "./lambdas/load.ts#handler" },
+ *     "secrets": { "ssm:/weft/api-token": "Bearer local-token" } }
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { localEgressPolicy } from "../config/egress.js";
 import { LocalModuleInvoker } from "./lambda-local.js";
 import type { TaskRegistryOptions } from "./loader.js";
+import { MapSecretStore } from "./secrets.js";
 
 export const DEFAULT_LOCAL_CONFIG_FILE = "weft.config.json";
 
@@ -28,6 +32,11 @@ export const localConfigSchema = z
           ),
       )
       .optional(),
+    /**
+     * Secret name (as a header's `{"secret": …}` names it) → its value, for `npm start`. Names not
+     * listed are read from Secrets Manager / SSM when the runtime has an AWS endpoint (moto, LocalStack).
+     */
+    secrets: z.record(z.string().min(1, "a secret name must not be empty"), z.string()).optional(),
   })
   .strict();
 
@@ -81,14 +90,28 @@ export async function loadLocalConfig(file: string): Promise<LocalConfig> {
   };
 }
 
-/** The task registry options the local runtime builds from its config: custom tasks and local Lambdas. */
+/** Where the local runtime's `http` nodes look for secrets first. */
+export const LOCAL_SECRETS_DESCRIPTION = "weft.config.json secrets";
+
+/**
+ * The task registry options the local runtime builds from its config: custom tasks, local Lambdas,
+ * and for `http` the local egress policy (loopback allowed unless WEFT_HTTP_ALLOW in `env` says
+ * otherwise) and the config's secrets.
+ */
 export function localTaskOptions(
   config: LocalConfig,
-): Pick<TaskRegistryOptions, "customTasksDir" | "lambda"> {
+  env: Record<string, string | undefined> = process.env,
+): Pick<TaskRegistryOptions, "customTasksDir" | "lambda" | "http"> {
   return {
     ...(config.tasksDir === undefined ? {} : { customTasksDir: config.tasksDir }),
     ...(config.lambdaModules === undefined
       ? {}
       : { lambda: new LocalModuleInvoker(config.lambdaModules, config.baseDir) }),
+    http: {
+      egress: localEgressPolicy(env),
+      ...(config.secrets === undefined
+        ? {}
+        : { secrets: new MapSecretStore(config.secrets, LOCAL_SECRETS_DESCRIPTION) }),
+    },
   };
 }

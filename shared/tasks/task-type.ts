@@ -29,7 +29,14 @@ export interface TaskInput<P> {
 
 export interface TaskType<P = unknown> {
   type: string;
+  /** What a node's params must be; every run parses them with it (definitions stored long ago included). */
   params: z.ZodType<P>;
+  /**
+   * Stricter rules a definition must pass when it is registered, checked instead of `params` there
+   * (e.g. `http` refusing plain-text credentials and refused addresses). A definition stored before a
+   * rule was added still runs: runs parse with `params`. Its issues become the definition's details.
+   */
+  registrationParams?: z.ZodType;
   /** Runs inside the engine when the node becomes ready, with no queue hop and no lease (e.g. merge). */
   inline?: boolean;
   /**
@@ -43,15 +50,24 @@ export interface TaskType<P = unknown> {
    * and longer waits are picked up by the sweeper when they come within reach.
    */
   defer?(params: P): number;
+  /**
+   * How long a run usually takes, in ms (`sleep`: its `ms`). The worker runs a ready node in the
+   * invocation that readied it (continuation) only while twice this fits in the invocation's time
+   * left (shared/engine/worker-time.ts); without it, the node's recent run times or 10 s are assumed.
+   * A guess, never a limit: `timeoutSeconds` still bounds the run.
+   */
+  expectedMs?(params: P): number;
   run(input: TaskInput<P>): Promise<unknown> | unknown;
 }
 
 export function defineTask<S extends z.ZodType>(task: {
   type: string;
   params: S;
+  registrationParams?: z.ZodType;
   inline?: boolean;
   outputsDeps?: boolean;
   defer?(params: z.output<S>): number;
+  expectedMs?(params: z.output<S>): number;
   run(input: TaskInput<z.output<S>>): Promise<unknown> | unknown;
 }): TaskType<z.output<S>> {
   return task as TaskType<z.output<S>>;

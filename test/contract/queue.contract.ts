@@ -23,13 +23,17 @@ const task = (i: number, executionId = "exec-1"): TaskMessage => ({
 
 const parse = (message: ReceivedMessage): TaskMessage => JSON.parse(message.body) as TaskMessage;
 
-/** Receives until `expected` messages arrived or `timeoutMs` passed (short polls, like a poller). */
+/**
+ * Receives until `expected` messages arrived or none arrived for `timeoutMs` (short polls, like a
+ * poller; each arrival restarts the clock, so a slow emulator still delivering is waited for).
+ */
 async function receiveUntil(
   consumer: QueueConsumer,
   expected: number,
   options: { timeoutMs?: number; visibilityTimeoutSeconds?: number } = {},
 ): Promise<ReceivedMessage[]> {
-  const deadline = Date.now() + (options.timeoutMs ?? 5000);
+  const idleMs = options.timeoutMs ?? 5000;
+  let deadline = Date.now() + idleMs;
   const received: ReceivedMessage[] = [];
   while (received.length < expected && Date.now() < deadline) {
     const batch = await consumer.receive({
@@ -39,7 +43,8 @@ async function receiveUntil(
     });
     expect(batch.length).toBeLessThanOrEqual(10);
     received.push(...batch);
-    if (batch.length === 0) await sleep(50);
+    if (batch.length > 0) deadline = Date.now() + idleMs;
+    else await sleep(50);
   }
   return received;
 }
@@ -188,12 +193,13 @@ export function describeQueueContract(label: string, makeQueue: QueueFactory): v
         setTimeout(() => void queue.send([task(9)]), 300);
         const received = await consumer.receive({
           maxMessages: 10,
-          waitSeconds: 3,
+          waitSeconds: 10,
           visibilityTimeoutSeconds: 30,
         });
         const waited = Date.now() - started;
         expect(received.map(parse)).toEqual([task(9)]);
-        expect(waited).toBeLessThan(2500);
+        // Answered when the message came, not at the end of the poll (wide margin: the machine may be busy).
+        expect(waited).toBeLessThan(8000);
       }),
     );
   });

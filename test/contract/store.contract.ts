@@ -2,7 +2,7 @@
  * The Store contract: the semantics documented in shared/ports.ts and shared/domain/records.ts,
  * checked the same way against every adapter (store.test.ts runs it on each).
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkflowDefinition } from "../../shared/domain/definition.js";
 import type { Payload } from "../../shared/domain/payload.js";
@@ -14,12 +14,18 @@ import type {
   NodeRecord,
   WorkflowVersionRecord,
 } from "../../shared/domain/records.js";
-import type { ExecutionQuery, Store } from "../../shared/ports.js";
+import type { ExecutionQuery, KeyedRequest, Store } from "../../shared/ports.js";
 
 /** A value as the engine hands it to the store: exact JSON text. */
 const pl = (value: unknown): Payload => ({ json: JSON.stringify(value) });
 const blobRef = (n: number): Payload => ({
   blob: { key: `ex/e/${"0".repeat(63)}${n}.json`, sha256: `${"0".repeat(63)}${n}`, bytes: 10_000 + n },
+});
+
+/** What a keyed request asked (its input's digest is a stand-in: the store only keeps it). */
+const keyed = (input: string, start: boolean): KeyedRequest => ({
+  inputSha256: createHash("sha256").update(input).digest("hex"),
+  start,
 });
 
 export type StoreFactory = () => Promise<{ store: Store; cleanup?: () => Promise<void> }>;
@@ -183,10 +189,13 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         }
       });
 
-      it("with a used idempotency key returns the existing execution and writes nothing", async () => {
+      it("with a used idempotency key returns the existing execution and what its request asked, and writes nothing", async () => {
         const key = uid("idem");
         const first = execution({ idempotencyKey: key, input: pl({ n: 1 }) });
-        expect(await store.createExecution(first, event(10, "ExecutionCreated"))).toEqual({ created: true });
+        const asked = keyed("a", false);
+        expect(await store.createExecution(first, event(10, "ExecutionCreated"), asked)).toEqual({
+          created: true,
+        });
 
         const second = execution({
           idempotencyKey: key,
@@ -196,23 +205,50 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         const result = await store.createExecution(
           second,
           event(20, "ExecutionCreated", { detail: { n: 2 } }),
+          keyed("b", true),
         );
-        expect(result).toEqual({ created: false, existing: first });
+        // The store compares nothing: what the first request asked comes back for the engine to.
+        expect(result).toEqual({ created: false, existing: first, keyed: asked });
         expect(await store.getExecution(second.executionId)).toBeUndefined();
         expect(await store.listHistory(second.executionId)).toEqual([]);
         expect(await store.listHistory(first.executionId)).toEqual([event(10, "ExecutionCreated")]);
+      });
+
+      it("scopes an idempotency key to its workflow: the same text under another workflow is another key", async () => {
+        const key = uid("order");
+        const x = execution({ workflow: uid("x"), idempotencyKey: key });
+        const y = execution({ workflow: uid("y"), idempotencyKey: key });
+        expect(await store.createExecution(x, event(1, "ExecutionCreated"), keyed("x", true))).toEqual({
+          created: true,
+        });
+        expect(await store.createExecution(y, event(1, "ExecutionCreated"), keyed("y", true))).toEqual({
+          created: true,
+        });
+        expect(await store.getExecution(x.executionId)).toEqual(x);
+        expect(await store.getExecution(y.executionId)).toEqual(y);
+        // Each key still returns its own workflow's execution.
+        const again = await store.createExecution(
+          execution({ workflow: y.workflow, idempotencyKey: key }),
+          event(2, "ExecutionCreated"),
+          keyed("y", true),
+        );
+        expect(again).toEqual({ created: false, existing: y, keyed: keyed("y", true) });
       });
 
       it("under concurrent creates with one idempotency key, exactly one execution is created", async () => {
         const key = uid("idem");
         const records = Array.from({ length: 10 }, () => execution({ idempotencyKey: key }));
         const results = await Promise.all(
-          records.map((r) => store.createExecution(r, event(1, "ExecutionCreated"))),
+          records.map((r, i) => store.createExecution(r, event(1, "ExecutionCreated"), keyed(`${i}`, true))),
         );
-        const created = results.flatMap((r, i) => (r.created ? [records[i]!] : []));
-        expect(created).toHaveLength(1);
+        const winners = results.flatMap((r, i) => (r.created ? [i] : []));
+        expect(winners).toHaveLength(1);
+        const winner = winners[0]!;
         for (const result of results) {
-          if (!result.created) expect(result.existing.executionId).toBe(created[0]!.executionId);
+          if (!result.created) {
+            expect(result.existing.executionId).toBe(records[winner]!.executionId);
+            expect(result.keyed).toEqual(keyed(`${winner}`, true));
+          }
         }
         const stored = await Promise.all(records.map((r) => store.getExecution(r.executionId)));
         expect(stored.filter((r) => r !== undefined)).toHaveLength(1);
@@ -1219,7 +1255,9 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           expect(one).toEqual({ items: [d2], next: first.next });
           // A cursor this store never returned is refused, never read as a position.
           for (const next of ["0001-a", "garbage", Buffer.from('{"d":7}').toString("base64url")]) {
-            await expect(s.listDeadLetters({ limit: 1, next })).rejects.toMatchObject({ code: "InvalidCursor" });
+            await expect(s.listDeadLetters({ limit: 1, next })).rejects.toMatchObject({
+              code: "InvalidCursor",
+            });
           }
 
           expect(await s.deleteDeadLetter("0002-b")).toBe(true);

@@ -1,9 +1,15 @@
 /** The Store contract on every adapter: in memory, and DynamoDB on the emulator (moto by default). */
 import { randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { dueKeys, executionKey, leaseKey, nodeKey } from "../../shared/adapters/dynamo/keys.js";
+import {
+  dueKeys,
+  executionKey,
+  idempotencyKey,
+  leaseKey,
+  nodeKey,
+} from "../../shared/adapters/dynamo/keys.js";
 import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
@@ -161,5 +167,70 @@ describe("DynamoStore retention TTL (emulator)", () => {
     expect(revived.ok && revived.record.finishedAt).toBeUndefined();
     expect(await rawTtl(executionKey(executionId))).toBeUndefined();
     expect(await rawTtl(node)).toBeUndefined();
+  });
+});
+
+/** What the contract cannot see: the key item's shape, and a key whose execution the retention deleted. */
+describe("DynamoStore idempotency key items (emulator)", () => {
+  let clients: AwsClients;
+  let table: string;
+  let store: DynamoStore;
+
+  beforeAll(async () => {
+    clients = awsClients(inject("awsEndpoints"));
+    table = uniqueName("weft-idem");
+    await ensureTable(clients.dynamo, table);
+    store = new DynamoStore(clients.doc, table);
+  });
+  afterAll(async () => {
+    await clients.dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+    clients.destroy();
+  });
+
+  const raw = async (key: { pk: string; sk: string }) =>
+    (await clients.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  const keyed = (n: number) => ({ inputSha256: `${n}`.padStart(64, "0"), start: n % 2 === 0 });
+  const record = (key: string): ExecutionRecord => ({
+    executionId: randomUUID(),
+    workflow: "orders",
+    version: 1,
+    status: "PENDING",
+    input: { json: "null" },
+    createdAt: 7,
+    sinksDone: [],
+    idempotencyKey: key,
+  });
+
+  it("keeps the key under its workflow with the execution and what the request asked", async () => {
+    const first = record("k#1");
+    await store.createExecution(first, { at: 7, type: "ExecutionCreated" }, keyed(2));
+    expect(idempotencyKey("orders", "k#1")).toEqual({ pk: "IDEM#orders#k#1", sk: "IDEM" });
+    expect(await raw(idempotencyKey("orders", "k#1"))).toEqual({
+      pk: "IDEM#orders#k#1",
+      sk: "IDEM",
+      executionId: first.executionId,
+      createdAt: 7,
+      inputSha256: keyed(2).inputSha256,
+      start: true,
+    });
+  });
+
+  it("frees a key whose execution the retention deleted: the next create claims it", async () => {
+    const first = record("expired");
+    await store.createExecution(first, { at: 7, type: "ExecutionCreated" }, keyed(1));
+    // DynamoDB's TTL deletes the finished execution; its key item has no TTL and stays.
+    await clients.doc.send(new DeleteCommand({ TableName: table, Key: executionKey(first.executionId) }));
+
+    const racers = [record("expired"), record("expired"), record("expired")];
+    const results = await Promise.all(
+      racers.map((r, i) => store.createExecution(r, { at: 8, type: "ExecutionCreated" }, keyed(10 + i))),
+    );
+    const winners = results.flatMap((r, i) => (r.created ? [i] : []));
+    expect(winners).toHaveLength(1);
+    const winner = racers[winners[0]!]!;
+    for (const result of results)
+      if (!result.created) expect(result.existing.executionId).toBe(winner.executionId);
+    expect((await raw(idempotencyKey("orders", "expired")))?.executionId).toBe(winner.executionId);
+    expect(await store.getExecution(winner.executionId)).toEqual(winner);
   });
 });

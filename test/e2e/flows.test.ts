@@ -5,12 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalRuntime } from "../../local/runtime.js";
 import { BACKEND_KINDS } from "../support/backends.js";
+import { PATIENT } from "../support/progress.js";
 import { type ApiClient, apiClient, type JsonBody, startRuntime } from "../support/runtime.js";
 
 const node = (view: { nodes: Array<{ id: string }> }, id: string): JsonBody =>
   view.nodes.find((n) => n.id === id);
 
-describe.each(BACKEND_KINDS)("workflows end to end over HTTP (%s)", (kind) => {
+describe.each(BACKEND_KINDS)("workflows end to end over HTTP (%s)", PATIENT, (kind) => {
   let runtime: LocalRuntime;
   let api: ApiClient;
 
@@ -138,17 +139,38 @@ describe.each(BACKEND_KINDS)("workflows end to end over HTTP (%s)", (kind) => {
     expect(again.body.error.message).toContain("SUCCEEDED");
   });
 
-  it("returns the same execution for the same idempotencyKey", async () => {
+  it("returns the same execution for the same idempotencyKey and request; per workflow; 409 for another input", async () => {
     const name = `idem-${kind}`;
-    await api.call("POST", "/workflows", { name, nodes: [{ id: "only", type: "noop" }] });
+    const other = `idem-other-${kind}`;
+    for (const workflow of [name, other])
+      await api.call("POST", "/workflows", { name: workflow, nodes: [{ id: "only", type: "noop" }] });
     const key = `order-${Math.random()}`;
     const first = await api.call("POST", "/executions", { workflow: name, idempotencyKey: key, input: 1 });
-    const second = await api.call("POST", "/executions", { workflow: name, idempotencyKey: key, input: 2 });
+    const second = await api.call("POST", "/executions", { workflow: name, idempotencyKey: key, input: 1 });
     expect(first.status).toBe(202);
-    expect([200, 202]).toContain(second.status);
+    expect(second.status).toBe(200);
     expect(second.body.executionId).toBe(first.body.executionId);
+
+    const conflict = await api.call("POST", "/executions", { workflow: name, idempotencyKey: key, input: 2 });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.error.code).toBe("IdempotencyKeyConflict");
+    expect(conflict.body.error.message).toContain(first.body.executionId);
+
+    const elsewhere = await api.call("POST", "/executions", {
+      workflow: other,
+      idempotencyKey: key,
+      input: 2,
+    });
+    expect(elsewhere.status).toBe(202);
+    expect(elsewhere.body.executionId).not.toBe(first.body.executionId);
+
     const view = await api.waitForEnd(first.body.executionId);
     expect(view.input).toBe(1);
+    expect((await api.waitForEnd(elsewhere.body.executionId)).input).toBe(2);
+    const listed = await api.call("GET", `/executions?workflow=${name}`);
+    expect(listed.body.executions.map((e: { executionId: string }) => e.executionId)).toEqual([
+      first.body.executionId,
+    ]);
   });
 
   it("versions definitions by content: same content 200 with the same version, new content the next", async () => {

@@ -15,6 +15,7 @@ import { createTaskRegistry } from "../../shared/tasks/builtins.js";
 import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS } from "../support/backends.js";
 import { jsonValue } from "../support/json-arbitrary.js";
+import { PATIENT } from "../support/progress.js";
 import { type ApiClient, apiClient, type JsonBody, startRuntime } from "../support/runtime.js";
 
 const MiB = 1024 * 1024;
@@ -35,7 +36,7 @@ function largeInput(bytes: number): Record<string, unknown> {
   return input;
 }
 
-describe.each(BACKEND_KINDS)("payloads end to end (%s)", (kind) => {
+describe.each(BACKEND_KINDS)("payloads end to end (%s)", PATIENT, (kind) => {
   let runtime: LocalRuntime;
   let api: ApiClient;
 
@@ -100,7 +101,7 @@ describe.each(BACKEND_KINDS)("payloads end to end (%s)", (kind) => {
       }),
       { numRuns: kind === "memory" ? 60 : 20 },
     );
-  }, 300_000);
+  });
 
   /** The stored payloads: large values are blobs, and a merge holds references to them, not copies. */
   async function expectByReference(executionId: string): Promise<void> {
@@ -123,7 +124,7 @@ describe.each(BACKEND_KINDS)("payloads end to end (%s)", (kind) => {
     const b = view.nodes.find((n: { id: string }) => n.id === "b");
     expect(isDeepStrictEqual(b.output, { a: input })).toBe(true);
     await expectByReference(executionId);
-  }, 180_000);
+  });
 
   it("takes an 8 MiB input by upload (POST /payloads, then inputRef) through a chain and a join", async () => {
     const input = largeInput(8 * MiB);
@@ -144,7 +145,7 @@ describe.each(BACKEND_KINDS)("payloads end to end (%s)", (kind) => {
     expect(isDeepStrictEqual(view.input, input)).toBe(true);
     expect(isDeepStrictEqual(view.output, { j: { c: input, d: input } })).toBe(true);
     await expectByReference(executionId);
-  }, 180_000);
+  });
 
   it("answers a 12 MiB body with 413 in weft's error shape, and creates nothing", async () => {
     const before = await api.call("GET", "/executions?workflow=chain-and-join&limit=200");
@@ -188,7 +189,7 @@ describe.each(BACKEND_KINDS)("payloads end to end (%s)", (kind) => {
     expect(big.error.message).toContain(`${PAYLOAD_LIMITS.maxBytes} bytes`);
     const dead = await api.call("GET", "/dlq?limit=200");
     expect(dead.body.deadLetters.some((d: JsonBody) => d.executionId === executionId)).toBe(true);
-  }, 180_000);
+  });
 
   it("answers inputs nested 10,000 levels with 400 PayloadTooDeep, and 513 levels too; 512 are taken", async () => {
     for (const levels of [10_000, 513]) {

@@ -7,9 +7,10 @@ import type { LocalRuntime } from "../../local/runtime.js";
 import type { EnginePorts } from "../../shared/ports.js";
 import { BACKEND_KINDS } from "../support/backends.js";
 import { passParents } from "../support/harness.js";
+import { PATIENT } from "../support/progress.js";
 import { type ApiClient, apiClient, startRuntime } from "../support/runtime.js";
 
-describe.each(BACKEND_KINDS)("a wide join end to end (%s)", (kind) => {
+describe.each(BACKEND_KINDS)("a wide join end to end (%s)", PATIENT, (kind) => {
   let runtime: LocalRuntime;
   let api: ApiClient;
   const shardWrites: number[] = [];

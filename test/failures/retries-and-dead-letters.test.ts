@@ -9,8 +9,9 @@ import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptTransitions, latch, sleep } from "../support/faults.js";
 import { collectTask, countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+import { PATIENT } from "../support/progress.js";
 
-describe.each(BACKEND_KINDS)("retries and dead letters (%s)", (kind) => {
+describe.each(BACKEND_KINDS)("retries and dead letters (%s)", PATIENT, (kind) => {
   it("retries `fail` with times: 2 and succeeds on attempt 3, with delays that follow the policy", async () => {
     const backend = await createBackend(kind);
     try {

@@ -136,7 +136,6 @@ describe("engine configuration from the environment", () => {
   const base = {
     WEFT_TABLE_NAME: "t",
     WEFT_QUEUE_URL: "http://127.0.0.1:1/q",
-    WEFT_DLQ_URL: "http://127.0.0.1:1/dlq",
     WEFT_EVENT_BUS_NAME: "bus",
     WEFT_PAYLOAD_BUCKET: "payloads",
   };
@@ -154,6 +153,7 @@ describe("engine configuration from the environment", () => {
     expect(config.sweep).toEqual({ firstCheckMs: 30_000, graceMs: 45_000 });
     expect(loadEngineSettings({ WEFT_SWEEP_IDLE_SECONDS: "600" })).toEqual({
       leaseSeconds: 60,
+      defaultMaxAttempts: 3,
       sweep: { idleMs: 600_000 },
     });
   });

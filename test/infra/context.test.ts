@@ -21,6 +21,8 @@ describe("weftStackPropsFromContext", () => {
         "weft:leaseSeconds": "120",
         "weft:workerTimeoutSeconds": "600",
         "weft:defaultMaxAttempts": "5",
+        "weft:sweepFirstCheckSeconds": "30",
+        "weft:sweepGraceSeconds": "45",
         "weft:retentionDays": "7",
         "weft:workerMaxConcurrency": "20",
         "weft:logLevel": "debug",
@@ -41,6 +43,9 @@ describe("weftStackPropsFromContext", () => {
     const weft = props.weft!;
     expect(weft.leaseDuration?.toSeconds()).toBe(120);
     expect(weft.workerTimeout?.toSeconds()).toBe(600);
+    expect(weft.sweep?.firstCheck?.toSeconds()).toBe(30);
+    expect(weft.sweep?.idle).toBeUndefined();
+    expect(weft.sweep?.grace?.toSeconds()).toBe(45);
     expect(weft).toMatchObject({
       defaultMaxAttempts: 5,
       retentionDays: 7,
@@ -74,6 +79,13 @@ describe("weftStackPropsFromContext", () => {
   it("refuses malformed values with the key named", () => {
     expect(() => weftStackPropsFromContext(read({ "weft:leaseSeconds": "1.5" }))).toThrow(
       /weft:leaseSeconds/,
+    );
+    // Settings the functions read are refused at synthesis as the functions would refuse them.
+    expect(() => weftStackPropsFromContext(read({ "weft:workerTimeoutSeconds": "901" }))).toThrow(
+      /weft:workerTimeoutSeconds: must be at most 900/,
+    );
+    expect(() => weftStackPropsFromContext(read({ "weft:defaultMaxAttempts": "101" }))).toThrow(
+      /weft:defaultMaxAttempts: must be at most 100/,
     );
     expect(() => weftStackPropsFromContext(read({ "weft:deletionProtection": "yes" }))).toThrow(
       /weft:deletionProtection/,

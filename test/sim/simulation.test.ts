@@ -13,8 +13,10 @@ import {
   acceptStaleCompletions,
   claimWithTooFewDeps,
   dropFirstBlobPut,
+  globalKeys,
   inlineUpTo4K,
   queueTwice,
+  sameRequestAlways,
 } from "../../sim/planted.js";
 import { zombieHunt } from "../../sim/profile.js";
 import { formatResult } from "../../sim/report.js";
@@ -46,6 +48,8 @@ describe("deterministic simulation", () => {
       "delayedMessages",
       "doubleSweeps",
       "clientRetries",
+      // clients reusing keys: a create with another input or start refused (409)
+      "keyConflicts",
       // every stored form of a value: inline, blob, a merge of references; inputs in blobs
       "blobs",
       "outputsInline",
@@ -102,6 +106,16 @@ describe("deterministic simulation", () => {
 
   it("catches a planted bug: a blob write acknowledged but lost", async () => {
     const seed = await firstCaught("blob", { plantBlobs: dropFirstBlobPut });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: idempotency keys global, not per workflow (a key returns another workflow's execution)", async () => {
+    const seed = await firstCaught("idempotency", { plant: globalKeys });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: a reused key with another input or start returns the execution instead of 409", async () => {
+    const seed = await firstCaught("idempotency", { plant: sameRequestAlways });
     expect(seed).toBeDefined();
   });
 

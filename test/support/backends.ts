@@ -1,7 +1,7 @@
 /**
  * One engine per test over a fresh backend: the embedded in-memory adapters, or DynamoDB + SQS +
  * EventBridge on the emulators of this run (its own table, queues and bus, so test files can run in
- * parallel). The emulator kind is the run's (WEFT_TEST_EMULATOR: "moto" or "dynamodb-local").
+ * parallel). The emulator kind is the run's (WEFT_TEST_EMULATOR: "moto", "dynamodb-local" or "localstack").
  */
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";

@@ -4,6 +4,7 @@ import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from "
 import type { ExecutionView } from "../../shared/engine/views.js";
 import { uniqueName } from "./aws.js";
 import type { BackendKind } from "./backends.js";
+import { NO_PROGRESS_MS, waitForProgress } from "./progress.js";
 
 export async function startRuntime(
   kind: BackendKind,
@@ -38,7 +39,11 @@ export type JsonBody = any;
 export interface ApiClient {
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: JsonBody }>;
   raw(method: string, path: string, body: string): Promise<{ status: number; body: JsonBody }>;
-  waitForEnd(executionId: string, timeoutMs?: number): Promise<ExecutionView>;
+  /**
+   * Polls the execution until it ends. Waits on progress (test/support/progress.ts): gives up only after
+   * `idleMs` (NO_PROGRESS_MS) in which no node appeared or changed status or attempt.
+   */
+  waitForEnd(executionId: string, idleMs?: number): Promise<ExecutionView>;
 }
 
 export function apiClient(baseUrl: string): ApiClient {
@@ -54,15 +59,27 @@ export function apiClient(baseUrl: string): ApiClient {
   const client: ApiClient = {
     call: (method, path, body) => raw(method, path, body === undefined ? undefined : JSON.stringify(body)),
     raw: (method, path, body) => raw(method, path, body),
-    async waitForEnd(executionId, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const { body } = await client.call("GET", `/executions/${executionId}`);
-        if (["SUCCEEDED", "FAILED", "CANCELLED"].includes(body.status)) return body as ExecutionView;
-        if (Date.now() > deadline)
-          throw new Error(`execution still ${body.status}: ${JSON.stringify(body.nodes)}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+    async waitForEnd(executionId, idleMs = NO_PROGRESS_MS) {
+      return waitForProgress(
+        `execution ${executionId}`,
+        async () => {
+          const { body } = await client.call("GET", `/executions/${executionId}`);
+          if (["SUCCEEDED", "FAILED", "CANCELLED"].includes(body?.status))
+            return { done: true, value: body as ExecutionView };
+          // Progress: any node created, changing status or attempt.
+          const nodes = ((body?.nodes ?? []) as ExecutionView["nodes"]).map((n) => [
+            n.id,
+            n.status,
+            n.attempt,
+          ]);
+          return {
+            done: false,
+            progress: [body?.status, nodes],
+            state: `${body?.status}: ${JSON.stringify(nodes)}`,
+          };
+        },
+        { idleMs },
+      );
     },
   };
   return client;

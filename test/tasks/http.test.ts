@@ -1,16 +1,26 @@
 /**
  * The `http` task type through the real engine (in-memory ports) against a local HTTP server:
  * success, retries on 503 and 429 (Retry-After), terminal 4xx with a dead letter, timeouts,
- * oversized bodies, and params checked at submit.
+ * oversized bodies, params checked at submit; the egress guard at registration and at run time
+ * (a resolver injected through the task's options plays DNS), redirects, and secret references
+ * resolved from a store (the AWS stores on the emulator: secrets.test.ts).
+ *
+ * The test server listens on loopback, so the tasks here allow loopback as `npm start` does, unless
+ * a test is about refusing it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { HTTP_ALLOW_SETTING, httpEgressPolicy } from "../../shared/config/egress.js";
 import { WeftError } from "../../shared/domain/errors.js";
+import { definitionHash } from "../../shared/domain/hash.js";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
+import { EgressPolicy, parseEgressAllow } from "../../shared/tasks/egress.js";
 import { httpTask, parseRetryAfter } from "../../shared/tasks/http.js";
+import type { Resolve } from "../../shared/tasks/http-connect.js";
+import { MapSecretStore } from "../../shared/tasks/secrets.js";
 import { type Backend, createBackend } from "../support/backends.js";
-import { countEvents } from "../support/harness.js";
+import { countEvents, runToEnd } from "../support/harness.js";
 import { fastRetry, runWorkflow } from "./helpers.js";
 
 interface Received {
@@ -55,8 +65,13 @@ afterEach(async () => {
   received = [];
 });
 
+/** `npm start`'s policy: loopback allowed. */
+const LOCAL = httpEgressPolicy(undefined, "local");
+/** The deployed default: public addresses only. */
+const DEPLOYED = httpEgressPolicy(undefined, "deployed");
+
 async function engineWith(options: Parameters<typeof httpTask>[0] = {}) {
-  backend = await createBackend("memory", { tasks: [httpTask(options)] });
+  backend = await createBackend("memory", { tasks: [httpTask({ egress: LOCAL, ...options })] });
   return backend;
 }
 
@@ -332,7 +347,7 @@ describe("http task", () => {
     respond = () => {}; // never answers
     const controller = new AbortController();
     const reason = new Error("attempt aborted: cancelled");
-    const running = httpTask().run({
+    const running = httpTask({ egress: LOCAL }).run({
       input: null,
       params: { method: "GET", url: `${baseUrl}/hang` },
       deps: {},
@@ -379,5 +394,350 @@ describe("http task", () => {
         "nodes[2].params.timeoutMs",
       ]),
     );
+  });
+});
+
+/** A resolver that answers from a table, as DNS would; other names are not found. */
+function resolver(table: Record<string, string[]>): Resolve {
+  return async (hostname) => {
+    const addresses = table[hostname];
+    if (!addresses)
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+    return addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  };
+}
+
+function policy(allow: string): EgressPolicy {
+  const parsed = parseEgressAllow(allow);
+  if (!parsed.ok) throw new Error(parsed.problems.join("; "));
+  return new EgressPolicy(parsed.value, HTTP_ALLOW_SETTING);
+}
+
+const port = () => new URL(baseUrl).port;
+
+describe("http task egress guard", () => {
+  const refused = [
+    { id: "metadata", url: "http://169.254.169.254/latest/meta-data" },
+    { id: "private", url: "http://10.0.0.1" },
+    { id: "local", url: "http://localhost:1" },
+    { id: "mapped", url: "http://[::ffff:127.0.0.1]:1/" },
+  ];
+  const definition = {
+    name: "http-egress",
+    nodes: [
+      ...refused.map(({ id, url }) => ({ id, type: "http", params: { method: "GET", url } })),
+      { id: "public", type: "http", params: { method: "GET", url: "https://example.com/" } },
+    ],
+  };
+
+  it("refuses at registration a literal refused address or localhost, naming the node, the host and the setting", async () => {
+    backend = await createBackend("memory", { tasks: [httpTask({ egress: DEPLOYED })] });
+    const error = await backend.engine.registerWorkflow(definition).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(WeftError);
+    const weft = error as WeftError;
+    expect(weft.code).toBe("InvalidDefinition");
+    // One problem per refused node; the public one passes.
+    expect(weft.details.map((d) => [d.path, d.code])).toEqual(
+      refused.map((_, i) => [`nodes[${i}].params.url`, "invalid_params"]),
+    );
+    const [metadata, privateNode, local, mapped] = weft.details.map((d) => d.message);
+    expect(metadata).toContain('node "metadata"');
+    expect(metadata).toContain(
+      `169.254.169.254 is the cloud metadata service, which the http task refuses unless ${HTTP_ALLOW_SETTING} lists the CIDR 169.254.169.254/32`,
+    );
+    expect(privateNode).toContain('node "private"');
+    expect(privateNode).toContain(
+      "10.0.0.1 is private (10.0.0.0/8), which the http task refuses unless WEFT_HTTP_ALLOW",
+    );
+    expect(privateNode).toContain('lists "private" (or the CIDR 10.0.0.0/8)');
+    expect(local).toContain('node "local"');
+    expect(local).toContain("localhost is loopback (127.0.0.0/8)");
+    expect(local).toContain('lists "loopback"');
+    expect(mapped).toContain("::ffff:7f00:1 is loopback");
+    expect(HTTP_ALLOW_SETTING).toContain("weft:httpAllow");
+  });
+
+  it("registers the same definition when the allow-list lets those addresses through", async () => {
+    backend = await createBackend("memory", {
+      tasks: [httpTask({ egress: policy("loopback,private,169.254.169.254/32") })],
+    });
+    await expect(backend.engine.registerWorkflow(definition)).resolves.toMatchObject({ version: 1 });
+  });
+
+  it("fails the attempt, before connecting, when a name resolves to a refused address", async () => {
+    respond = (_, res) => json(res, 200, { ok: true });
+    backend = await createBackend("memory", {
+      tasks: [httpTask({ egress: DEPLOYED, resolve: resolver({ "service.internal.test": ["127.0.0.1"] }) })],
+    });
+    const run = await runWorkflow(backend, {
+      name: "http-dns-refused",
+      nodes: [
+        {
+          id: "call",
+          type: "http",
+          params: { method: "GET", url: `http://service.internal.test:${port()}/x` },
+          retry: fastRetry,
+        },
+      ],
+    });
+    expect(run.node("call")).toMatchObject({
+      status: "FAILED",
+      attempt: 1,
+      error: { name: "EgressRefused" },
+    });
+    const message = run.node("call").error?.message ?? "";
+    expect(message).toContain(
+      "service.internal.test resolves only to refused addresses: 127.0.0.1 is loopback (127.0.0.0/8)",
+    );
+    expect(message).toContain(`unless ${HTTP_ALLOW_SETTING} lists "loopback"`);
+    expect(received).toHaveLength(0);
+  });
+
+  it("connects to the checked address when loopback is allowed", async () => {
+    respond = (_, res) => json(res, 200, { ok: true });
+    const run = await runWorkflow(
+      await engineWith({ resolve: resolver({ "service.internal.test": ["127.0.0.1"] }) }),
+      {
+        name: "http-dns-allowed",
+        nodes: [
+          {
+            id: "call",
+            type: "http",
+            params: { method: "GET", url: `http://service.internal.test:${port()}/x` },
+          },
+        ],
+      },
+    );
+    expect(run.node("call")).toMatchObject({ status: "COMPLETED", output: { body: { ok: true } } });
+    expect(received[0]?.headers.host).toBe(`service.internal.test:${port()}`);
+  });
+
+  it("connects only to the permitted ones of the addresses a name resolves to", async () => {
+    respond = (_, res) => json(res, 200, { ok: true });
+    const run = await runWorkflow(
+      await engineWith({
+        egress: policy("127.0.0.1/32"),
+        resolve: resolver({ "mixed.test": ["10.0.0.7", "169.254.169.254", "127.0.0.1"] }),
+      }),
+      {
+        name: "http-dns-mixed",
+        nodes: [{ id: "call", type: "http", params: { method: "GET", url: `http://mixed.test:${port()}/` } }],
+      },
+    );
+    expect(run.node("call")).toMatchObject({ status: "COMPLETED", attempt: 1 });
+    expect(received).toHaveLength(1);
+  });
+
+  it("checks every redirect: one to a refused address fails the node", async () => {
+    respond = (_, res) => {
+      res.writeHead(302, { location: `http://127.0.0.2:${port()}/inside` });
+      res.end();
+    };
+    const run = await runWorkflow(await engineWith({ egress: policy("127.0.0.1/32") }), {
+      name: "http-redirect-refused",
+      nodes: [
+        { id: "call", type: "http", params: { method: "GET", url: `${baseUrl}/out` }, retry: fastRetry },
+      ],
+    });
+    expect(run.node("call")).toMatchObject({
+      status: "FAILED",
+      attempt: 1,
+      error: { name: "EgressRefused" },
+    });
+    expect(run.node("call").error?.message).toContain(
+      `GET http://127.0.0.2:${port()}/inside: egress refused: 127.0.0.2 is loopback (127.0.0.0/8)`,
+    );
+    expect(received.map((r) => r.url)).toEqual(["/out"]);
+  });
+});
+
+describe("http task secret references", () => {
+  const secrets = new MapSecretStore({ "prod/api-token": "Bearer s3cr3t-value", "ssm:/weft/key": "k-123" });
+  const context = (now: () => number) => ({
+    executionId: "e",
+    nodeId: "n",
+    attempt: 1,
+    idempotencyKey: "e:n:1",
+    signal: new AbortController().signal,
+    deadline: Date.now() + 60_000,
+    sleep: async () => {},
+    now,
+  });
+
+  it("sends the resolved values, stores only the references, and drops them on a redirect to another origin", async () => {
+    respond = (req, res) => {
+      if (req.url === "/start") {
+        res.writeHead(307, { location: `http://other.test:${port()}/next` });
+        res.end();
+      } else json(res, 200, { ok: true });
+    };
+    const { store } = await engineWith({ secrets, resolve: resolver({ "other.test": ["127.0.0.1"] }) });
+    const run = await runWorkflow(backend!, {
+      name: "http-secrets",
+      nodes: [
+        {
+          id: "call",
+          type: "http",
+          params: {
+            method: "POST",
+            url: `${baseUrl}/start`,
+            headers: {
+              Authorization: { secret: "prod/api-token" },
+              "X-Api-Key": { secret: "ssm:/weft/key" },
+              "X-Trace": "t-1",
+            },
+            body: { n: 1 },
+          },
+        },
+      ],
+    });
+    expect(run.node("call")).toMatchObject({ status: "COMPLETED", output: { status: 200 } });
+    expect(received[0]?.headers).toMatchObject({
+      authorization: "Bearer s3cr3t-value",
+      "x-api-key": "k-123",
+      "x-trace": "t-1",
+    });
+    // Another origin: the credentials stay behind, the rest (a 307 keeps method and body) goes on.
+    expect(received[1]?.url).toBe("/next");
+    expect(received[1]?.method).toBe("POST");
+    expect(received[1]?.headers.authorization).toBeUndefined();
+    expect(received[1]?.headers["x-api-key"]).toBeUndefined();
+    expect(received[1]?.headers["x-trace"]).toBe("t-1");
+
+    const stored = JSON.stringify(await store.getWorkflowVersion("http-secrets"));
+    expect(stored).toContain('{"secret":"prod/api-token"}');
+    for (const text of [stored, JSON.stringify(run.view), JSON.stringify(run.history)]) {
+      expect(text).not.toContain("s3cr3t-value");
+      expect(text).not.toContain("k-123");
+    }
+  });
+
+  it("reuses a resolved value for the TTL on the engine's clock, then reads it again", async () => {
+    respond = (_, res) => json(res, 200, {});
+    const reads: string[] = [];
+    const counting = {
+      description: "counting",
+      get: async (name: string) => {
+        reads.push(name);
+        return "v";
+      },
+    };
+    const task = httpTask({ egress: LOCAL, secrets: counting, secretTtlMs: 60_000 });
+    const params = { method: "GET", url: `${baseUrl}/`, headers: { "X-Api-Key": { secret: "k" } } };
+    let now = 1_000_000;
+    const call = () =>
+      task.run({ input: null, params: params as never, deps: {}, context: context(() => now) });
+    await call();
+    now += 59_999;
+    await call();
+    expect(reads).toEqual(["k"]);
+    now += 1;
+    await call();
+    expect(reads).toEqual(["k", "k"]);
+    expect(received).toHaveLength(3);
+  });
+
+  it("fails terminally, naming the secret and never a value, when it cannot be resolved or used", async () => {
+    const engine = await engineWith({
+      secrets: new MapSecretStore({ broken: "line\nbreak-value" }, "the test's secrets"),
+    });
+    const node = (secret: string) => ({
+      id: "call",
+      type: "http",
+      params: { method: "GET", url: `${baseUrl}/`, headers: { "X-Api-Key": { secret } } },
+      retry: fastRetry,
+    });
+    const missing = await runWorkflow(engine, { name: "http-secret-missing", nodes: [node("nope")] });
+    expect(missing.node("call")).toMatchObject({
+      status: "FAILED",
+      attempt: 1,
+      error: {
+        name: "SecretNotFound",
+        message: 'secret "nope" was not found (looked in the test\'s secrets)',
+      },
+    });
+    const unusable = await runWorkflow(engine, { name: "http-secret-unusable", nodes: [node("broken")] });
+    expect(unusable.node("call")).toMatchObject({
+      status: "FAILED",
+      attempt: 1,
+      error: { name: "SecretNotUsable" },
+    });
+    expect(unusable.node("call").error?.message).toContain(
+      'secret "broken" cannot be the value of header "X-Api-Key"',
+    );
+    expect(JSON.stringify([unusable.view, unusable.history])).not.toContain("break-value");
+    expect(received).toHaveLength(0);
+  });
+
+  it("refuses plain-text credential headers at registration, naming the node and the header", async () => {
+    const { engine } = await engineWith();
+    const error = await engine
+      .registerWorkflow({
+        name: "http-plain",
+        nodes: [
+          {
+            id: "call",
+            type: "http",
+            params: {
+              method: "GET",
+              url: "https://example.com/",
+              headers: {
+                Authorization: "Bearer abc",
+                "proxy-authorization": "Basic x",
+                Cookie: "session=1",
+                "X-API-KEY": "k",
+                "X-Other": "fine",
+                "X-Api-Key-Ref": { secret: "ok" },
+              },
+            },
+          },
+        ],
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    const weft = error as WeftError;
+    expect(weft.code).toBe("InvalidDefinition");
+    expect(weft.details.map((d) => d.path)).toEqual([
+      "nodes[0].params.headers.Authorization",
+      'nodes[0].params.headers["proxy-authorization"]',
+      "nodes[0].params.headers.Cookie",
+      'nodes[0].params.headers["X-API-KEY"]',
+    ]);
+    expect(weft.details[0]?.message).toContain('node "call"');
+    expect(weft.details[0]?.message).toContain('header "Authorization" holds a plain-text credential');
+    expect(weft.details[0]?.message).toContain('{"secret": "ssm:/path/to/parameter"}');
+    // The refusal never quotes the value.
+    expect(JSON.stringify(weft.details)).not.toContain("Bearer abc");
+  });
+
+  it("still runs a definition stored before credentials had to be references", async () => {
+    respond = (_, res) => json(res, 200, {});
+    const { engine, store } = await engineWith();
+    const old = {
+      name: "http-old",
+      nodes: [
+        {
+          id: "call",
+          type: "http",
+          params: { method: "GET", url: `${baseUrl}/`, headers: { Authorization: "Bearer old-token" } },
+        },
+      ],
+    };
+    await store.putWorkflowVersion({
+      name: old.name,
+      version: 1,
+      definitionHash: definitionHash(old as never),
+      definition: old as never,
+      createdAt: Date.now(),
+    });
+    const { executionId } = await engine.createExecution({ workflow: old.name });
+    await runToEnd(engine, backend!.consumer, store, executionId);
+    expect((await engine.describeExecution(executionId)).status).toBe("SUCCEEDED");
+    expect(received[0]?.headers.authorization).toBe("Bearer old-token");
   });
 });

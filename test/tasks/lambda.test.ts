@@ -157,7 +157,10 @@ describe("lambda task (local module map)", () => {
         name: "lambda-bad",
         nodes: [{ id: "call", type: "lambda", params: { functionName: "not a name!" } }],
       }),
-    ).rejects.toMatchObject({ code: "InvalidDefinition", details: [expect.objectContaining({ code: "invalid_params" })] });
+    ).rejects.toMatchObject({
+      code: "InvalidDefinition",
+      details: [expect.objectContaining({ code: "invalid_params" })],
+    });
   });
 });
 

@@ -117,6 +117,20 @@ describe("compileGraph", () => {
     });
   });
 
+  it("gives the deployment's defaultMaxAttempts to nodes whose node and defaults name none", () => {
+    const definition = workflow([node("plain"), node("own", undefined, { retry: { maxAttempts: 4 } })], {
+      defaults: { retry: { backoff: { initialSeconds: 2 } } },
+    });
+    const graph = compileGraph(definition, { defaultMaxAttempts: 1 });
+    expect(graph.nodes.map((n) => n.retry.maxAttempts)).toEqual([1, 4]);
+    expect(graph.nodes[0]!.retry.initialSeconds).toBe(2);
+    const withDefaults = compileGraph(workflow([node("a")], { defaults: { retry: { maxAttempts: 5 } } }), {
+      defaultMaxAttempts: 1,
+    });
+    expect(withDefaults.nodes[0]!.retry.maxAttempts).toBe(5);
+    expect(DEFAULT_RETRY.maxAttempts).toBe(3);
+  });
+
   it("resolveRetry never shares the nonRetryable array", () => {
     const resolved = resolveRetry(undefined, undefined);
     resolved.nonRetryable.push("Oops");

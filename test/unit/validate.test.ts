@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../shared/domain/definition.js";
-import { formatPath, validateDefinition } from "../../shared/domain/validate.js";
 import type { ProblemDetail } from "../../shared/domain/errors.js";
+import { formatPath, validateDefinition } from "../../shared/domain/validate.js";
 import { node, testTasks, workflow } from "./domain-fixtures.js";
 
 const tasks = testTasks();

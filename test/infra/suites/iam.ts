@@ -26,28 +26,34 @@ export function iamSuite(): void {
     "WeftExtra",
   );
 
-  const TABLE_DATA_ACTIONS = [
+  /** The table's data plane, per function: exactly the calls its code makes (infra/lib/grants.ts). */
+  const READ_WRITE = [
     "dynamodb:BatchGetItem",
-    "dynamodb:BatchWriteItem",
     "dynamodb:ConditionCheckItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:DescribeTable",
     "dynamodb:GetItem",
-    "dynamodb:GetRecords",
-    "dynamodb:GetShardIterator",
     "dynamodb:PutItem",
     "dynamodb:Query",
-    "dynamodb:Scan",
     "dynamodb:UpdateItem",
   ];
-  const SEND = ["sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"];
-  const CONSUME = [
-    "sqs:ChangeMessageVisibility",
-    "sqs:DeleteMessage",
-    "sqs:GetQueueAttributes",
+  const TABLE_ACTIONS: Record<(typeof KINDS)[number], string[]> = {
+    api: [...READ_WRITE, "dynamodb:DeleteItem"].sort(),
+    worker: READ_WRITE,
+    sweeper: READ_WRITE,
+    dlq: READ_WRITE,
+  };
+  /** Nobody describes the table, reads its streams, scans it or writes in batches. */
+  const NEVER_CALLED = [
+    "dynamodb:DescribeTable",
+    "dynamodb:GetRecords",
+    "dynamodb:GetShardIterator",
+    "dynamodb:Scan",
+    "dynamodb:BatchWriteItem",
     "sqs:GetQueueUrl",
-    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
   ];
+  const SEND = ["sqs:SendMessage"];
+  /** What the SQS event source mapping calls with the consumer's role. */
+  const CONSUME = ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"];
   const union = (...lists: string[][]) => [...new Set(lists.flat())].sort();
   const OBJECT_RW = ["s3:GetObject", "s3:PutObject"];
 
@@ -107,7 +113,8 @@ export function iamSuite(): void {
   describe("least privilege per function", () => {
     it.each(KINDS)("%s can only use the table's data plane (no dynamodb:*, no table management)", (kind) => {
       const a = access(base, kind);
-      expect(a.table).toEqual(TABLE_DATA_ACTIONS);
+      expect(a.table).toEqual(TABLE_ACTIONS[kind]);
+      for (const never of NEVER_CALLED) expect(a.all, kind).not.toContain(never);
       for (const forbidden of [
         "dynamodb:*",
         "dynamodb:DeleteTable",
@@ -120,6 +127,29 @@ export function iamSuite(): void {
         expect(a.all).not.toContain(forbidden);
       }
       expect(a.all.some((action) => action.endsWith(":*") || action === "*")).toBe(false);
+    });
+
+    it.each(KINDS)("%s queries only the indexes it reads, each by name (no index/* wildcard)", (kind) => {
+      const tableId = base.logicalId(base.stack.weft.table);
+      const arn = { "Fn::GetAtt": [tableId, "Arn"] };
+      const indexGrants = access(base, kind)
+        .statements.filter((s) => s.Effect === "Allow")
+        .flatMap((s) =>
+          resourcesOf(s)
+            .filter((r) => refersTo(r, tableId) && JSON.stringify(r) !== JSON.stringify(arn))
+            .map((r) => ({ actions: [...s.Action].sort(), resource: r })),
+        );
+      const index = (name: string) => ({
+        actions: ["dynamodb:Query"],
+        resource: { "Fn::Join": ["", [arn, `/index/${name}`]] },
+      });
+      const expected: Record<(typeof KINDS)[number], unknown[]> = {
+        api: [index("gsi1"), index("gsi3")],
+        worker: [],
+        sweeper: [index("gsi2")],
+        dlq: [],
+      };
+      expect(indexGrants).toEqual(expected[kind]);
     });
 
     it.each(KINDS)("%s writes only to its own log group and publishes only to the weft bus", (kind) => {
@@ -162,10 +192,10 @@ export function iamSuite(): void {
       expect(a.all).not.toContain("sqs:DeleteMessage");
     });
 
-    it("dlq consumer: consumes the DLQ, sends tasks, cannot consume the task queue", () => {
+    it("dlq consumer: consumes the DLQ, and cannot send tasks or consume the task queue", () => {
       const a = access(base, "dlq");
       expect(a.dlq).toEqual(CONSUME);
-      expect(a.taskQueue).toEqual(SEND);
+      expect(a.taskQueue).toEqual([]);
     });
 
     const executionBlobs = `${EXECUTION_BLOB_PREFIX}*`;
@@ -205,10 +235,10 @@ export function iamSuite(): void {
 
     it.each(KINDS)("%s has the exact action set it needs and nothing else", (kind) => {
       const expected: Record<(typeof KINDS)[number], string[]> = {
-        api: union(TABLE_DATA_ACTIONS, SEND, ["events:PutEvents"], OBJECT_RW, ["s3:ListBucket"]),
-        worker: union(TABLE_DATA_ACTIONS, SEND, CONSUME, ["events:PutEvents"], OBJECT_RW),
-        sweeper: union(TABLE_DATA_ACTIONS, SEND, ["events:PutEvents"], OBJECT_RW),
-        dlq: union(TABLE_DATA_ACTIONS, SEND, CONSUME, ["events:PutEvents"]),
+        api: union(TABLE_ACTIONS.api, SEND, ["events:PutEvents"], OBJECT_RW, ["s3:ListBucket"]),
+        worker: union(TABLE_ACTIONS.worker, SEND, CONSUME, ["events:PutEvents"], OBJECT_RW),
+        sweeper: union(TABLE_ACTIONS.sweeper, SEND, ["events:PutEvents"], OBJECT_RW),
+        dlq: union(TABLE_ACTIONS.dlq, CONSUME, ["events:PutEvents"]),
       };
       const xrayAndLogs = [
         "logs:CreateLogStream",

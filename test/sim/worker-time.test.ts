@@ -1,0 +1,34 @@
+/**
+ * The simulation's worker time: worlds draw their worker's function timeout, invocations get its
+ * deadline (less the worker's margin) and are killed at the timeout, and the checker holds every
+ * attempt to its invocation's deadline — known to bite, by a planted bug.
+ */
+import { describe, expect, it } from "vitest";
+import { runWorld } from "../../sim/world.js";
+
+describe("simulation: no attempt is given time past its invocation's deadline", () => {
+  it("cuts attempts at the end of invocations and kills invocations past their timeout, with no violation", async () => {
+    const totals = { runsCut: 0, workerTimeouts: 0, kills: 0 };
+    const timeouts = new Set<number>();
+    for (let seed = 1; seed <= 150; seed++) {
+      const result = await runWorld({ seed });
+      expect(result.violations, `seed ${seed}`).toEqual([]);
+      totals.runsCut += result.stats.runsCut ?? 0;
+      totals.workerTimeouts += result.stats.workerTimeouts ?? 0;
+      totals.kills += result.stats.kills ?? 0;
+      timeouts.add(result.stats.workerTimeoutSeconds ?? 0);
+    }
+    expect([...timeouts].sort((a, b) => a - b)).toEqual([12, 20, 60, 300]);
+    expect(totals.runsCut).toBeGreaterThan(0);
+    expect(totals.kills).toBeGreaterThan(0);
+  });
+
+  it("catches an engine given more time than its invocation has (planted)", async () => {
+    const caught: number[] = [];
+    for (let seed = 1; seed <= 30 && caught.length === 0; seed++) {
+      const result = await runWorld({ seed, plantInvocationDeadline: (deadline) => deadline + 60_000 });
+      if (result.violations.some((v) => v.rule === "deadline")) caught.push(seed);
+    }
+    expect(caught).not.toEqual([]);
+  });
+});
