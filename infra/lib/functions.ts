@@ -7,6 +7,7 @@ import * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat, SourceMapMode } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../../shared/engine/worker-time.js";
 import { PLATFORM_VARIABLES } from "../../shared/config/settings.js";
 
 /** The four Lambda functions weft deploys. */
@@ -157,7 +158,8 @@ export const DEFAULT_FUNCTION_SETTINGS: Record<
   },
   worker: {
     memorySize: 1024,
-    timeout: Duration.minutes(5),
+    // The engine's own default (worker-time.ts): registration and deadlines assume this timeout.
+    timeout: Duration.seconds(DEFAULT_WORKER_TIMEOUT_SECONDS),
     description: "weft worker: runs node tasks from the task queue",
   },
   sweeper: {

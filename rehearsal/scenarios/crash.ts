@@ -1,0 +1,68 @@
+/**
+ * A worker killed in the middle of a task: its lease expires, and the sweeper (its schedule
+ * compressed) takes the node over — as a new attempt while attempts are left (the execution then
+ * succeeds), or as the node's failure on its last attempt (the sweeper then fails the execution and
+ * cancels the rest). The killed invocation's message stays invisible for the queue's whole
+ * visibility timeout, so the recovery is the sweeper's, not SQS's.
+ */
+import type { RehearsalContext, Scenario } from "./context.js";
+import { check, expectStatus, nodeOf, register, start, waitForEnd, waitForExecution } from "./helpers.js";
+
+interface HistoryEvent {
+  type: string;
+  nodeId?: string;
+  attempt?: number;
+}
+
+/** Starts an execution of `workflow`, kills the worker once its `work` node runs; returns the execution's end. */
+async function killMidTask(ctx: RehearsalContext, workflow: string) {
+  const executionId = await start(ctx, { workflow });
+  await waitForExecution(
+    ctx,
+    executionId,
+    (v) => nodeOf(v, "work").status === "RUNNING" && ctx.functions.worker.running > 0,
+    "the node to run",
+  );
+  check(ctx.functions.worker.killRunning() >= 1, "no running worker to kill");
+  return waitForEnd(ctx, executionId, 90_000);
+}
+
+export const crashScenario: Scenario = {
+  name: "worker crash → the sweeper recovers the lease (attempt 2), or fails the node on its last attempt",
+  timeoutMs: 180_000,
+  async run(ctx) {
+    const retried = ctx.unique("crash");
+    const final = ctx.unique("crash-final");
+    const nodes = (maxAttempts: number) => [
+      { id: "work", type: "sleep", params: { ms: 4000 }, retry: { maxAttempts } },
+      { id: "after", type: "pass", dependsOn: ["work"], params: { value: "after" } },
+    ];
+    await register(ctx, { name: retried, nodes: nodes(3) });
+    await register(ctx, { name: final, nodes: nodes(1) });
+
+    const recoveredBefore = ctx.sweeps.recoveredLeases;
+    const view = await killMidTask(ctx, retried);
+    check(view.status === "SUCCEEDED", `ended ${view.status}: ${JSON.stringify(view.error)}`);
+    check(nodeOf(view, "work").attempt === 2, `the node ended on attempt ${nodeOf(view, "work").attempt}`);
+    check(ctx.sweeps.recoveredLeases > recoveredBefore, "no sweep reported a recovered lease");
+    const events = expectStatus(
+      await ctx.api.get<{ events: HistoryEvent[] }>(`/executions/${view.executionId}/events`, {
+        limit: "100",
+      }),
+      200,
+      "GET /executions/{id}/events",
+    ).events;
+    const started = events
+      .filter((e) => e.type === "NodeStarted" && e.nodeId === "work")
+      .map((e) => e.attempt);
+    check(started.includes(1) && started.includes(2), `the node started attempts ${JSON.stringify(started)}`);
+
+    const recoveredMid = ctx.sweeps.recoveredLeases;
+    const failed = await killMidTask(ctx, final);
+    check(failed.status === "FAILED", `with no attempt left it ended ${failed.status}`);
+    check(nodeOf(failed, "work").status === "FAILED", `work is ${nodeOf(failed, "work").status}`);
+    check(nodeOf(failed, "after").status === "CANCELLED", `after is ${nodeOf(failed, "after").status}`);
+    check(ctx.sweeps.recoveredLeases > recoveredMid, "no sweep reported the second recovered lease");
+    return "attempt 2 completed after a crash; on the last attempt the sweeper failed the node and the execution";
+  },
+};

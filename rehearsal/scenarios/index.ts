@@ -1,0 +1,35 @@
+/** The scenarios, in the order they run. */
+import { cancelScenario } from "./cancel.js";
+import type { Scenario } from "./context.js";
+import { continuationScenario } from "./continuation.js";
+import { crashScenario } from "./crash.js";
+import { customTaskScenario } from "./custom-task.js";
+import { diamondScenario } from "./diamond.js";
+import { gatewayScenario } from "./gateway.js";
+import { idempotencyScenario } from "./idempotency.js";
+import { listingScenario } from "./listing.js";
+import { payloadScenario } from "./payload.js";
+import { poisonScenario } from "./poison.js";
+import { poisonCrashScenario } from "./poison-crash.js";
+import { propagationScenario } from "./propagation.js";
+import { terminalFailureScenario } from "./terminal-failure.js";
+import { twoStepScenario } from "./two-step.js";
+import { registerScenario } from "./workflows.js";
+
+export const SCENARIOS: readonly Scenario[] = [
+  gatewayScenario,
+  registerScenario,
+  diamondScenario,
+  twoStepScenario,
+  idempotencyScenario,
+  customTaskScenario,
+  listingScenario,
+  continuationScenario,
+  cancelScenario,
+  terminalFailureScenario,
+  poisonScenario,
+  poisonCrashScenario,
+  crashScenario,
+  propagationScenario,
+  payloadScenario,
+];
