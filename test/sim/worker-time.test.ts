@@ -23,6 +23,16 @@ describe("simulation: no attempt is given time past its invocation's deadline", 
     expect(totals.kills).toBeGreaterThan(0);
   });
 
+  // Finding J: a worker read a cancelled execution, stale, as RUNNING, claimed an entry the cleanup
+  // had not listed, continued to its child (no re-read) and crashed: the child stayed RUNNING. Fixed
+  // by the cleanup cancelling ready nodes without a record, entries included. (A seed replays its
+  // world only while the engine makes the same calls: re-find with --keep-going after a change.)
+  it("seed 5714: no node is left RUNNING in a cancelled execution [finding J]", async () => {
+    const result = await runWorld({ seed: 5714 });
+    expect(result.violations).toEqual([]);
+    expect(result.warnings).toEqual([]);
+  });
+
   it("catches an engine given more time than its invocation has (planted)", async () => {
     const caught: number[] = [];
     for (let seed = 1; seed <= 30 && caught.length === 0; seed++) {
