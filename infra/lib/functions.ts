@@ -7,8 +7,8 @@ import * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat, SourceMapMode } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
-import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../../shared/engine/worker-time.js";
 import { PLATFORM_VARIABLES } from "../../shared/config/settings.js";
+import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../../shared/engine/worker-time.js";
 
 /** The four Lambda functions weft deploys. */
 export const WEFT_FUNCTION_KINDS = ["api", "worker", "sweeper", "dlq"] as const;
