@@ -39,23 +39,8 @@ describeStoreFenceContract("DynamoStore (emulator)", emulatorStore);
 
 /** What the contract cannot see: the sparse due index (gsi2) is maintained in the same writes. */
 describe("DynamoStore due-index keys (emulator)", () => {
-  let clients: AwsClients;
-  let table: string;
-  let store: DynamoStore;
-
-  beforeAll(async () => {
-    clients = awsClients(inject("awsEndpoints"));
-    table = uniqueName("weft-due");
-    await ensureTable(clients.dynamo, table);
-    store = new DynamoStore(clients.doc, table);
-  });
-  afterAll(async () => {
-    await clients.dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
-    clients.destroy();
-  });
-
-  const raw = async (key: { pk: string; sk: string }) =>
-    (await clients.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  const t = emulatorTable("weft-due");
+  const raw = t.raw;
   const dueAttributes = async (id: string) => {
     const item = await raw(executionKey(id));
     return { sweepAt: item?.sweepAt, gsi2pk: item?.gsi2pk, gsi2sk: item?.gsi2sk };
@@ -74,39 +59,39 @@ describe("DynamoStore due-index keys (emulator)", () => {
   it("sets the keys with sweepAt and removes them with it, or when the execution finishes without one", async () => {
     const record = running({ sweepAt: 1_700_000_000_123 });
     const id = record.executionId;
-    await store.createExecution(record, { at: 1, type: "ExecutionCreated" });
+    await t.store.createExecution(record, { at: 1, type: "ExecutionCreated" });
     const keys = dueKeys(id, 1_700_000_000_123);
     expect(keys.gsi2pk).toMatch(/^SW#[0-7]$/);
     expect(keys.gsi2sk).toBe(`001700000000123#${id}`);
     expect(await dueAttributes(id)).toEqual({ sweepAt: 1_700_000_000_123, ...keys });
 
-    await store.transitionExecution(id, ["RUNNING"], { sweepAt: 42 });
+    await t.store.transitionExecution(id, ["RUNNING"], { sweepAt: 42 });
     expect(await dueAttributes(id)).toEqual({ sweepAt: 42, ...dueKeys(id, 42) });
-    expect(await store.pullSweepAt(id, 7)).toBe(true);
+    expect(await t.store.pullSweepAt(id, 7)).toBe(true);
     expect(await dueAttributes(id)).toEqual({ sweepAt: 7, ...dueKeys(id, 7) });
 
-    await store.transitionExecution(id, ["RUNNING"], { sweepAt: null });
+    await t.store.transitionExecution(id, ["RUNNING"], { sweepAt: null });
     expect(await dueAttributes(id)).toEqual({ sweepAt: undefined, gsi2pk: undefined, gsi2sk: undefined });
 
     // Finishing removes them, unless the same write keeps a sweepAt (cleanup still to confirm).
     for (const status of ["SUCCEEDED", "FAILED", "CANCELLED"] as const) {
       const other = running({ sweepAt: 5 });
-      await store.createExecution(other, { at: 1, type: "ExecutionCreated" });
-      await store.transitionExecution(other.executionId, ["RUNNING"], { status });
+      await t.store.createExecution(other, { at: 1, type: "ExecutionCreated" });
+      await t.store.transitionExecution(other.executionId, ["RUNNING"], { status });
       expect(await dueAttributes(other.executionId)).toEqual({
         sweepAt: undefined,
         gsi2pk: undefined,
         gsi2sk: undefined,
       });
       const kept = running({ sweepAt: 5 });
-      await store.createExecution(kept, { at: 1, type: "ExecutionCreated" });
-      await store.transitionExecution(kept.executionId, ["RUNNING"], { status, sweepAt: 9 });
+      await t.store.createExecution(kept, { at: 1, type: "ExecutionCreated" });
+      await t.store.transitionExecution(kept.executionId, ["RUNNING"], { status, sweepAt: 9 });
       expect(await dueAttributes(kept.executionId)).toEqual({ sweepAt: 9, ...dueKeys(kept.executionId, 9) });
     }
   });
 
   it("stores a lease as owner and expiry", async () => {
-    expect(await store.acquireLease("sweeper", "me", 10, 20)).toBe(true);
+    expect(await t.store.acquireLease("sweeper", "me", 10, 20)).toBe(true);
     expect(await raw(leaseKey("sweeper"))).toMatchObject({ owner: "me", expiresAt: 20 });
   });
 });
@@ -172,23 +157,8 @@ describe("DynamoStore retention TTL (emulator)", () => {
 
 /** What the contract cannot see: the key item's shape, and a key whose execution the retention deleted. */
 describe("DynamoStore idempotency key items (emulator)", () => {
-  let clients: AwsClients;
-  let table: string;
-  let store: DynamoStore;
-
-  beforeAll(async () => {
-    clients = awsClients(inject("awsEndpoints"));
-    table = uniqueName("weft-idem");
-    await ensureTable(clients.dynamo, table);
-    store = new DynamoStore(clients.doc, table);
-  });
-  afterAll(async () => {
-    await clients.dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
-    clients.destroy();
-  });
-
-  const raw = async (key: { pk: string; sk: string }) =>
-    (await clients.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  const t = emulatorTable("weft-idem");
+  const raw = t.raw;
   const keyed = (n: number) => ({ inputSha256: `${n}`.padStart(64, "0"), start: n % 2 === 0 });
   const record = (key: string): ExecutionRecord => ({
     executionId: randomUUID(),
@@ -203,7 +173,7 @@ describe("DynamoStore idempotency key items (emulator)", () => {
 
   it("keeps the key under its workflow with the execution and what the request asked", async () => {
     const first = record("k#1");
-    await store.createExecution(first, { at: 7, type: "ExecutionCreated" }, keyed(2));
+    await t.store.createExecution(first, { at: 7, type: "ExecutionCreated" }, keyed(2));
     expect(idempotencyKey("orders", "k#1")).toEqual({ pk: "IDEM#orders#k#1", sk: "IDEM" });
     expect(await raw(idempotencyKey("orders", "k#1"))).toEqual({
       pk: "IDEM#orders#k#1",
@@ -217,13 +187,13 @@ describe("DynamoStore idempotency key items (emulator)", () => {
 
   it("frees a key whose execution the retention deleted: the next create claims it", async () => {
     const first = record("expired");
-    await store.createExecution(first, { at: 7, type: "ExecutionCreated" }, keyed(1));
+    await t.store.createExecution(first, { at: 7, type: "ExecutionCreated" }, keyed(1));
     // DynamoDB's TTL deletes the finished execution; its key item has no TTL and stays.
-    await clients.doc.send(new DeleteCommand({ TableName: table, Key: executionKey(first.executionId) }));
+    await t.clients.doc.send(new DeleteCommand({ TableName: t.table, Key: executionKey(first.executionId) }));
 
     const racers = [record("expired"), record("expired"), record("expired")];
     const results = await Promise.all(
-      racers.map((r, i) => store.createExecution(r, { at: 8, type: "ExecutionCreated" }, keyed(10 + i))),
+      racers.map((r, i) => t.store.createExecution(r, { at: 8, type: "ExecutionCreated" }, keyed(10 + i))),
     );
     const winners = results.flatMap((r, i) => (r.created ? [i] : []));
     expect(winners).toHaveLength(1);
@@ -231,6 +201,34 @@ describe("DynamoStore idempotency key items (emulator)", () => {
     for (const result of results)
       if (!result.created) expect(result.existing.executionId).toBe(winner.executionId);
     expect((await raw(idempotencyKey("orders", "expired")))?.executionId).toBe(winner.executionId);
-    expect(await store.getExecution(winner.executionId)).toEqual(winner);
+    expect(await t.store.getExecution(winner.executionId)).toEqual(winner);
   });
 });
+
+/** A table of its own on the emulator for one describe block, with a DynamoStore and raw item reads. */
+function emulatorTable(prefix: string) {
+  let clients: AwsClients;
+  let table: string;
+  const t = {
+    get clients() {
+      return clients;
+    },
+    get table() {
+      return table;
+    },
+    store: undefined as unknown as DynamoStore,
+    raw: async (key: { pk: string; sk: string }) =>
+      (await clients.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item,
+  };
+  beforeAll(async () => {
+    clients = awsClients(inject("awsEndpoints"));
+    table = uniqueName(prefix);
+    await ensureTable(clients.dynamo, table);
+    t.store = new DynamoStore(clients.doc, table);
+  });
+  afterAll(async () => {
+    await clients.dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+    clients.destroy();
+  });
+  return t;
+}
