@@ -1,4 +1,6 @@
 /** Human-readable rendering: colors (only on a TTY, never with NO_COLOR), durations, tables, lines. */
+import { EXECUTION_STATUSES, NODE_STATUSES } from "../shared/domain/records.js";
+import { isTerminalExecution, isTerminalNode } from "../shared/domain/states.js";
 import type {
   DeadLetter,
   ExecutionListItem,
@@ -44,6 +46,7 @@ const STATUS_COLORS: Record<string, ColorName> = {
   SUCCEEDED: "green",
   FAILED: "red",
   CANCELLED: "magenta",
+  SKIPPED: "gray",
 };
 
 const STATUS_SYMBOLS: Record<string, string> = {
@@ -54,6 +57,7 @@ const STATUS_SYMBOLS: Record<string, string> = {
   SUCCEEDED: "✔",
   FAILED: "✖",
   CANCELLED: "⊘",
+  SKIPPED: "↷",
 };
 
 export function statusText(style: Style, status: string, width = 0): string {
@@ -64,8 +68,8 @@ export function statusSymbol(style: Style, status: string): string {
   return paint(style, STATUS_COLORS[status] ?? "bold", STATUS_SYMBOLS[status] ?? "?");
 }
 
-export const TERMINAL_EXECUTION = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
-export const TERMINAL_NODE = new Set(["COMPLETED", "FAILED", "CANCELLED"]);
+export const TERMINAL_EXECUTION = new Set<string>(EXECUTION_STATUSES.filter(isTerminalExecution));
+export const TERMINAL_NODE = new Set<string>(NODE_STATUSES.filter(isTerminalNode));
 
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return "";

@@ -1,6 +1,8 @@
 /**
- * The workflow definition format (v1) as a zod schema, with the limits weft enforces at submit.
- * Shape checks live here; graph checks (cycles, reachability, …) live in validate.ts.
+ * The workflow definition format as a zod schema, with the limits weft enforces at submit.
+ * Shape checks live here; graph checks (cycles, reachability, …) and expression checks live in
+ * validate.ts. Version 2 of the format only adds optional fields (`when`, `onError`, `onFailure`,
+ * `{% %}` expressions in params), so every v1 definition is a v2 definition meaning the same.
  */
 import { z } from "zod";
 
@@ -16,6 +18,7 @@ export const LIMITS = {
   /** A handler runs inside one Lambda invocation, which lasts at most 15 minutes. */
   maxNodeTimeoutSeconds: 900,
   maxExecutionTimeoutSeconds: 366 * 24 * 3600,
+  maxExpressionLength: 4096,
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
@@ -61,6 +64,22 @@ export const retrySchema = z
   })
   .strict();
 
+/**
+ * A JSONata expression, written as Step Functions writes them: the whole string is `{% … %}`
+ * (domain/expressions.ts compiles and evaluates it).
+ */
+export const expressionSchema = z
+  .string()
+  .max(LIMITS.maxExpressionLength, `an expression must be at most ${LIMITS.maxExpressionLength} characters`)
+  .regex(/^\{%[\s\S]*%\}$/, 'an expression is a string "{% … %}"');
+
+/**
+ * What a node's failure for good does: "fail" (the default) fails the execution at once;
+ * "continue" leaves the node FAILED while the execution goes on, its dependants seeing
+ * `deps[id] = {error: {name, message}}` and counting it as done for their fan-in.
+ */
+export const onErrorSchema = z.enum(["fail", "continue"]);
+
 export const nodeDefinitionSchema = z
   .object({
     id: nodeIdSchema,
@@ -69,6 +88,22 @@ export const nodeDefinitionSchema = z
     params: z.unknown().optional(),
     dependsOn: z.array(z.string()).max(LIMITS.maxDependsOn).optional(),
     fanIn: fanInSchema.optional(),
+    retry: retrySchema.optional(),
+    timeoutSeconds: z.number().int().min(1).max(LIMITS.maxNodeTimeoutSeconds).optional(),
+    /** Evaluated when the node is ready; anything but true ends it SKIPPED without running. */
+    when: expressionSchema.optional(),
+    onError: onErrorSchema.optional(),
+  })
+  .strict();
+
+/**
+ * A handler run once when an execution fails (compensation, alerting), given the error and the
+ * completed outputs; its outcome is recorded and never changes the execution's status.
+ */
+export const onFailureSchema = z
+  .object({
+    type: z.string().min(1, "type must not be empty").max(64),
+    params: z.unknown().optional(),
     retry: retrySchema.optional(),
     timeoutSeconds: z.number().int().min(1).max(LIMITS.maxNodeTimeoutSeconds).optional(),
   })
@@ -89,6 +124,7 @@ export const workflowDefinitionSchema = z
     timeoutSeconds: z.number().int().min(1).max(LIMITS.maxExecutionTimeoutSeconds).optional(),
     /** Publish node-level lifecycle events too (execution-level ones are always published). */
     events: z.object({ nodes: z.boolean().optional() }).strict().optional(),
+    onFailure: onFailureSchema.optional(),
     nodes: z
       .array(nodeDefinitionSchema)
       .min(1, "a workflow needs at least one node")
@@ -99,6 +135,8 @@ export const workflowDefinitionSchema = z
 export type WorkflowDefinition = z.infer<typeof workflowDefinitionSchema>;
 export type NodeDefinition = z.infer<typeof nodeDefinitionSchema>;
 export type RetryDefinition = z.infer<typeof retrySchema>;
+export type OnError = z.infer<typeof onErrorSchema>;
+export type OnFailureDefinition = z.infer<typeof onFailureSchema>;
 
 export type FanIn = { kind: "all" } | { kind: "any" } | { kind: "count"; n: number };
 

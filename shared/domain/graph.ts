@@ -2,7 +2,13 @@
  * The compiled form of a valid definition: nodes by index with parents/children resolved and the
  * retry policy and timeout fully defaulted, so the engine never re-derives them per message.
  */
-import { type FanIn, parseFanIn, type RetryDefinition, type WorkflowDefinition } from "./definition.js";
+import {
+  type FanIn,
+  type OnError,
+  parseFanIn,
+  type RetryDefinition,
+  type WorkflowDefinition,
+} from "./definition.js";
 
 export interface ResolvedRetry {
   maxAttempts: number;
@@ -27,7 +33,23 @@ export interface GraphNode {
   fanIn: FanIn;
   retry: ResolvedRetry;
   timeoutSeconds: number;
+  /** The `{% %}` expression deciding whether the node runs once it is ready (else SKIPPED). */
+  when?: string;
+  onError: OnError;
+  /**
+   * Whether the node may end SKIPPED: it has a `when`, or a dependency that may be skipped. Only
+   * such nodes' dependants need to tell a skip from a completion when they are decided.
+   */
+  mayBeSkipped: boolean;
+  /** The workflow's `onFailure` handler: not part of the DAG (ON_FAILURE_NODE_ID). */
+  onFailureHandler?: true;
 }
+
+/**
+ * The id under which the `onFailure` handler runs as a node of a failed execution. Node ids of a
+ * definition never start with "$", so it names no node of the DAG.
+ */
+export const ON_FAILURE_NODE_ID = "$onFailure";
 
 export interface WorkflowGraph {
   definition: WorkflowDefinition;
@@ -37,6 +59,8 @@ export interface WorkflowGraph {
   entries: number[];
   /** Nodes nobody depends on: their outputs make the execution's output. */
   sinks: number[];
+  /** The `onFailure` handler (also in `byId`, never in `nodes`): run once when the execution fails. */
+  onFailure?: GraphNode;
 }
 
 export const DEFAULT_RETRY: Readonly<ResolvedRetry> = Object.freeze({
@@ -120,18 +144,53 @@ export function compileGraph(definition: WorkflowDefinition, options: CompileOpt
     fanIn: parseFanIn(node.fanIn),
     retry: resolveRetry(definition.defaults?.retry, node.retry, builtInRetry),
     timeoutSeconds: node.timeoutSeconds ?? defaultTimeout,
+    ...(node.when !== undefined ? { when: node.when } : {}),
+    onError: node.onError ?? "fail",
+    mayBeSkipped: false,
   }));
 
   // Visiting children in index order keeps every children list sorted without a sort.
   for (const node of nodes) {
     for (const parent of node.parents) nodes[parent]!.children.push(node.index);
   }
+  markSkippable(nodes);
 
+  const handler = definition.onFailure;
+  const onFailure: GraphNode | undefined = handler && {
+    index: nodes.length,
+    id: ON_FAILURE_NODE_ID,
+    type: handler.type,
+    params: handler.params,
+    parents: [],
+    children: [],
+    fanIn: { kind: "all" },
+    retry: resolveRetry(definition.defaults?.retry, handler.retry, builtInRetry),
+    timeoutSeconds: handler.timeoutSeconds ?? defaultTimeout,
+    onError: "continue",
+    mayBeSkipped: false,
+    onFailureHandler: true,
+  };
   return {
     definition,
     nodes,
-    byId: new Map(nodes.map((node) => [node.id, node])),
+    byId: new Map([...nodes, ...(onFailure ? [onFailure] : [])].map((node) => [node.id, node])),
+    ...(onFailure ? { onFailure } : {}),
     entries: nodes.filter((n) => n.parents.length === 0).map((n) => n.index),
     sinks: nodes.filter((n) => n.children.length === 0).map((n) => n.index),
   };
+}
+
+/** Sets `mayBeSkipped`: nodes with a `when`, and everything downstream of one (the graph is acyclic). */
+function markSkippable(nodes: GraphNode[]): void {
+  const pending = nodes.filter((node) => node.when !== undefined);
+  for (const node of pending) node.mayBeSkipped = true;
+  while (pending.length > 0) {
+    const node = pending.pop()!;
+    for (const child of node.children) {
+      const next = nodes[child]!;
+      if (next.mayBeSkipped) continue;
+      next.mayBeSkipped = true;
+      pending.push(next);
+    }
+  }
 }

@@ -2,7 +2,15 @@
 import type { WorkflowDefinition } from "./definition.js";
 import type { Payload } from "./payload.js";
 
-export const NODE_STATUSES = ["PENDING", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"] as const;
+export const NODE_STATUSES = [
+  "PENDING",
+  "QUEUED",
+  "RUNNING",
+  "COMPLETED",
+  "FAILED",
+  "CANCELLED",
+  "SKIPPED",
+] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
 
 export const EXECUTION_STATUSES = ["PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"] as const;

@@ -11,7 +11,9 @@ export const NODE_TRANSITIONS: Readonly<Record<NodeStatus, readonly NodeStatus[]
   // claimed straight from PENDING; its QUEUED phase is the message in flight (dispatch-mode.ts).
   // PENDING → COMPLETED / FAILED: an inline node (e.g. merge) runs the moment it is decided and is
   // written once, with the dependencies it saw, by its completion (or failure) alone.
-  PENDING: Object.freeze(["QUEUED", "RUNNING", "CANCELLED", "COMPLETED", "FAILED"] as const),
+  // PENDING → SKIPPED: a fan-in that can no longer be met because dependencies were skipped
+  // (domain/fan-in.ts), or an inline node whose `when` is false, decided without running.
+  PENDING: Object.freeze(["QUEUED", "RUNNING", "CANCELLED", "COMPLETED", "FAILED", "SKIPPED"] as const),
   QUEUED: Object.freeze([
     "RUNNING",
     "CANCELLED",
@@ -19,6 +21,8 @@ export const NODE_TRANSITIONS: Readonly<Record<NodeStatus, readonly NodeStatus[]
     "FAILED",
     // Only inline nodes (e.g. merge), which run in the same step that claims them.
     "COMPLETED",
+    // An inline node queued first (an entry, a wide fan-in) whose `when` is false.
+    "SKIPPED",
   ] as const),
   RUNNING: Object.freeze([
     "COMPLETED",
@@ -26,11 +30,14 @@ export const NODE_TRANSITIONS: Readonly<Record<NodeStatus, readonly NodeStatus[]
     "CANCELLED",
     // A retry after a retryable failure, or recovery of an expired lease.
     "QUEUED",
+    // Claimed, then found to have nothing to run: its `when` is false, or every input was skipped.
+    "SKIPPED",
   ] as const),
   // Terminal. Redrive of a failed node is designed separately and deliberately not allowed here.
   COMPLETED: Object.freeze([] as const),
   FAILED: Object.freeze([] as const),
   CANCELLED: Object.freeze([] as const),
+  SKIPPED: Object.freeze([] as const),
 });
 
 export const EXECUTION_TRANSITIONS: Readonly<Record<ExecutionStatus, readonly ExecutionStatus[]>> =

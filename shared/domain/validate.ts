@@ -12,6 +12,7 @@ import {
   workflowDefinitionSchema,
 } from "./definition.js";
 import type { ProblemDetail } from "./errors.js";
+import { checkExpressions, type ExpressionProblem, findExpressions } from "./expressions.js";
 import { compileGraph, type WorkflowGraph } from "./graph.js";
 
 /**
@@ -58,14 +59,16 @@ export function validateDefinition(
   if (rawNodes && rawNodes.length <= LIMITS.maxNodes) {
     checkGraph(nodes, problems);
     checkTasks(nodes, tasks, problems);
+    checkNodeExpressions(nodes, problems);
   }
+  checkOnFailure(raw, nodes, tasks, problems);
 
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, definition: parsed.data, graph: compileGraph(parsed.data) };
 }
 
 /**
- * Node timeouts (each node's, and `defaults.timeoutSeconds`) the deployment's worker cannot give: an
+ * Node timeouts (each node's, `defaults.timeoutSeconds` and the onFailure handler's) the deployment's worker cannot give: an
  * attempt never outlives its worker invocation, so such a node could never use its timeout. Values
  * the schema refuses anyway (not a whole number, over the format's 900) are left to it.
  */
@@ -98,6 +101,13 @@ function checkTimeouts(
       message: `${nodeLabel(lenientNode(node, index), index)} has timeoutSeconds ${value}, but ${why}`,
     });
   });
+  const handler = isRecord(raw.onFailure) ? raw.onFailure.timeoutSeconds : undefined;
+  if (tooLong(handler))
+    problems.push({
+      path: "onFailure.timeoutSeconds",
+      code: "timeout_exceeds_worker",
+      message: `onFailure has timeoutSeconds ${handler}, but ${why}`,
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -109,6 +119,8 @@ interface LooseNode {
   id: string | undefined;
   type: string | undefined;
   params: unknown;
+  /** As given: checked as an expression when it is a string. */
+  when: unknown;
   /** String entries of dependsOn with their positions; non-strings are schema problems already. */
   deps: { name: string; position: number }[];
   /** False when dependsOn is present but not an array: fan-in and entry checks would only guess. */
@@ -137,6 +149,7 @@ function lenientNode(value: unknown, index: number): LooseNode {
     id: typeof node.id === "string" ? node.id : undefined,
     type: typeof node.type === "string" ? node.type : undefined,
     params: node.params,
+    when: node.when,
     deps,
     depsUsable,
     // A malformed dependsOn still says "this node waits for something": it is not an entry.
@@ -203,13 +216,23 @@ function fromZodIssue(
       message: `${where ? `${where}: ` : ""}unknown field "${key}"`,
     }));
   }
+  const message = clarify(issue, path);
   return [
     {
       path: formatPath(path),
       code: issue.code === "too_big" ? "limit_exceeded" : "invalid_schema",
-      message: where ? `${where}: ${issue.message}` : issue.message,
+      message: where ? `${where}: ${message}` : message,
     },
   ];
+}
+
+/** A plainer message than the schema's where one helps: a node's `when` not written `{% … %}`. */
+function clarify(issue: z.core.$ZodIssue, path: readonly PropertyKey[]): string {
+  const when = path.length === 3 && path[0] === "nodes" && path[2] === "when";
+  if (when && (issue.code === "invalid_format" || issue.code === "invalid_type")) {
+    return 'must be a JSONata expression written as the whole string "{% … %}", e.g. "{% input.ready = true %}"';
+  }
+  return issue.message;
 }
 
 /** `node "load", field retry.maxAttempts` — names the node rather than only its position. */
@@ -483,33 +506,179 @@ function checkTasks(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDet
     const label = nodeLabel(node, node.index);
     const task = tasks.get(node.type);
     if (!task) {
-      const known = tasks.names();
-      problems.push({
-        path: `nodes[${node.index}].type`,
-        code: "unknown_task_type",
-        message: `${label} has unknown task type "${node.type}"; ${
-          known.length > 0 ? `known types: ${known.join(", ")}` : "no task types are registered"
-        }`,
-      });
+      problems.push(unknownTaskType(`nodes[${node.index}].type`, label, node.type, tasks));
       continue;
     }
-    const result = (task.registrationParams ?? task.params).safeParse(node.params);
-    if (result.success) continue;
-    for (const issue of result.error.issues) {
-      const path = ["nodes", node.index, "params", ...issue.path];
-      const keys = issue.code === "unrecognized_keys" ? issue.keys.map((key) => [...path, key]) : [path];
-      for (const keyPath of keys) {
-        const field = formatPath(keyPath.slice(2));
-        const detail =
-          issue.code === "unrecognized_keys" ? `unknown field "${String(keyPath.at(-1))}"` : issue.message;
-        problems.push({
-          path: formatPath(keyPath),
-          code: "invalid_params",
-          message: `${label}, ${field} (task type "${node.type}"): ${detail}`,
-        });
-      }
+    checkParams(["nodes", node.index], label, node.type, node.params, task, problems);
+  }
+}
+
+function unknownTaskType(path: string, label: string, type: string, tasks: TaskCatalog): ProblemDetail {
+  const known = tasks.names();
+  return {
+    path,
+    code: "unknown_task_type",
+    message: `${label} has unknown task type "${type}"; ${
+      known.length > 0 ? `known types: ${known.join(", ")}` : "no task types are registered"
+    }`,
+  };
+}
+
+type CatalogEntry = NonNullable<ReturnType<TaskCatalog["get"]>>;
+
+/**
+ * A node's (or the onFailure handler's) params against its task type's schema. Where params hold
+ * expressions, the schema still applies, but its issues at or under an expression are dropped: that
+ * value is only known at run time (when the task type parses its params again).
+ */
+function checkParams(
+  prefix: readonly PropertyKey[],
+  label: string,
+  type: string,
+  params: unknown,
+  task: CatalogEntry,
+  problems: ProblemDetail[],
+): void {
+  const expressionPaths = findExpressions(params).map((found) => found.path);
+  checkExpressionLengths(prefix, label, params, problems);
+  if (expressionPaths.some((path) => path.length === 0)) return;
+  const result = parseParams(task.registrationParams ?? task.params, params, expressionPaths);
+  if (result.success) return;
+  for (const issue of result.error.issues) {
+    if (isUnderExpression(issue.path, expressionPaths)) continue;
+    const path = [...prefix, "params", ...issue.path];
+    const keys = issue.code === "unrecognized_keys" ? issue.keys.map((key) => [...path, key]) : [path];
+    for (const keyPath of keys) {
+      const field = formatPath(keyPath.slice(prefix.length));
+      const detail =
+        issue.code === "unrecognized_keys" ? `unknown field "${String(keyPath.at(-1))}"` : issue.message;
+      problems.push({
+        path: formatPath(keyPath),
+        code: "invalid_params",
+        message: `${label}, ${field} (task type "${type}"): ${detail}`,
+      });
     }
   }
+}
+
+/**
+ * The schema's parse of params. A refinement may throw on an expression's text where it expects a
+ * value (`new URL("{% … %}")`): the params are then parsed again without their expressions, whose
+ * issues would be dropped anyway.
+ */
+function parseParams(schema: z.ZodType, params: unknown, expressionPaths: readonly (string | number)[][]) {
+  try {
+    return schema.safeParse(params);
+  } catch (error) {
+    if (expressionPaths.length === 0) throw error;
+    return schema.safeParse(withoutExpressions(params, expressionPaths));
+  }
+}
+
+/** A copy of params with each expression removed (an object's key dropped, an array's item undefined). */
+function withoutExpressions(params: unknown, expressionPaths: readonly (string | number)[][]): unknown {
+  const copy = structuredClone(params);
+  for (const path of expressionPaths) {
+    let parent = copy as Record<string | number, unknown>;
+    for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
+    const last = path.at(-1)!;
+    if (Array.isArray(parent)) parent[last as number] = undefined;
+    else delete parent[last];
+  }
+  return copy;
+}
+
+/** True when `path` (a zod issue's, within params) is an expression's path or lies under one. */
+export function isUnderExpression(
+  path: readonly PropertyKey[],
+  expressionPaths: readonly (readonly PropertyKey[])[],
+): boolean {
+  return expressionPaths.some(
+    (expression) => expression.length <= path.length && expression.every((key, i) => path[i] === key),
+  );
+}
+
+/** Expressions in params longer than the format's limit (the schema bounds `when` itself). */
+function checkExpressionLengths(
+  prefix: readonly PropertyKey[],
+  label: string,
+  params: unknown,
+  problems: ProblemDetail[],
+): void {
+  for (const { path, expression } of findExpressions(params)) {
+    if (expression.length <= LIMITS.maxExpressionLength) continue;
+    problems.push({
+      path: formatPath([...prefix, "params", ...path]),
+      code: "limit_exceeded",
+      message: `${label}, ${formatPath(["params", ...path])}: an expression must be at most ${LIMITS.maxExpressionLength} characters; this one has ${expression.length}`,
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions (`when`, and `{% … %}` strings in params): compiled, and their names checked.
+
+function checkNodeExpressions(nodes: LooseNode[], problems: ProblemDetail[]): void {
+  for (const node of nodes) {
+    const label = nodeLabel(node, node.index);
+    const context = { deps: node.deps.map((dep) => dep.name) };
+    const prefix = `nodes[${node.index}]`;
+    addExpressionProblems(
+      checkExpressions(node.params, `${prefix}.params`, context),
+      prefix,
+      label,
+      problems,
+    );
+    if (typeof node.when === "string") {
+      addExpressionProblems(checkExpressions(node.when, `${prefix}.when`, context), prefix, label, problems);
+    }
+  }
+}
+
+function addExpressionProblems(
+  found: readonly ExpressionProblem[],
+  prefix: string,
+  label: string,
+  problems: ProblemDetail[],
+): void {
+  for (const problem of found) {
+    const field = problem.path.startsWith(`${prefix}.`)
+      ? problem.path.slice(prefix.length + 1)
+      : problem.path;
+    const at = problem.position === undefined ? "" : ` (at position ${problem.position})`;
+    problems.push({
+      path: problem.path,
+      code: problem.code,
+      message: `${label}, ${field}${at}: ${problem.message}`,
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The onFailure handler: a known task type, its params, its expressions (which see every node's
+// output and the error). Its shape is the schema's; its timeout is checked with the nodes'.
+
+function checkOnFailure(
+  raw: unknown,
+  nodes: LooseNode[],
+  tasks: TaskCatalog,
+  problems: ProblemDetail[],
+): void {
+  if (!isRecord(raw) || !isRecord(raw.onFailure)) return;
+  const handler = raw.onFailure;
+  const label = "onFailure";
+  if (typeof handler.type === "string" && handler.type !== "") {
+    const task = tasks.get(handler.type);
+    if (task) checkParams(["onFailure"], label, handler.type, handler.params, task, problems);
+    else problems.push(unknownTaskType("onFailure.type", label, handler.type, tasks));
+  }
+  const ids = [...new Set(nodes.flatMap((node) => (node.id === undefined ? [] : [node.id])))];
+  addExpressionProblems(
+    checkExpressions(handler.params, "onFailure.params", { deps: ids, allowError: true }),
+    "onFailure",
+    label,
+    problems,
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -72,20 +72,21 @@ export class AttemptEndings {
       }
       return;
     }
-    const failed = await store.failNode(
+    const failed = await this.propagation.writeFailure(
       execution.executionId,
-      node.id,
+      node,
       fenced,
       { status: "FAILED", error, finishedAt: now, lease: null },
       nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
     );
     if (!failed.ok) return;
     await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
-    if (!error.retryable) {
+    // A failure the workflow handles (`onError: "continue"`) is no dead letter: nothing to redrive.
+    if (!error.retryable && node.onError !== "continue") {
       const message = { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt };
       await this.deadLetters.recordTerminal(message, error);
     }
-    await this.propagation.afterFailure(execution, graph, node, error);
+    await this.propagation.afterNodeFailed(execution, graph, node, error);
   }
 
   /** A worker died holding the lease: count its attempt as failed and retry or fail by policy. */
@@ -124,21 +125,51 @@ export class AttemptEndings {
     const now = this.ctx.clock.now();
     const mode = dispatchMode(this.ctx, node);
     for (const condition of unclaimedConditions(mode, attempt, ["QUEUED"])) {
-      const failed = await this.ctx.store.failNode(
+      const failed = await this.propagation.writeFailure(
         execution.executionId,
-        node.id,
+        node,
         condition,
         { status: "FAILED", attempt, error, finishedAt: now },
         nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
       );
       if (!failed.ok) continue;
-      await this.deadLetters.recordTerminal(
-        { executionId: execution.executionId, nodeId: node.id, attempt },
-        error,
-      );
-      await this.propagation.afterFailure(execution, graph, node, error);
+      if (node.onError !== "continue")
+        await this.deadLetters.recordTerminal(
+          { executionId: execution.executionId, nodeId: node.id, attempt },
+          error,
+        );
+      await this.propagation.afterNodeFailed(execution, graph, node, error);
       return;
     }
+  }
+
+  /**
+   * The claimed attempt found nothing to run (prepare.ts): it ends SKIPPED (fenced on its lease),
+   * and its dependants go on from the skip.
+   */
+  async skipClaimed(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+    reason: string,
+  ): Promise<undefined> {
+    const now = this.ctx.clock.now();
+    const skipped = await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+      { status: "SKIPPED", finishedAt: now, lease: null },
+      nodeEvent(HISTORY.nodeSkipped, now, node.id, record.attempt, { reason }),
+    );
+    if (skipped.ok) {
+      await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", node.id, record.attempt);
+      await this.propagation.afterCompletion(execution, graph, node, { recovery: false, skipped: true });
+    } else if (isCancelRequested(skipped.current, lease)) {
+      await this.stopCancelled(execution, node, record, lease);
+    }
+    return undefined;
   }
 
   /** The attempt was told to stop: it ends CANCELLED (fenced, so only while it still holds the lease). */

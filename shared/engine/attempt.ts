@@ -6,12 +6,16 @@
  * Payloads are part of the attempt: the input and dependencies' outputs are resolved before the
  * handler runs and its output stored after, so a value over a limit (a terminal PayloadError) or a
  * blob store fault ends the attempt like an error of the handler, never a lease that runs out.
+ * So are the definition's expressions (prepare.ts): a node with nothing to run — its `when` is not
+ * true, or no input was done — ends `skipped` without its handler, and an expression that fails
+ * ends the attempt with a terminal ExpressionError.
  */
 import type { GraphNode } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { EngineContext } from "./context.js";
+import { prepareRun } from "./prepare.js";
 
 export type AttemptResult =
   | { kind: "completed"; output: Payload }
@@ -20,7 +24,9 @@ export type AttemptResult =
   /** Cut short by its invocation's deadline, which left it `leftMs` when it started. */
   | { kind: "workerTimeout"; leftMs: number }
   | { kind: "leaseLost" }
-  | { kind: "cancelled" };
+  | { kind: "cancelled" }
+  /** Nothing to run (prepare.ts): the handler was not called. */
+  | { kind: "skipped"; reason: string };
 
 class AttemptAbort extends Error {
   constructor(readonly kind: "timedOut" | "workerTimeout" | "leaseLost" | "cancelled") {
@@ -74,13 +80,12 @@ export async function runAttempt(
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
   });
   try {
+    const prepared = await Promise.race([prepareRun(ctx, execution, node, task, deps), aborted]);
+    if ("skip" in prepared) return { kind: "skipped", reason: prepared.skip };
     const output = await Promise.race([
       Promise.resolve().then(async () =>
         task.run({
-          input: await payloads.load(execution.input),
-          // Parsed, so a schema's defaults and transforms reach the handler (validated at submit already).
-          params: task.params.parse(node.params),
-          deps: await loadValues(ctx, deps),
+          ...prepared,
           context: {
             executionId: execution.executionId,
             nodeId: node.id,

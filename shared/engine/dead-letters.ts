@@ -5,13 +5,14 @@
  * and redriven without draining a queue. Redrive revives the execution: failed and cancelled nodes
  * get a new attempt or go back to waiting, and every completed node keeps its output.
  */
-import { evaluateFanIn } from "../domain/fan-in.js";
+import { evaluateFanIn, tallyParents } from "../domain/fan-in.js";
 import type { WorkflowGraph } from "../domain/graph.js";
 import type { DeadLetterRecord, ErrorInfo, ExecutionRecord, NodeRecord } from "../domain/records.js";
 import type { Outcome, Page, TaskMessage } from "../ports.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { dispatchMode, fanInSource, unclaimedConditions } from "./dispatch-mode.js";
+import { outcomeIn } from "./fan-in.js";
 import { executionEvent, HISTORY, nodeEvent } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 
@@ -73,9 +74,9 @@ export class DeadLetters {
     const mode = dispatchMode(this.ctx, node);
     let failed: Outcome<NodeRecord> = { ok: false, current: undefined };
     for (const condition of unclaimedConditions(mode, message.attempt, ["QUEUED", "RUNNING"])) {
-      failed = await this.ctx.store.failNode(
+      failed = await this.propagation.writeFailure(
         message.executionId,
-        message.nodeId,
+        node,
         condition,
         { status: "FAILED", attempt: message.attempt, error, finishedAt: now, lease: null },
         nodeEvent(HISTORY.nodeFailed, now, message.nodeId, message.attempt, { error }),
@@ -98,7 +99,7 @@ export class DeadLetters {
       reason: "poison",
       receiveCount: delivery.receiveCount,
     });
-    if (failed.ok) await this.propagation.afterFailure(execution, graph, node, error);
+    if (failed.ok) await this.propagation.afterNodeFailed(execution, graph, node, error);
   }
 
   list(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>> {
@@ -223,15 +224,16 @@ export class DeadLetters {
         return undefined;
       }
       if (record.status !== "FAILED" && record.status !== "CANCELLED") return undefined;
-      // Only wide fan-ins record arrivals; the others can run once enough parents completed.
+      // A failure the workflow handled (`onError: "continue"`) stands: its dependants went on from it.
+      if (record.status === "FAILED" && node.onError === "continue") return undefined;
+      // Only wide fan-ins record arrivals; the others can run once enough parents are done.
       const recorded = fanInSource(this.ctx.fanIn, node) === "arrivals";
-      const completedParents = node.parents.filter(
-        (p) => byId.get(graph.nodes[p]!.id)?.status === "COMPLETED",
-      );
+      const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, (id) => byId.get(id)?.status));
+      const completedParents = tally.ok;
       const completed = recorded ? record.okDeps.length : completedParents.length;
       const canRun =
         record.status === "FAILED" ||
-        evaluateFanIn(node.fanIn, node.parents.length, completed, 0) === "ready";
+        evaluateFanIn(node.fanIn, node.parents.length, completed, 0, tally.skipped.length) === "ready";
       // A node ended before it was decided or claimed has no inputs recorded yet: those of an
       // `any`/`count:N` fan-in are the parents completed now (an `all` one's are all its parents).
       const inputs =

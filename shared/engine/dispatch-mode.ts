@@ -77,9 +77,12 @@ export const DEFAULT_FAN_IN: FanInSettings = { readMaxParents: 4, shardSize: 100
 export function fanInSource(settings: FanInSettings, node: GraphNode): FanInSource {
   // A fan-in met by one completion (any, count:1) reads only itself, whatever its width: the
   // completing parent decides alone (fan-in.ts).
+  // One whose parents may be skipped is read too unless it is `all` (whose shards count a skip as
+  // an arrival): an arrival tells completions from failures, not from skips.
   if (
     node.parents.length <= settings.readMaxParents ||
-    requiredCompletions(node.fanIn, node.parents.length) === 1
+    requiredCompletions(node.fanIn, node.parents.length) === 1 ||
+    (node.mayBeSkipped && node.fanIn.kind !== "all")
   )
     return "read";
   return node.fanIn.kind === "all" ? "sharded" : "arrivals";

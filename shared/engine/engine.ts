@@ -115,6 +115,7 @@ export class Engine {
     this.deadLetters = new DeadLetters(this.ctx, this.propagation);
     this.runner = new TaskRunner(this.ctx, this.propagation, this.deadLetters);
     this.sweeper = new Sweeper(this.ctx, this.propagation, this.runner, this.deadLetters);
+    this.propagation.recoverHandler = (...args) => this.runner.recoverExpiredLease(...args);
   }
 
   /** Validates and stores a definition. Same content → same version; new content → next version. */
@@ -216,6 +217,7 @@ export class Engine {
     const ctx: EngineContext = { ...this.ctx, queue: new SendBatcher(this.ctx.queue) };
     const propagation = new Propagation(ctx);
     const runner = new TaskRunner(ctx, propagation, new DeadLetters(ctx, propagation));
+    propagation.recoverHandler = (...args) => runner.recoverExpiredLease(...args);
     const arrivals = new ArrivalBatcher(ctx.store);
     return { handleTask: (message, delivery = {}) => runner.handle(message, { ...delivery, arrivals }) };
   }

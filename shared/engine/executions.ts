@@ -10,7 +10,7 @@ import type { EngineContext } from "./context.js";
 import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
 import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
-import type { Propagation } from "./propagation.js";
+import { continuedFailure, type Propagation } from "./propagation.js";
 import type {
   CreateExecutionRequest,
   ExecutionSummary,
@@ -194,6 +194,13 @@ export class Executions {
       ...(execution.finishedAt !== undefined ? { finishedAt: iso(execution.finishedAt) } : {}),
       ...(execution.error ? { error: execution.error } : {}),
     };
+    const handler = graph.onFailure && byId.get(graph.onFailure.id);
+    if (graph.onFailure && handler) {
+      const onFailure = nodeView(graph.onFailure.id, graph.onFailure.type, handler, execution);
+      if (handler.status === "COMPLETED")
+        Object.assign(onFailure, rendered("output", await renderer.render(handler.output ?? NULL_PAYLOAD)));
+      view.onFailure = onFailure;
+    }
     if (execution.status === "SUCCEEDED")
       Object.assign(view, rendered("output", await renderer.render(sinkOutputs(graph, byId))));
     return view;
@@ -241,12 +248,20 @@ function nodeView(
   return view;
 }
 
-/** A succeeded execution's output, `{ [sinkNodeId]: output }`, as a payload made of the sinks' own. */
+/**
+ * A succeeded execution's output, `{ [sinkNodeId]: output }`, as a payload made of the sinks' own:
+ * completed sinks with their output, sinks failed under `onError: "continue"` with their error;
+ * skipped sinks are left out.
+ */
 function sinkOutputs(graph: WorkflowGraph, byId: Map<string, NodeRecord>): Payload {
   return composePayload(
-    graph.sinks.map((index) => {
-      const id = graph.nodes[index]!.id;
-      return [id, byId.get(id)?.output ?? NULL_PAYLOAD] as const;
+    graph.sinks.flatMap((index) => {
+      const node = graph.nodes[index]!;
+      const record = byId.get(node.id);
+      if (record?.status === "SKIPPED") return [];
+      if (record?.status === "FAILED" && node.onError === "continue")
+        return [[node.id, continuedFailure(record.error)] as const];
+      return [[node.id, record?.output ?? NULL_PAYLOAD] as const];
     }),
   );
 }

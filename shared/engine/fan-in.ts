@@ -26,7 +26,14 @@
  *
  * The sweeper decides from the parents' records, whatever the source (`settle`, `decisionDue`).
  */
-import { evaluateFanIn, requiredCompletions, tallyParents } from "../domain/fan-in.js";
+import {
+  type DependencyOutcome,
+  dependencyOutcome,
+  type ParentTally,
+  requiredCompletions,
+  tallyParents,
+  verdictOf,
+} from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { type ExecutionRecord, type NodeRecord, type NodeStatus, pendingNode } from "../domain/records.js";
 import type { ArrivalShard } from "../ports.js";
@@ -41,9 +48,20 @@ export interface ChildDecision {
    * message is its dispatch) or a small inline node to run.
    */
   ready?: NodeRecord;
-  /** A recovery found the inline child already completed: its own propagation is to be re-driven. */
-  reDrive?: boolean;
+  /**
+   * A recovery found the child already ended — an inline child completed, or a child skipped —:
+   * its own propagation is to be re-driven.
+   */
+  reDrive?: "completed" | "skipped";
+  /** Skipped just now (its fan-in can no longer be met because of skips): its dependants are next. */
+  skipped?: boolean;
 }
+
+/**
+ * How a parent ended, as its children count it: "ok" (done: completed, or failed under `onError:
+ * "continue"`), "skip" (skipped), "bad" (failed for good, or cancelled).
+ */
+export type ParentEnd = "ok" | "skip" | "bad";
 
 export interface FanInHooks {
   isInline(node: GraphNode): boolean;
@@ -60,8 +78,9 @@ export class FanInGate {
   ) {}
 
   /**
-   * After the parent `parentIndex` of `child` completed ("ok") or failed or was cancelled ("bad").
-   * A bad outcome only ever cancels: queueing is left to the parents that complete. With `recovery`
+   * After the parent `parentIndex` of `child` ended (ParentEnd). A bad outcome only ever cancels:
+   * queueing is left to the parents that complete; a skip may skip the child, or meet an `all`
+   * fan-in (whose claim then skips the child if no input was done: worker.ts). With `recovery`
    * (the parent's propagation may have been cut short before), a child found QUEUED is handed back
    * to be sent again and an inline child found completed to be re-driven.
    */
@@ -70,7 +89,7 @@ export class FanInGate {
     graph: WorkflowGraph,
     child: GraphNode,
     parentIndex: number,
-    outcome: "ok" | "bad",
+    outcome: ParentEnd,
     recovery: boolean,
     arrivals?: ArrivalBatcher,
   ): Promise<ChildDecision> {
@@ -94,8 +113,8 @@ export class FanInGate {
     child: GraphNode,
     record: NodeRecord,
     statusOf: StatusOf,
-  ): Promise<NodeRecord | undefined> {
-    if (record.status !== "PENDING") return undefined;
+  ): Promise<ChildDecision> {
+    if (record.status !== "PENDING") return {};
     return this.decide(execution, child, this.tally(graph, child, record, statusOf), "ok");
   }
 
@@ -109,8 +128,9 @@ export class FanInGate {
   ): boolean {
     if (record && record.status !== "PENDING") return false;
     if (fanInSource(this.ctx.fanIn, child) === "arrivals") return !record?.okDeps.includes(parentIndex);
-    const { ok, bad } = this.tally(graph, child, record, statusOf);
-    return evaluateFanIn(child.fanIn, child.parents.length, ok.length, bad.length) !== "waiting";
+    return (
+      verdictOf(child.fanIn, child.parents.length, this.tally(graph, child, record, statusOf)) !== "waiting"
+    );
   }
 
   private tally(
@@ -118,10 +138,11 @@ export class FanInGate {
     child: GraphNode,
     record: NodeRecord | undefined,
     statusOf: StatusOf,
-  ): { ok: readonly number[]; bad: readonly number[] } {
+  ): ParentTally {
+    // Arrivals are recorded only for fan-ins whose parents are never skipped (dispatch-mode.ts).
     if (fanInSource(this.ctx.fanIn, child) === "arrivals")
-      return { ok: record?.okDeps ?? [], bad: record?.badDeps ?? [] };
-    return tallyParents(child.parents, (p) => statusOf(graph.nodes[p]!.id));
+      return { ok: record?.okDeps ?? [], bad: record?.badDeps ?? [], skipped: [] };
+    return tallyParents(child.parents, (p) => outcomeIn(graph, p, statusOf));
   }
 
   private async byReading(
@@ -129,7 +150,7 @@ export class FanInGate {
     graph: WorkflowGraph,
     child: GraphNode,
     parentIndex: number,
-    outcome: "ok" | "bad",
+    outcome: ParentEnd,
     recovery: boolean,
   ): Promise<ChildDecision> {
     const { executionId } = execution;
@@ -141,27 +162,34 @@ export class FanInGate {
     const all = child.fanIn.kind === "all";
     const readChild = recovery || !all;
     // The others matter only when this outcome alone does not decide: a completion meets a fan-in
-    // needing one (any, count:1), and one failed parent makes `all` unsatisfiable.
-    const readOthers = outcome === "ok" ? requiredCompletions(child.fanIn, child.parents.length) > 1 : !all;
+    // needing one (any, count:1), and one failed parent makes `all` unsatisfiable. A skip always
+    // reads them: whether the child runs or is skipped depends on how they ended.
+    const readOthers =
+      outcome === "ok"
+        ? requiredCompletions(child.fanIn, child.parents.length) > 1
+        : outcome === "skip" || !all;
     const ids = [...(readChild ? [child.id] : []), ...(readOthers ? others : [])];
     const read = ids.length > 0 ? await this.ctx.store.getNodes(executionId, ids) : [];
     const byId = new Map(read.map((r) => [r.nodeId, r]));
     const current = byId.get(child.id) ?? pendingNode(executionId, child.id);
     if (current.status !== "PENDING") return this.alreadyDecided(child, current, outcome, recovery);
-    const statusOf: StatusOf = (id) =>
-      id === parentId ? (outcome === "ok" ? "COMPLETED" : "FAILED") : byId.get(id)?.status;
-    const tally = tallyParents(child.parents, (p) => statusOf(graph.nodes[p]!.id));
-    const queued = await this.decide(execution, child, tally, outcome);
-    return queued ? { ready: queued } : {};
+    const outcomeOf = (p: number): DependencyOutcome =>
+      graph.nodes[p]!.id === parentId
+        ? ({ ok: "done", skip: "skipped", bad: "bad" } as const)[outcome]
+        : outcomeIn(graph, p, (id) => byId.get(id)?.status);
+    return this.decide(execution, child, tallyParents(child.parents, outcomeOf), outcome);
   }
 
   private async byArrival(
     execution: ExecutionRecord,
     child: GraphNode,
     parentIndex: number,
-    outcome: "ok" | "bad",
+    outcome: ParentEnd,
     recovery: boolean,
   ): Promise<ChildDecision> {
+    if (outcome === "skip")
+      // dispatch-mode.ts never records arrivals for a fan-in whose parents may be skipped.
+      throw new Error(`fan-in of "${child.id}" records arrivals, but its parent was skipped`);
     const arrival = await this.ctx.store.recordArrival({
       executionId: execution.executionId,
       childId: child.id,
@@ -170,10 +198,8 @@ export class FanInGate {
       now: this.ctx.clock.now(),
     });
     const record = arrival.node;
-    if (record.status === "PENDING") {
-      const queued = await this.decide(execution, child, { ok: record.okDeps, bad: record.badDeps }, outcome);
-      return queued ? { ready: queued } : {};
-    }
+    if (record.status === "PENDING")
+      return this.decide(execution, child, { ok: record.okDeps, bad: record.badDeps, skipped: [] }, outcome);
     return this.alreadyDecided(child, record, outcome, recovery);
   }
 
@@ -181,10 +207,12 @@ export class FanInGate {
     execution: ExecutionRecord,
     child: GraphNode,
     parentIndex: number,
-    outcome: "ok" | "bad",
+    outcome: ParentEnd,
     recovery: boolean,
     arrivals: ArrivalBatcher | undefined,
   ): Promise<ChildDecision> {
+    // A skipped parent arrives like a completed one: an `all` fan-in is met once every parent
+    // ended, and the child's claim tells whether any of them was done (else it is skipped).
     const { executionId } = execution;
     if (outcome === "bad") {
       // One failed parent: an `all` fan-in can no longer be met.
@@ -219,35 +247,58 @@ export class FanInGate {
       (await this.ctx.store.getArrivalShards(executionId, child.id, others)).map((s) => [s.shard, s]),
     );
     if (!others.every((i) => full(stored.get(i), i))) return {};
-    const queued = await this.decide(execution, child, { ok: child.parents, bad: [] }, "ok");
-    return queued ? { ready: queued } : {};
+    return this.decide(execution, child, { ok: [...child.parents], bad: [], skipped: [] }, "ok");
   }
 
   private alreadyDecided(
     child: GraphNode,
     record: NodeRecord,
-    outcome: "ok" | "bad",
+    outcome: ParentEnd,
     recovery: boolean,
   ): ChildDecision {
-    if (outcome !== "ok" || !recovery) return {};
+    if (outcome === "bad" || !recovery) return {};
     if (record.status === "QUEUED" && record.attempt === 1) return { ready: record };
-    if (record.status === "COMPLETED" && this.hooks.isInline(child)) return { reDrive: true };
+    if (record.status === "COMPLETED" && this.hooks.isInline(child)) return { reDrive: "completed" };
+    if (record.status === "SKIPPED") return { reDrive: "skipped" };
     return {};
   }
 
-  /** The conditional decision for a PENDING child, given who completed and who failed. */
+  /** The conditional decision for a PENDING child, given how its parents ended. */
   private async decide(
     execution: ExecutionRecord,
     child: GraphNode,
-    tally: { ok: readonly number[]; bad: readonly number[] },
-    outcome: "ok" | "bad",
-  ): Promise<NodeRecord | undefined> {
-    const verdict = evaluateFanIn(child.fanIn, child.parents.length, tally.ok.length, tally.bad.length);
+    tally: ParentTally,
+    outcome: ParentEnd,
+  ): Promise<ChildDecision> {
+    const verdict = verdictOf(child.fanIn, child.parents.length, tally);
     if (verdict === "unsatisfiable") {
       await this.hooks.cancel(execution.executionId, child.id, "fan-in can no longer be met");
-      return undefined;
+      return {};
     }
-    if (verdict !== "ready" || outcome !== "ok") return undefined;
+    if (verdict === "skipped") {
+      // Final once reached (skipped parents stay skipped), so whoever decides writes the same; the
+      // write is conditional on PENDING, so one decider goes on to the child's dependants.
+      const skipped = await skipPending(
+        this.ctx,
+        execution.executionId,
+        child,
+        "its dependencies were skipped",
+      );
+      return skipped ? { skipped: true } : {};
+    }
+    // A bad outcome never readies a child (the execution is failing); a skip may: the last parent
+    // of an `all` fan-in to end may be a skipped one.
+    if (verdict !== "ready" || outcome === "bad") return {};
+    const ready = await this.readyChild(execution, child, tally);
+    return ready ? { ready } : {};
+  }
+
+  /** The dispatch of a child whose fan-in is met (see decide). */
+  private async readyChild(
+    execution: ExecutionRecord,
+    child: GraphNode,
+    tally: ParentTally,
+  ): Promise<NodeRecord | undefined> {
     // No queue write for two kinds; the child goes back still PENDING, with its inputs:
     // - a join: its message, sent by the caller, is its dispatch (dispatch-mode.ts), and carries
     //   these inputs when they are not all its parents;
@@ -276,6 +327,33 @@ export class FanInGate {
     );
     return queued.ok ? queued.record : undefined;
   }
+}
+
+/** How a parent ended, from its status as the caller knows it. */
+export function outcomeIn(graph: WorkflowGraph, parentIndex: number, statusOf: StatusOf): DependencyOutcome {
+  const parent = graph.nodes[parentIndex]!;
+  return dependencyOutcome(statusOf(parent.id), parent.onError);
+}
+
+/**
+ * Skips a PENDING node (its fan-in can no longer be met because of skips, or its only parent was
+ * skipped): conditional on PENDING, so once. True when this write did it.
+ */
+export async function skipPending(
+  ctx: EngineContext,
+  executionId: string,
+  node: GraphNode,
+  reason: string,
+): Promise<boolean> {
+  const now = ctx.clock.now();
+  const result = await ctx.store.transitionNode(
+    executionId,
+    node.id,
+    { status: ["PENDING"] },
+    { status: "SKIPPED", finishedAt: now },
+    nodeEvent(HISTORY.nodeSkipped, now, node.id, 0, { reason }),
+  );
+  return result.ok;
 }
 
 /** When a deferred task type (e.g. `wait`) may start, if it defers at all. */

@@ -16,6 +16,7 @@ export const HISTORY = {
   nodeRetryScheduled: "NodeRetryScheduled",
   nodeFailed: "NodeFailed",
   nodeCancelled: "NodeCancelled",
+  nodeSkipped: "NodeSkipped",
   nodeRedriven: "NodeRedriven",
 } as const;
 
@@ -57,7 +58,7 @@ export function executionLifecycleEvent(execution: ExecutionRecord, error?: Erro
 /** A node-level EventBridge event; published only for workflows with `events.nodes: true`. */
 export function nodeLifecycleEvent(
   execution: ExecutionRecord,
-  detailType: "Node Started" | "Node Completed" | "Node Retry Scheduled" | "Node Failed",
+  detailType: "Node Started" | "Node Completed" | "Node Retry Scheduled" | "Node Failed" | "Node Skipped",
   nodeId: string,
   attempt: number,
   error?: ErrorInfo,

@@ -5,20 +5,36 @@
  * spot, sink bookkeeping, and the end of the execution. Every step is idempotent, so a redelivered
  * message can re-drive all of it after a crash.
  */
-import { requiredCompletions } from "../domain/fan-in.js";
-import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
-import { PayloadError } from "../domain/json.js";
+
+import { TerminalError } from "../domain/errors.js";
+import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
+import { tallyParents, verdictOf } from "../domain/fan-in.js";
+import { type GraphNode, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../domain/graph.js";
 import { NULL_PAYLOAD, type Payload } from "../domain/payload.js";
-import type { ErrorInfo, ExecutionRecord, ExecutionStatus, NodeRecord } from "../domain/records.js";
-import type { ExecutionGuard } from "../ports.js";
+import type {
+  ErrorInfo,
+  ExecutionRecord,
+  ExecutionStatus,
+  HistoryEvent,
+  NodeRecord,
+} from "../domain/records.js";
+import { isTerminalNode } from "../domain/states.js";
+import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { loadValues } from "./attempt.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { claimedByMessage, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
-import { FanInGate, notBeforeOf, type StatusOf } from "./fan-in.js";
-import { executionEvent, executionLifecycleEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import { FanInGate, notBeforeOf, outcomeIn, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
+import {
+  executionEvent,
+  executionLifecycleEvent,
+  HISTORY,
+  nodeEvent,
+  publishNodeEvent,
+} from "./lifecycle.js";
+import { expressionScope, skipReason } from "./prepare.js";
 import { readCompletedDeps } from "./reads.js";
 import { type OutgoingTask, sendTasks } from "./send.js";
 
@@ -44,29 +60,45 @@ export class Propagation {
   }
 
   /**
-   * After `node` COMPLETED. With `recovery` (a redelivered message found the node already complete),
-   * children found QUEUED get their message again and inline children are re-driven, since the
-   * earlier run may have crashed before sending; duplicate messages are refused by the claim.
+   * After `node` ended in a way its dependants go on from: COMPLETED, FAILED under `onError:
+   * "continue"` (both "done"), or SKIPPED (`skipped`: its direct children are skipped in turn, its
+   * other children decided, domain/fan-in.ts). With `recovery` (a redelivered message found the
+   * node already ended), children found QUEUED get their message again and children found ended
+   * (inline ones completed, skipped ones) are re-driven, since the earlier run may have crashed
+   * before sending; duplicate messages are refused by the claim.
    * With `keepOne`, one ready direct child (or else one join decided just now) is not sent but
    * returned, for the caller to run in the same invocation (and to send with `sendByMessage`, if it
    * decides not to).
-   * `arrivals` gathers this invocation's
-   * shard arrivals into fewer writes (arrival-batcher.ts).
+   * `arrivals` gathers this invocation's shard arrivals into fewer writes (arrival-batcher.ts).
    */
   async afterCompletion(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
-    options: { recovery: boolean; keepOne?: boolean; arrivals?: ArrivalBatcher },
+    options: { recovery: boolean; keepOne?: boolean; arrivals?: ArrivalBatcher; skipped?: boolean },
   ): Promise<ByMessage | undefined> {
+    // The onFailure handler's end changes nothing else: it is recorded, and that is all.
+    if (node.onFailureHandler) return undefined;
+    const end: ParentEnd = options.skipped ? "skip" : "ok";
     const ready: NodeRecord[] = [];
     const direct: ByMessage[] = [];
-    const reDrive: GraphNode[] = [];
+    const reDrive: Array<{ child: GraphNode; skipped: boolean }> = [];
+    const skipped: GraphNode[] = [];
     const sink = node.children.length === 0 ? this.completeSink(execution, graph, node) : Promise.resolve();
 
     await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
       const child = graph.nodes[childIndex]!;
       if (dispatchMode(this.ctx, child) === "direct") {
+        if (end === "skip") {
+          // Its only parent was skipped: so is it, without a message.
+          if (await skipPending(this.ctx, execution.executionId, child, "its dependency was skipped"))
+            skipped.push(child);
+          else if (options.recovery) {
+            const current = await this.ctx.store.getNode(execution.executionId, child.id);
+            if (current?.status === "SKIPPED") reDrive.push({ child, skipped: true });
+          }
+          return;
+        }
         // Its only parent completed: it is ready, and its message is its dispatch.
         if (!options.recovery) direct.push({ node: child });
         else if (!isFinal(await this.ctx.store.getNode(execution.executionId, child.id)))
@@ -78,12 +110,13 @@ export class Propagation {
         graph,
         child,
         node.index,
-        "ok",
+        end,
         options.recovery,
         options.arrivals,
       );
       if (decision.ready) ready.push(decision.ready);
-      if (decision.reDrive) reDrive.push(child);
+      if (decision.skipped) skipped.push(child);
+      if (decision.reDrive) reDrive.push({ child, skipped: decision.reDrive === "skipped" });
     });
 
     // Children in definition order, so which one is kept for this invocation is deterministic.
@@ -105,8 +138,47 @@ export class Propagation {
       ),
       this.sendByMessage(execution.executionId, direct),
     ]);
-    for (const child of reDrive) await this.afterCompletion(execution, graph, child, { recovery: true });
+    for (const child of skipped) {
+      await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", child.id, 0);
+      await this.afterCompletion(execution, graph, child, { recovery: false, skipped: true });
+    }
+    for (const { child, skipped } of reDrive)
+      await this.afterCompletion(execution, graph, child, { recovery: true, skipped });
     return kept;
+  }
+
+  /**
+   * After `node` failed for good (written with writeFailure): fail-fast, as the brief says; or,
+   * under `onError: "continue"`, its dependants go on as after a completion, seeing its error.
+   */
+  async afterNodeFailed(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    error: ErrorInfo,
+    options: { recovery: boolean } = { recovery: false },
+  ): Promise<void> {
+    if (node.onError === "continue") {
+      await this.afterCompletion(execution, graph, node, options);
+      return;
+    }
+    await this.afterFailure(execution, graph, node, error);
+  }
+
+  /**
+   * A node's failure for good, written: with the execution's failure mark (store.failNode), unless
+   * the node's `onError` is "continue", whose failure leaves the execution running.
+   */
+  writeFailure(
+    executionId: string,
+    node: GraphNode,
+    condition: NodeCondition,
+    patch: NodePatch,
+    event: HistoryEvent,
+  ): Promise<Outcome<NodeRecord>> {
+    return node.onError === "continue"
+      ? this.ctx.store.transitionNode(executionId, node.id, condition, patch, event)
+      : this.ctx.store.failNode(executionId, node.id, condition, patch, event);
   }
 
   /** The first attempt of direct (or join) nodes: the message alone (the claim creates the record). */
@@ -127,7 +199,7 @@ export class Propagation {
     return messageCarriesDeps(mode, node) ? { node, deps: record.okDeps } : { node };
   }
 
-  /** After `node` FAILED for good: fail-fast, as the brief says. */
+  /** After `node` FAILED for good under `onError: "fail"`: fail-fast, as the brief says. */
   async afterFailure(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
@@ -249,7 +321,10 @@ export class Propagation {
       // Fail-fast: once a node failed for good, no branch can make the execution succeed.
       status === "SUCCEEDED" ? { ...guard, noFailedNode: true } : guard,
     );
-    if (finished.ok) await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
+    if (finished.ok) {
+      await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
+      if (status === "FAILED" && graph.onFailure) await this.sendOnFailure(executionId);
+    }
     // Also on a repeat (a re-drive after a crash), but never when the success was refused by the guard.
     const ended = finished.ok || finished.current?.status === status;
     if (mayHaveLeftovers && ended) {
@@ -267,10 +342,46 @@ export class Propagation {
     reason: string,
     graph?: WorkflowGraph,
   ): Promise<void> {
-    const open = await this.cancelOutstanding(executionId, reason, status, graph);
+    const handlerOpen = status === "FAILED" ? await this.onFailureOpen(executionId, graph) : false;
+    const open = (await this.cancelOutstanding(executionId, reason, status, graph)) + (handlerOpen ? 1 : 0);
     const next = open === 0 ? null : this.ctx.clock.now() + this.ctx.sweep.graceMs;
     await this.ctx.store.transitionExecution(executionId, [status], { sweepAt: next });
   }
+
+  /** The first attempt of a failed execution's onFailure handler: its message alone (claimed once). */
+  private async sendOnFailure(executionId: string): Promise<void> {
+    await sendTasks(this.ctx, [{ message: { executionId, nodeId: ON_FAILURE_NODE_ID, attempt: 1 } }]);
+  }
+
+  /**
+   * Whether a failed execution's onFailure handler has still to end, sending its message again
+   * when it may have been lost (no record yet, or QUEUED and due): the cleanup stays unconfirmed,
+   * so the sweeper keeps looking until the handler ended. A worker that died running it is
+   * recovered like any attempt.
+   */
+  private async onFailureOpen(executionId: string, known?: WorkflowGraph): Promise<boolean> {
+    const execution = await this.ctx.store.getExecution(executionId);
+    if (!execution) return false;
+    const graph = known ?? (await this.ctx.graphs.get(execution.workflow, execution.version));
+    const handler = graph.onFailure;
+    if (!handler) return false;
+    const record = await this.ctx.store.getNode(executionId, handler.id);
+    const now = this.ctx.clock.now();
+    if (!record) await this.sendOnFailure(executionId);
+    else if (record.status === "QUEUED" && (record.notBefore ?? 0) <= now)
+      await sendTasks(this.ctx, [{ message: { executionId, nodeId: handler.id, attempt: record.attempt } }]);
+    else if (record.status === "RUNNING" && record.lease && record.lease.expiresAt < now)
+      await this.recoverHandler?.(execution, graph, handler, record);
+    return record === undefined || !isFinal(record);
+  }
+
+  /** Set by the engine: a dead worker's attempt of the handler is recovered like any attempt's. */
+  recoverHandler?: (
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+  ) => Promise<void>;
 
   /**
    * PENDING and QUEUED nodes are cancelled now, and RUNNING ones whose worker died (lease expired);
@@ -290,7 +401,10 @@ export class Propagation {
   ): Promise<number> {
     const fenced = needsFence(status);
     const now = this.ctx.clock.now();
-    const nodes = await this.ctx.store.listNodes(executionId);
+    // The onFailure handler runs after the end, not against it (onFailureOpen).
+    const nodes = (await this.ctx.store.listNodes(executionId)).filter(
+      (n) => n.nodeId !== ON_FAILURE_NODE_ID,
+    );
     const settle = async (node: NodeRecord): Promise<boolean> => {
       if (node.status === "PENDING" || node.status === "QUEUED") {
         return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now, fenced }));
@@ -389,8 +503,12 @@ export class Propagation {
     record: NodeRecord,
     statusOf: StatusOf,
   ): Promise<void> {
-    const queued = await this.fanIn.settle(execution, graph, node, record, statusOf);
-    if (queued) await this.dispatch(execution, graph, [queued]);
+    const decision = await this.fanIn.settle(execution, graph, node, record, statusOf);
+    if (decision.ready) await this.dispatch(execution, graph, [decision.ready]);
+    if (decision.skipped) {
+      await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", node.id, 0);
+      await this.afterCompletion(execution, graph, node, { recovery: false, skipped: true });
+    }
   }
 
   private async completeSink(
@@ -431,20 +549,35 @@ export class Propagation {
     const deps = await loadDeps(this.ctx, execution.executionId, graph, record.okDeps);
     let output: Payload;
     try {
+      const skip = await skipReason(this.ctx, execution, node, deps);
+      if (skip !== undefined) {
+        const skipped = await this.ctx.store.transitionNode(
+          execution.executionId,
+          node.id,
+          condition,
+          { ...decided, status: "SKIPPED", finishedAt: now },
+          nodeEvent(HISTORY.nodeSkipped, now, node.id, attempt, { reason: skip }),
+        );
+        if (skipped.ok) {
+          await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", node.id, attempt);
+          await this.afterCompletion(execution, graph, node, { recovery: false, skipped: true });
+        }
+        return;
+      }
       output = await this.inlineOutput(execution, node, task, attempt, deps, now);
     } catch (cause) {
       const error = inlineFailure(cause);
       // A fault of the blob store is no failure of the node: it stays as it was, and the message
       // being handled (redelivered) or the sweeper decides it again (simulation finding I).
       if (error === undefined) throw cause;
-      const failed = await this.ctx.store.failNode(
+      const failed = await this.writeFailure(
         execution.executionId,
-        node.id,
+        node,
         condition,
         { ...decided, status: "FAILED", error, finishedAt: now },
         nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
       );
-      if (failed.ok) await this.afterFailure(execution, graph, node, error);
+      if (failed.ok) await this.afterNodeFailed(execution, graph, node, error);
       return;
     }
     const completedEvent = nodeEvent(HISTORY.nodeCompleted, now, node.id, attempt, { inline: true });
@@ -475,9 +608,14 @@ export class Propagation {
     const controller = new AbortController();
     const input = await this.ctx.payloads.load(execution.input);
     const values = await loadValues(this.ctx, deps);
+    const params = hasExpressions(node.params)
+      ? await resolveExpressions(node.params, expressionScope(execution, input, values), {
+          now: () => this.ctx.clock.now(),
+        })
+      : node.params;
     const output = await runInlineTask(task, {
       input,
-      params: node.params,
+      params,
       deps: values,
       context: {
         executionId: execution.executionId,
@@ -518,7 +656,8 @@ async function runInlineTask(
 
 /** The node's failure an inline attempt ended with, or undefined for a fault of the blob store (retried). */
 function inlineFailure(cause: unknown): ErrorInfo | undefined {
-  if (cause instanceof PayloadError) return { name: cause.code, message: cause.message, retryable: false };
+  // A value over a limit (PayloadError), an expression that failed (ExpressionError).
+  if (cause instanceof TerminalError) return { name: cause.code, message: cause.message, retryable: false };
   if (!(cause instanceof InlineTaskFailure)) return undefined;
   const failure = cause.failure;
   return { name: "InlineTaskError", message: String((failure as Error)?.message ?? failure) };
@@ -537,10 +676,22 @@ export async function loadDeps(
   if (depIndexes.length === 0) return [];
   const ids = depIndexes.map((i) => graph.nodes[i]!.id);
   const records = await readCompletedDeps(ctx, executionId, ids);
-  return ids.flatMap((id) => {
-    const record = records.get(id);
-    return record?.status === "COMPLETED" ? [[id, record.output ?? NULL_PAYLOAD] as [string, Payload]] : [];
+  return depIndexes.flatMap((index) => {
+    const node = graph.nodes[index]!;
+    const record = records.get(node.id);
+    if (record?.status === "COMPLETED")
+      return [[node.id, record.output ?? NULL_PAYLOAD] as [string, Payload]];
+    // A failure its dependants go on from is seen as its error; skipped dependencies are absent.
+    if (record?.status === "FAILED" && node.onError === "continue")
+      return [[node.id, continuedFailure(record.error)] as [string, Payload]];
+    return [];
   });
+}
+
+/** What dependants of a node failed under `onError: "continue"` see as its output. */
+export function continuedFailure(error: ErrorInfo | undefined): Payload {
+  const { name, message } = error ?? { name: "Error", message: "failed" };
+  return { json: JSON.stringify({ error: { name, message } }) };
 }
 
 /**
@@ -552,7 +703,7 @@ export const needsFence = (status: ExecutionStatus) => status !== "CANCELLED" &&
 
 /**
  * The ids of nodes with no record that may be claimed any moment: direct and join nodes (whose
- * first claim creates their record) whose completed parents meet their fan-in — entries included.
+ * first claim creates their record) whose ended parents meet their fan-in — entries included.
  */
 function readyUnclaimed(
   ctx: EngineContext,
@@ -569,12 +720,10 @@ function readyUnclaimed(
       // never started (cancelled while PENDING) sent none.
       if (node.parents.length === 0 && !started) return false;
       if (!claimedByMessage(dispatchMode(ctx, node))) return false;
-      const completed = node.parents.filter((p) => status.get(graph.nodes[p]!.id) === "COMPLETED").length;
-      return completed >= requiredCompletions(node.fanIn, node.parents.length);
+      const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, (id) => status.get(id)));
+      return verdictOf(node.fanIn, node.parents.length, tally) === "ready";
     })
     .map((node) => node.id);
 }
 
-const isFinal = (record: NodeRecord | undefined) =>
-  record !== undefined &&
-  (record.status === "COMPLETED" || record.status === "FAILED" || record.status === "CANCELLED");
+const isFinal = (record: NodeRecord | undefined) => record !== undefined && isTerminalNode(record.status);

@@ -8,8 +8,8 @@
  * reads again, strongly, whenever what it saw contradicts what the reader knows:
  * - a task message is sent only for an execution that exists and has started, and a redrive may
  *   have revived a failed one: an execution seen missing or not RUNNING is read again;
- * - a node's dependencies completed before it was dispatched (a completion is final): one seen
- *   not COMPLETED is read again.
+ * - a node's dependencies ended before it was dispatched, and a completion or a skip is final for
+ *   good (a failure may be redriven): one seen neither COMPLETED nor SKIPPED is read again.
  * Fan-in decisions, claims and the sweeper keep strong reads: they decide from what they read.
  */
 import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
@@ -25,7 +25,9 @@ export async function readExecutionForTask(
   return ctx.store.getExecution(executionId);
 }
 
-/** The records of completed dependencies: any seen not COMPLETED (or missing) is read again strongly. */
+const FINAL_FOR_GOOD = new Set<string | undefined>(["COMPLETED", "SKIPPED"]);
+
+/** The records of ended dependencies: any seen neither COMPLETED nor SKIPPED (or missing) is read again strongly. */
 export async function readCompletedDeps(
   ctx: EngineContext,
   executionId: string,
@@ -34,7 +36,7 @@ export async function readCompletedDeps(
   const records = new Map(
     (await ctx.store.getNodes(executionId, nodeIds, "eventual")).map((r) => [r.nodeId, r]),
   );
-  const lagging = nodeIds.filter((id) => records.get(id)?.status !== "COMPLETED");
+  const lagging = nodeIds.filter((id) => !FINAL_FOR_GOOD.has(records.get(id)?.status));
   if (lagging.length > 0)
     for (const record of await ctx.store.getNodes(executionId, lagging)) records.set(record.nodeId, record);
   return records;

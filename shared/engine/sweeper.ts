@@ -8,15 +8,15 @@
  * once are harmless; a named lease keeps normally only one working.
  */
 
-import { requiredCompletions } from "../domain/fan-in.js";
+import { requiredCompletions, tallyParents, verdictOf } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
-import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
+import { type ExecutionRecord, type NodeRecord, pendingNode } from "../domain/records.js";
 import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
-import type { StatusOf } from "./fan-in.js";
+import { outcomeIn, type StatusOf } from "./fan-in.js";
 import type { Propagation } from "./propagation.js";
 import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks } from "./send.js";
 import type { TaskRunner } from "./worker.js";
@@ -104,7 +104,8 @@ export class Sweeper {
     if (execution.deadline !== undefined) revisitAt(execution.deadline);
 
     const resend: OutgoingTask[] = [];
-    const completed: GraphNode[] = [];
+    // Ended nodes whose dependants go on (completed, skipped, or failed under onError continue).
+    const completed: Array<{ node: GraphNode; skipped: boolean }> = [];
     const failed: Array<{ node: GraphNode; record: NodeRecord }> = [];
     const pending: Array<{ node: GraphNode; record: NodeRecord }> = [];
     // Something overdue since `since` is sent again at thinning points (domain/resend.ts), at most
@@ -130,10 +131,20 @@ export class Sweeper {
         // Its fan-in met and nobody claimed it: its message was lost (a crash between the deciding
         // completion and the send) or waits in a backlog. One message per join, not a re-drive of
         // each of its (maybe hundreds of) parents; an `any`/`count:N` one's carries its inputs.
-        const done = node.parents.filter((p) => statusOf(graph.nodes[p]!.id) === "COMPLETED");
-        const required = requiredCompletions(node.fanIn, node.parents.length);
-        // Met when its required-th dependency completed.
-        const metAt = done
+        const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, statusOf));
+        const verdict = verdictOf(node.fanIn, node.parents.length, tally);
+        if (verdict === "skipped") {
+          // Skipped by its dependencies, the deciding parent cut short before writing it.
+          pending.push({ node, record: record ?? pendingNode(execution.executionId, node.id) });
+          continue;
+        }
+        if (verdict !== "ready") continue;
+        const done = tally.ok;
+        // Met when its required-th dependency was done (`all`: when the last one ended).
+        const ended = node.fanIn.kind === "all" ? [...done, ...tally.skipped] : done;
+        const required =
+          node.fanIn.kind === "all" ? ended.length : requiredCompletions(node.fanIn, node.parents.length);
+        const metAt = ended
           .map((p) => records.get(graph.nodes[p]!.id)?.finishedAt ?? now)
           .sort((a, b) => a - b)[required - 1];
         if (metAt !== undefined && resendNow(metAt))
@@ -174,14 +185,22 @@ export class Sweeper {
           break;
         }
         case "COMPLETED":
+        case "SKIPPED":
           if (
             this.propagationMissing(execution, graph, node, records, statusOf) &&
             resendNow(record.finishedAt ?? now)
           )
-            completed.push(node);
+            completed.push({ node, skipped: record.status === "SKIPPED" });
           break;
         case "FAILED":
-          failed.push({ node, record });
+          // A failure its dependants go on from is propagated like a completion.
+          if (node.onError === "continue") {
+            if (
+              this.propagationMissing(execution, graph, node, records, statusOf) &&
+              resendNow(record.finishedAt ?? now)
+            )
+              completed.push({ node, skipped: false });
+          } else failed.push({ node, record });
           break;
         case "PENDING":
           // Its fan-in may be met with nobody left to queue it (a crash after the last arrival).
@@ -199,8 +218,8 @@ export class Sweeper {
     if (revival) await this.deadLetters.reviveNodes(execution, graph);
     await sendTasks(this.ctx, resend);
     report.resent += resend.length;
-    for (const node of completed)
-      await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
+    for (const { node, skipped } of completed)
+      await this.propagation.afterCompletion(execution, graph, node, { recovery: false, skipped });
     if (!revival) {
       for (const { node, record } of failed) {
         await this.propagation.afterFailure(

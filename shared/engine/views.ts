@@ -56,6 +56,8 @@ export interface ExecutionView {
   startedAt?: string;
   finishedAt?: string;
   nodes: NodeView[];
+  /** The workflow's `onFailure` handler, once a failure of the execution started it. */
+  onFailure?: NodeView;
 }
 
 /** `POST /payloads`: where to put an input too large for a request, and how to refer to it. */

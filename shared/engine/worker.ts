@@ -79,9 +79,12 @@ export class TaskRunner {
       logger.warn("task for a node the workflow does not have dropped", { ...message });
       return;
     }
-    if (execution.status === "PENDING")
+    if (node.onFailureHandler) {
+      // Runs only once its execution failed (propagation.ts dispatches it then).
+      if (execution.status !== "FAILED") return;
+    } else if (execution.status === "PENDING")
       throw new Error("execution is not started yet; the task will come back");
-    if (execution.status !== "RUNNING") {
+    else if (execution.status !== "RUNNING") {
       // Also a node whose worker died: nobody else would ever move it out of RUNNING.
       const reason = `execution ${execution.status.toLowerCase()}`;
       const now = this.ctx.clock.now();
@@ -240,12 +243,11 @@ export class TaskRunner {
   ): Promise<ByMessage | undefined> {
     const began = this.ctx.clock.now();
     const mode = dispatchMode(this.ctx, node);
-    const deps = await loadDeps(
-      this.ctx,
-      execution.executionId,
-      graph,
-      depIndexesOf(mode, node, record.okDeps),
-    );
+    // The onFailure handler is given every output there is (propagation.ts).
+    const depIndexes = node.onFailureHandler
+      ? graph.nodes.map((n) => n.index)
+      : depIndexesOf(mode, node, record.okDeps);
+    const deps = await loadDeps(this.ctx, execution.executionId, graph, depIndexes);
     const result = await runAttempt(this.ctx, execution, node, task, record, lease, deps, delivery.deadline);
     const now = this.ctx.clock.now();
     // How long the node took here (a lower bound when it was cut short): continuation's next guess.
@@ -281,6 +283,8 @@ export class TaskRunner {
         }
         return;
       }
+      case "skipped":
+        return this.endings.skipClaimed(execution, graph, node, record, lease, result.reason);
       case "leaseLost":
         this.ctx.logger.warn(
           "lease lost while running; the attempt's result is discarded",
@@ -361,7 +365,18 @@ export class TaskRunner {
         if (delivery.receiveCount === 1) return;
         await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
         return;
+      case "SKIPPED":
+        // As for COMPLETED: its dependants may not all have been reached.
+        if (delivery.receiveCount === 1) return;
+        await this.propagation.afterCompletion(execution, graph, node, { recovery: true, skipped: true });
+        return;
       case "FAILED": {
+        if (node.onError === "continue") {
+          // A failure its dependants go on from: as for COMPLETED.
+          if (delivery.receiveCount === 1) return;
+          await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+          return;
+        }
         // Without the execution's `failedNode` mark, a failure of before a redrive that is reviving
         // it (dead-letters.ts): not to be applied again. Read strongly: the task's copy may be older.
         const fresh = await this.ctx.store.getExecution(execution.executionId);

@@ -1,0 +1,792 @@
+/**
+ * JSONata expressions in definitions: a string that is wholly `{% … %}` (a node's `when`, or any
+ * string inside `params`) is evaluated at run time over the scope
+ * `{ input, deps: {<dependency id>: output}, execution: {id, workflow, version} }` (plus `error` in
+ * an onFailure handler's params), and replaced by its value.
+ *
+ * Pure domain code: the engine passes its clock, and nothing here reads the wall clock for a value
+ * an expression can see. Evaluation is bounded (time, nesting of user functions, size of the
+ * result) and its errors never quote the data the expression was evaluated over, which may hold
+ * secrets: only the expression's text and where it is in the definition.
+ */
+import jsonata from "jsonata";
+import { TerminalError } from "./errors.js";
+
+export interface ExpressionScope {
+  input: unknown;
+  deps: Record<string, unknown>;
+  execution: { id: string; workflow: string; version: number };
+  /** Only in an onFailure handler's params. */
+  error?: { name: string; message: string };
+}
+
+export interface ExpressionLimits {
+  /** Most elapsed milliseconds of one evaluation (measured with performance.now(), see `Guard`). */
+  maxMs: number;
+  /** Most user-defined functions (`function($x){…}`) running inside one another: bounds recursion. */
+  maxDepth: number;
+  /** Most UTF-8 bytes of a result, as JSON text. */
+  maxResultBytes: number;
+}
+
+export const DEFAULT_EXPRESSION_LIMITS: ExpressionLimits = {
+  maxMs: 1000,
+  maxDepth: 200,
+  maxResultBytes: 256 * 1024,
+};
+
+export interface EvaluationOptions {
+  /** The engine's clock (ports): jsonata's $now() and $millis() use it, never Date.now. */
+  now: () => number;
+  limits?: Partial<ExpressionLimits>;
+  /** Extra variables bound as $name (e.g. { item, index } for a map's item later). */
+  bindings?: Record<string, unknown>;
+}
+
+/**
+ * An expression that cannot be evaluated, or gave what its place cannot take. Terminal: the same
+ * definition over the same data fails the same way. The message names where (`params.url`,
+ * `when`), the expression and what went wrong, never the data it was evaluated over.
+ */
+export class ExpressionError extends TerminalError {
+  declare readonly code: "ExpressionError";
+  /** Where the expression is, e.g. `params.headers.x` or `when`. */
+  readonly path: string | undefined;
+
+  constructor(message: string, options: { path?: string; cause?: unknown } = {}) {
+    super(message, { code: "ExpressionError", cause: options.cause });
+    this.path = options.path;
+  }
+}
+
+const EXPRESSION_PATTERN = /^\{%[\s\S]*%\}$/;
+
+/** True for a string that is wholly `{% … %}`. */
+export function isExpression(value: unknown): value is string {
+  return typeof value === "string" && EXPRESSION_PATTERN.test(value);
+}
+
+/** The text between `{%` and `%}`. */
+function bodyOf(expression: string): string {
+  return expression.slice(2, -2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Walking values: plain objects and arrays, iteratively (a value nested 100,000 deep must not
+// overflow the stack).
+
+type Key = string | number;
+
+export interface FoundExpression {
+  /** Keys from the value's root to the expression string; [] when the value is one. */
+  path: Key[];
+  expression: string;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** A path as a chain to its parent: sharing prefixes keeps deep walks linear. */
+interface PathLink {
+  parent: PathLink | undefined;
+  key: Key;
+}
+
+function pathOf(link: PathLink | undefined): Key[] {
+  const keys: Key[] = [];
+  for (let at = link; at; at = at.parent) keys.push(at.key);
+  return keys.reverse();
+}
+
+/** Every expression string inside `value` (deep: arrays and plain objects), in document order. */
+export function findExpressions(value: unknown): FoundExpression[] {
+  const found: FoundExpression[] = [];
+  const stack: { value: unknown; link: PathLink | undefined }[] = [{ value, link: undefined }];
+  while (stack.length > 0) {
+    const { value: current, link } = stack.pop()!;
+    if (isExpression(current)) found.push({ path: pathOf(link), expression: current });
+    else if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) {
+        stack.push({ value: current[i], link: { parent: link, key: i } });
+      }
+    } else if (isPlainObject(current)) {
+      const keys = Object.keys(current);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        stack.push({ value: current[key], link: { parent: link, key } });
+      }
+    }
+  }
+  return found;
+}
+
+/** True when any string inside value (deep: arrays and plain objects) is an expression. */
+export function hasExpressions(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (isExpression(current)) return true;
+    if (Array.isArray(current)) stack.push(...current);
+    else if (isPlainObject(current)) stack.push(...Object.values(current));
+  }
+  return false;
+}
+
+/** `params.headers.x`, `params.items[2]`, `params["a b"]` (validate.ts's formatPath style). */
+function joinPath(prefix: string, keys: readonly Key[]): string {
+  let out = prefix;
+  for (const key of keys) {
+    if (typeof key === "number") out += `[${key}]`;
+    else if (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key)) out += out ? `.${key}` : key;
+    else out += `[${JSON.stringify(key)}]`;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compiling, with a bounded cache: a definition's expressions are evaluated for every execution.
+
+const CACHE_SIZE = 1000;
+
+type Compiled = { ok: true; expression: jsonata.Expression } | { ok: false; error: SyntaxProblem };
+
+interface SyntaxProblem {
+  message: string;
+  /** In the string as written (`{%` included); undefined when jsonata gave none. */
+  position: number | undefined;
+  cause: unknown;
+}
+
+const cache = new Map<string, Compiled>();
+
+function compile(expression: string): Compiled {
+  const hit = cache.get(expression);
+  if (hit) {
+    // Refresh its place: the Map's order is the eviction order (least recently used first).
+    cache.delete(expression);
+    cache.set(expression, hit);
+    return hit;
+  }
+  let compiled: Compiled;
+  try {
+    const parsed = jsonata(bodyOf(expression));
+    installGuard(parsed);
+    compiled = { ok: true, expression: parsed };
+  } catch (error) {
+    compiled = { ok: false, error: syntaxProblem(error) };
+  }
+  cache.set(expression, compiled);
+  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  return compiled;
+}
+
+function syntaxProblem(error: unknown): SyntaxProblem {
+  if (error instanceof RangeError) {
+    return { message: "it nests too deeply to be parsed", position: undefined, cause: error };
+  }
+  const fields = isObject(error) ? error : {};
+  const message =
+    typeof fields.message === "string" && fields.message ? fields.message : "it cannot be parsed";
+  const code = typeof fields.code === "string" ? ` (${fields.code})` : "";
+  const position = typeof fields.position === "number" ? fields.position + 2 : undefined;
+  return { message: `${message}${code}`, position, cause: error };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounding evaluation. jsonata evaluates asynchronously, calling the entry and exit hooks around
+// every step; a hook that throws aborts the evaluation (the way jsonata's own tests timebox
+// expressions). The hooks are installed once per compiled expression, and find the state of the
+// evaluation they belong to through a binding whose name no expression can write (it has a space),
+// so concurrent evaluations of one cached expression do not share it.
+
+const GUARD_BINDING = "weft guard";
+const ENTRY_HOOK = Symbol.for("jsonata.__evaluate_entry");
+const EXIT_HOOK = Symbol.for("jsonata.__evaluate_exit");
+
+/**
+ * The bodies of user-defined functions met so far (AST nodes, so shared by every evaluation).
+ * Depth counts these bodies running inside one another: deep recursion is what grows memory
+ * (each level is a chain of pending promises, ~77,000 levels a second unbounded). jsonata's own
+ * step counter is not used: the items of an array constructor and the groups of a group-by run
+ * concurrently, so it grows with their number, not with nesting. Tail calls are run by jsonata's
+ * trampoline, each body exiting before the next enters, so they do not deepen.
+ */
+const lambdaBodies = new WeakSet<object>();
+
+interface Guard {
+  /**
+   * performance.now() at the start. The time bound is CPU time spent by this process, not the
+   * engine's clock: it guards the worker against a runaway expression, and an engine clock that is
+   * simulated (or frozen) must not decide it. It includes other work interleaved on the event loop
+   * between jsonata's steps, so it is a bound on elapsed time, which only errs on the safe side.
+   */
+  start: number;
+  maxMs: number;
+  maxDepth: number;
+  depth: number;
+  /** The engine's clock, read once: $now() and $millis() are constant through an evaluation. */
+  nowMs: number;
+  stamped: boolean;
+  /** Why the evaluation was stopped, once it was: later steps (of concurrent branches) stop too. */
+  tripped: string | undefined;
+}
+
+class LimitExceeded extends Error {}
+
+interface HookEnvironment {
+  lookup(name: string): unknown;
+  base?: { timestamp?: Date };
+}
+
+function installGuard(expression: jsonata.Expression): void {
+  // `assign` takes a symbol too (the frame's bindings are a plain object); its types say string.
+  const assign = expression.assign as unknown as (name: symbol, value: unknown) => void;
+  assign.call(expression, ENTRY_HOOK, (node: unknown, _input: unknown, environment: HookEnvironment) => {
+    const guard = environment.lookup(GUARD_BINDING) as Guard | undefined;
+    if (!guard) return;
+    if (!guard.stamped) {
+      // The first step runs in the evaluation's root frame, before any other frame copies its
+      // timestamp: parsing a date/time with parts missing ($toMillis with a picture) then defaults
+      // them from the engine's clock too.
+      guard.stamped = true;
+      if (environment.base) environment.base.timestamp = new Date(guard.nowMs);
+    }
+    if (isObject(node)) {
+      if (node.type === "lambda" && node.thunk !== true && isObject(node.body)) lambdaBodies.add(node.body);
+      if (lambdaBodies.has(node) && ++guard.depth > guard.maxDepth) {
+        trip(guard, `it calls functions more than ${guard.maxDepth} deep (a recursion that does not end?)`);
+      }
+    }
+    checkTime(guard);
+  });
+  assign.call(expression, EXIT_HOOK, (node: unknown, _input: unknown, environment: HookEnvironment) => {
+    const guard = environment.lookup(GUARD_BINDING) as Guard | undefined;
+    if (!guard) return;
+    if (isObject(node) && lambdaBodies.has(node)) guard.depth--;
+    checkTime(guard);
+  });
+}
+
+function checkTime(guard: Guard): void {
+  if (guard.tripped !== undefined) throw new LimitExceeded(guard.tripped);
+  if (performance.now() - guard.start > guard.maxMs) {
+    trip(guard, `it ran for more than ${guard.maxMs} ms (a loop that does not end?)`);
+  }
+}
+
+function trip(guard: Guard, reason: string): never {
+  guard.tripped = reason;
+  throw new LimitExceeded(reason);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluating.
+
+/** Formats the engine's time for $now(picture, timezone) with jsonata's own $fromMillis. */
+const FORMAT_NOW = "{% $fromMillis($t, $p, $z) %}";
+
+/**
+ * Evaluates one expression. `where` is its path, for messages. Resolves to jsonata's raw result
+ * (not yet made plain JSON).
+ */
+async function evaluateRaw(
+  expression: string,
+  scope: ExpressionScope,
+  options: EvaluationOptions,
+  where: string,
+): Promise<unknown> {
+  const compiled = compile(expression);
+  if (!compiled.ok) {
+    const at = compiled.error.position === undefined ? "" : ` at position ${compiled.error.position}`;
+    throw new ExpressionError(
+      `${where}: the expression ${quote(expression)} is invalid: ${compiled.error.message}${at}`,
+      { path: where, cause: compiled.error.cause },
+    );
+  }
+  const limits = { ...DEFAULT_EXPRESSION_LIMITS, ...options.limits };
+  const guard: Guard = {
+    start: performance.now(),
+    maxMs: limits.maxMs,
+    maxDepth: limits.maxDepth,
+    depth: 0,
+    nowMs: options.now(),
+    stamped: false,
+    tripped: undefined,
+  };
+  const nowMs = guard.nowMs;
+  const bindings: Record<string, unknown> = {
+    ...options.bindings,
+    now: (picture?: unknown, timezone?: unknown) => formatNow(nowMs, picture, timezone),
+    millis: () => nowMs,
+    [GUARD_BINDING]: guard,
+  };
+  const root: Record<string, unknown> = { input: scope.input, deps: scope.deps, execution: scope.execution };
+  if (scope.error !== undefined) root.error = scope.error;
+  try {
+    return await compiled.expression.evaluate(root, bindings);
+  } catch (error) {
+    throw evaluationError(expression, where, guard, error);
+  }
+}
+
+async function formatNow(nowMs: number, picture: unknown, timezone: unknown): Promise<unknown> {
+  const format = compile(FORMAT_NOW);
+  if (!format.ok) throw new Error("weft: the $now() formatter does not compile");
+  return format.expression.evaluate(null, { t: nowMs, p: picture, z: timezone });
+}
+
+/**
+ * The ExpressionError for a failed evaluation. jsonata's messages quote values from the data
+ * (`Unable to cast value to a number: "…"`): those values are cut out, and the cause kept is a
+ * copy holding only the cleaned message, code and position.
+ */
+function evaluationError(expression: string, where: string, guard: Guard, error: unknown): ExpressionError {
+  const prefix = `${where}: the expression ${quote(expression)}`;
+  if (guard.tripped !== undefined || error instanceof LimitExceeded) {
+    return new ExpressionError(`${prefix} was stopped: ${guard.tripped ?? (error as Error).message}`, {
+      path: where,
+    });
+  }
+  if (error instanceof RangeError) {
+    return new ExpressionError(`${prefix} failed: it nests too deeply (the stack overflowed)`, {
+      path: where,
+    });
+  }
+  const fields = isObject(error) ? error : {};
+  const code = typeof fields.code === "string" ? fields.code : undefined;
+  if (code === undefined) {
+    // Not one of jsonata's errors (a built-in function's own): its message could be anything.
+    const name = error instanceof Error ? error.name : typeof error;
+    return new ExpressionError(`${prefix} failed with ${name}`, { path: where });
+  }
+  let detail: string;
+  if (code === "D3137" || code === "D3141") {
+    detail = "it raised an error with $error() or $assert() (whose message is not shown: it may hold data)";
+  } else {
+    detail = typeof fields.message === "string" ? fields.message : "";
+    for (const field of ["value", "value2", "exp"]) {
+      if (!(field in fields) || fields[field] === undefined) continue;
+      let text: string | undefined;
+      try {
+        text = JSON.stringify(fields[field]);
+      } catch {
+        text = undefined;
+      }
+      if (text) detail = detail.split(text).join("…");
+    }
+    if (!detail) detail = "evaluation failed";
+  }
+  const position = typeof fields.position === "number" ? ` at position ${fields.position + 2}` : "";
+  const message = `${detail} (${code})${position}`;
+  const cause = Object.assign(new Error(message), { code });
+  return new ExpressionError(`${prefix} failed: ${message}`, { path: where, cause });
+}
+
+/** An expression as quoted in a message: its text, cut short when long. */
+function quote(expression: string): string {
+  const max = 200;
+  return expression.length > max ? `${expression.slice(0, max)}…` : expression;
+}
+
+class FunctionResult extends Error {}
+
+function isJsonataFunction(value: unknown): boolean {
+  return (
+    typeof value === "function" ||
+    (isObject(value) && (value._jsonata_lambda === true || value._jsonata_function === true))
+  );
+}
+
+/**
+ * jsonata's result as plain JSON: its sequences are arrays with extra properties, and it may
+ * return functions (an error here) or values shared with the scope (copied). Checks the size.
+ */
+function toJson(result: unknown, expression: string, where: string, maxBytes: number): unknown {
+  if (result === undefined) return undefined;
+  const prefix = `${where}: the expression ${quote(expression)}`;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(result, (_key, value: unknown) => {
+      if (isJsonataFunction(value)) throw new FunctionResult();
+      return value;
+    });
+  } catch (error) {
+    if (error instanceof FunctionResult) {
+      return fail(`${prefix} gives a function, which is not a JSON value`);
+    }
+    if (error instanceof RangeError) return fail(`${prefix} gives a value nested too deeply for JSON`);
+    return fail(`${prefix} gives a value that is not JSON`);
+  }
+  if (text === undefined) return undefined;
+  // A UTF-16 unit is at least one UTF-8 byte: over in units is over in bytes.
+  const bytes = text.length > maxBytes ? undefined : Buffer.byteLength(text, "utf8");
+  if (bytes === undefined || bytes > maxBytes) {
+    const size = bytes === undefined ? `more than ${maxBytes}` : `${bytes}`;
+    return fail(`${prefix} gives ${size} bytes of JSON; the limit is ${maxBytes} bytes`);
+  }
+  return JSON.parse(text);
+
+  function fail(message: string): never {
+    throw new ExpressionError(message, { path: where });
+  }
+}
+
+/**
+ * A copy of `value` with each expression string replaced by its value (undefined results: the key
+ * is dropped from objects, and become null inside arrays). Non-expression values are returned as
+ * they are (a part holding no expression is the same object, not a copy). Throws ExpressionError
+ * (naming the path, e.g. "params.headers.x") on an evaluation error, a timeout, or a result over
+ * maxResultBytes (measured as JSON text). Expressions are evaluated one after another, in
+ * document order, each with its own bounds.
+ */
+export async function resolveExpressions(
+  value: unknown,
+  scope: ExpressionScope,
+  options: EvaluationOptions,
+  path = "params",
+): Promise<unknown> {
+  const found = findExpressions(value);
+  if (found.length === 0) return value;
+  const maxBytes = options.limits?.maxResultBytes ?? DEFAULT_EXPRESSION_LIMITS.maxResultBytes;
+  const results: unknown[] = [];
+  for (const { path: keys, expression } of found) {
+    const where = joinPath(path, keys);
+    const raw = await evaluateRaw(expression, scope, options, where);
+    results.push(toJson(raw, expression, where, maxBytes));
+  }
+  if (found.length === 1 && found[0]!.path.length === 0) return results[0];
+
+  // Copy the containers on the way to each expression (once each), then set the results.
+  const copies = new Map<object, Record<string, unknown> | unknown[]>();
+  const copyOf = (container: object): Record<string, unknown> | unknown[] => {
+    let copy = copies.get(container);
+    if (!copy) {
+      // fromEntries defines own properties, so a key named "__proto__" stays a plain key.
+      copy = Array.isArray(container) ? [...container] : Object.fromEntries(Object.entries(container));
+      copies.set(container, copy);
+    }
+    return copy;
+  };
+  const root = copyOf(value as object);
+  found.forEach(({ path: keys }, index) => {
+    let original = value as Record<Key, unknown>;
+    let target = root as Record<Key, unknown>;
+    for (const key of keys.slice(0, -1)) {
+      original = original[key] as Record<Key, unknown>;
+      const child = copyOf(original) as Record<Key, unknown>;
+      define(target, key, child);
+      target = child;
+    }
+    const last = keys[keys.length - 1]!;
+    const result = results[index];
+    if (Array.isArray(target)) target[last as number] = result === undefined ? null : result;
+    else if (result === undefined) delete target[last];
+    else define(target, last, result);
+  });
+  return root;
+}
+
+/** Sets an own property, also for a key such as "__proto__" (which `=` would take as the prototype). */
+function define(target: Record<Key, unknown>, key: Key, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/**
+ * A node's `when`: true only for the boolean true; false for false and for undefined (no match,
+ * e.g. a skipped dependency absent from deps); any other result throws ExpressionError saying
+ * `when` must give true or false and the type of what it gave (never its contents).
+ */
+export async function evaluateCondition(
+  expression: string,
+  scope: ExpressionScope,
+  options: EvaluationOptions,
+): Promise<boolean> {
+  const result = await evaluateRaw(expression, scope, options, "when");
+  if (result === true) return true;
+  if (result === false || result === undefined) return false;
+  throw new ExpressionError(
+    `when: the expression ${quote(expression)} must give true or false; it gave ${describeType(result)}`,
+    { path: "when" },
+  );
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (isJsonataFunction(value)) return "a function";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "string":
+      return "a string";
+    case "number":
+      return "a number";
+    case "object":
+      return "an object";
+    default:
+      return `a ${typeof value}`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Static checks at registration.
+
+export interface ExpressionProblem {
+  path: string;
+  code: "invalid_expression" | "unknown_dependency" | "unknown_variable";
+  /** What is wrong, without the path or the position (both given apart). */
+  message: string;
+  /**
+   * Where jsonata points, in the string as written (`{%` included): the 1-based column of the last
+   * character of the token it stopped at (the end of the text for an unexpected end).
+   */
+  position?: number;
+}
+
+export interface CheckContext {
+  /** The ids `deps.X` may name. */
+  deps: readonly string[];
+  /** `$item` and `$index` are bound (a map's item params). */
+  allowItem?: boolean;
+  /** `error` is in the scope (an onFailure handler's params). */
+  allowError?: boolean;
+}
+
+/** The names an expression's scope holds. */
+const SCOPE_NAMES = ["input", "deps", "execution"] as const;
+const ITEM_VARIABLES = ["item", "index"];
+/** Ids listed in a message, at most. */
+const MAX_LISTED = 20;
+
+/**
+ * Static checks at registration, for every expression inside `value` (paths under `path`, e.g.
+ * "nodes[2].params"): each compiles (a syntax error gives invalid_expression with jsonata's message
+ * and the position); `deps.X` (also `$.deps.X`, `$$.deps.X`, deps.`X` and `$lookup(deps, "X")`)
+ * naming an X not in `deps` gives unknown_dependency; `$item`/`$index` without `allowItem`, and a
+ * name at the root of the scope that is not in it (`error` without `allowError`, or a misspelt
+ * `inptu.x`), give unknown_variable. Names are only checked where they are certainly looked up in
+ * the scope itself (not inside a filter or after a path step, where they are the data's fields).
+ * Types are not checked.
+ */
+export function checkExpressions(value: unknown, path: string, context: CheckContext): ExpressionProblem[] {
+  const problems: ExpressionProblem[] = [];
+  for (const { path: keys, expression } of findExpressions(value)) {
+    const where = joinPath(path, keys);
+    const compiled = compile(expression);
+    if (!compiled.ok) {
+      const problem: ExpressionProblem = {
+        path: where,
+        code: "invalid_expression",
+        message: `invalid expression ${quote(expression)}: ${compiled.error.message}`,
+      };
+      if (compiled.error.position !== undefined) problem.position = compiled.error.position;
+      problems.push(problem);
+      continue;
+    }
+    const seen = new Set<string>();
+    for (const problem of checkAst(compiled.expression.ast(), context)) {
+      const key = `${problem.code}\u0000${problem.message}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      problems.push({ path: where, ...problem });
+    }
+  }
+  return problems;
+}
+
+type AstNode = Record<string, unknown> & { type?: unknown };
+type AstProblem = Omit<ExpressionProblem, "path">;
+
+/**
+ * Whether a child of a node is evaluated in the same context as the node: then, when the node is
+ * evaluated over the scope itself, so is the child. Anything not listed (a filter, a sort term, a
+ * path's later steps, a group-by, a transform) is evaluated over other data.
+ */
+const SAME_CONTEXT: Record<string, readonly string[]> = {
+  binary: ["lhs", "rhs"],
+  unary: ["expression", "expressions", "lhs"],
+  condition: ["condition", "then", "else"],
+  block: ["expressions"],
+  bind: ["rhs"],
+  apply: ["lhs", "rhs"],
+  function: ["procedure", "arguments"],
+  partial: ["procedure", "arguments"],
+  // A function's body is evaluated over the context the function was defined in.
+  lambda: ["body"],
+};
+/** Properties holding no sub-expression (or ones the checks do not need). */
+const SKIPPED_KEYS = new Set(["position", "value", "signature", "slot", "tuple", "ancestor", "type"]);
+
+function checkAst(ast: unknown, context: CheckContext): AstProblem[] {
+  const problems: AstProblem[] = [];
+  const bound = new Set<string>();
+  const itemUses: { name: string; position: number | undefined }[] = [];
+  const known = new Set<string>(SCOPE_NAMES);
+  if (context.allowError) known.add("error");
+
+  const stack: { node: unknown; root: boolean }[] = [{ node: ast, root: true }];
+  while (stack.length > 0) {
+    const { node, root } = stack.pop()!;
+    if (Array.isArray(node)) {
+      for (const child of node) stack.push({ node: child, root });
+      continue;
+    }
+    if (!isObject(node)) continue;
+    const current = node as AstNode;
+    const type = typeof current.type === "string" ? current.type : "";
+
+    // Variables: bound here, or used.
+    if (type === "variable" && typeof current.value === "string") {
+      if (ITEM_VARIABLES.includes(current.value))
+        itemUses.push({ name: current.value, position: positionOf(current) });
+    }
+    if (type === "bind" && isObject(current.lhs) && typeof current.lhs.value === "string")
+      bound.add(current.lhs.value);
+    if (type === "lambda" && Array.isArray(current.arguments)) {
+      for (const argument of current.arguments) {
+        if (isObject(argument) && typeof argument.value === "string") bound.add(argument.value);
+      }
+    }
+    for (const key of ["focus", "index"])
+      if (typeof current[key] === "string") bound.add(current[key] as string);
+
+    if (type === "path" && Array.isArray(current.steps)) {
+      checkScopePath(current.steps, root, known, context, problems);
+      // The first step is evaluated in the path's context; the later ones over what it gave.
+      current.steps.forEach((step, i) => {
+        stack.push({ node: step, root: root && i === 0 });
+      });
+      for (const [key, child] of Object.entries(current)) {
+        if (key !== "steps" && !SKIPPED_KEYS.has(key)) stack.push({ node: child, root: false });
+      }
+      continue;
+    }
+    if (root && type === "function") checkLookup(current, context, problems);
+
+    const same = SAME_CONTEXT[type] ?? [];
+    for (const [key, child] of Object.entries(current)) {
+      if (SKIPPED_KEYS.has(key)) continue;
+      stack.push({ node: child, root: root && same.includes(key) });
+    }
+  }
+
+  if (!context.allowItem) {
+    for (const use of itemUses) {
+      if (bound.has(use.name)) continue;
+      const problem: AstProblem = {
+        code: "unknown_variable",
+        message: `$${use.name} is only defined in the item params of a map`,
+      };
+      if (use.position !== undefined) problem.position = use.position;
+      problems.push(problem);
+    }
+  }
+  return problems;
+}
+
+/**
+ * A path evaluated over the scope: `name…`, `$.name…` or `$$.name…` (`$$` is the scope anywhere).
+ * Checks the root name, and for `deps` the dependency named next.
+ */
+function checkScopePath(
+  steps: unknown[],
+  root: boolean,
+  known: Set<string>,
+  context: CheckContext,
+  problems: AstProblem[],
+): void {
+  const head = steps[0];
+  const variable = isObject(head) && head.type === "variable" ? head.value : undefined;
+  // `$$` is the scope wherever it is; a name or `$` only where the context is the scope.
+  if (variable !== "$" && !root) return;
+  const first = variable === "" || variable === "$" ? 1 : 0;
+  const step = steps[first];
+  if (!isObject(step) || step.type !== "name" || typeof step.value !== "string") return;
+  const name = step.value;
+  if (!known.has(name)) {
+    problems.push(withPosition(unknownName(name, context), step));
+    return;
+  }
+  if (name !== "deps") return;
+  const next = steps[first + 1];
+  if (isObject(next) && next.type === "name" && typeof next.value === "string") {
+    checkDependency(next.value, next, context, problems);
+  }
+}
+
+/** Checks `$lookup(deps, "X")` (also with `$.deps`/`$$.deps`). */
+function checkLookup(node: AstNode, context: CheckContext, problems: AstProblem[]): void {
+  const procedure = node.procedure;
+  if (!isObject(procedure) || procedure.type !== "variable" || procedure.value !== "lookup") return;
+  const [target, key] = Array.isArray(node.arguments) ? node.arguments : [];
+  if (!isObject(target) || target.type !== "path" || !Array.isArray(target.steps)) return;
+  const steps = target.steps;
+  const head = steps[0];
+  const first =
+    isObject(head) && head.type === "variable" && (head.value === "" || head.value === "$") ? 1 : 0;
+  const step = steps[first];
+  if (steps.length !== first + 1 || !isObject(step) || step.type !== "name" || step.value !== "deps") return;
+  if (isObject(key) && key.type === "string" && typeof key.value === "string") {
+    checkDependency(key.value, key, context, problems);
+  }
+}
+
+function checkDependency(
+  id: string,
+  node: Record<string, unknown>,
+  context: CheckContext,
+  problems: AstProblem[],
+) {
+  if (context.deps.includes(id)) return;
+  const allowed =
+    context.deps.length === 0
+      ? "nothing here (there is no dependency)"
+      : `only the outputs of ${listIds(context.deps)} here`;
+  const hyphened = context.deps.find((dep) => dep.startsWith(`${id}-`));
+  const hint = hyphened ? `; an id with "-" is written in backquotes: deps.\`${hyphened}\`` : "";
+  problems.push(
+    withPosition(
+      {
+        code: "unknown_dependency",
+        message: `deps.${id} names "${id}", but deps holds ${allowed}${hint}`,
+      },
+      node,
+    ),
+  );
+}
+
+function unknownName(name: string, context: CheckContext): AstProblem {
+  if (name === "error") {
+    return {
+      code: "unknown_variable",
+      message: "error is only in the scope of an onFailure handler's params",
+    };
+  }
+  const names = [...SCOPE_NAMES, ...(context.allowError ? ["error"] : [])].join(", ");
+  return {
+    code: "unknown_variable",
+    message: `"${name}" is not in an expression's scope, which holds ${names} (did you mean input.${name}?)`,
+  };
+}
+
+function listIds(ids: readonly string[]): string {
+  const shown = ids.slice(0, MAX_LISTED).map((id) => `"${id}"`);
+  return ids.length > MAX_LISTED
+    ? `${shown.join(", ")} and ${ids.length - MAX_LISTED} more`
+    : shown.join(", ");
+}
+
+/** jsonata's positions (the end of the token) in the string as written (after `{%`). */
+function positionOf(node: Record<string, unknown>): number | undefined {
+  return typeof node.position === "number" ? node.position + 2 : undefined;
+}
+
+function withPosition(problem: AstProblem, node: Record<string, unknown>): AstProblem {
+  const position = positionOf(node);
+  return position === undefined ? problem : { ...problem, position };
+}
