@@ -129,8 +129,9 @@ export function hasExpressions(value: unknown): boolean {
   while (stack.length > 0) {
     const current = stack.pop();
     if (isExpression(current)) return true;
-    if (Array.isArray(current)) stack.push(...current);
-    else if (isPlainObject(current)) stack.push(...Object.values(current));
+    // One push per item: spreading a huge array into push() would overflow the call's arguments.
+    if (Array.isArray(current)) for (const item of current) stack.push(item);
+    else if (isPlainObject(current)) for (const key of Object.keys(current)) stack.push(current[key]);
   }
   return false;
 }
@@ -212,20 +213,23 @@ const EXIT_HOOK = Symbol.for("jsonata.__evaluate_exit");
 
 /**
  * The bodies of user-defined functions met so far (AST nodes, so shared by every evaluation).
- * Depth counts these bodies running inside one another: deep recursion is what grows memory
- * (each level is a chain of pending promises, ~77,000 levels a second unbounded). jsonata's own
- * step counter is not used: the items of an array constructor and the groups of a group-by run
- * concurrently, so it grows with their number, not with nesting. Tail calls are run by jsonata's
- * trampoline, each body exiting before the next enters, so they do not deepen.
+ * Depth counts these bodies running at once: deep recursion is what grows memory (each level is a
+ * chain of pending promises; unbounded, ~77,000 levels and ~170 MB in a second). Tail calls are run
+ * by jsonata's trampoline, each body exiting before the next enters, so they do not deepen.
+ * jsonata's own step counter is not used: the items of an array constructor and the groups of a
+ * group-by are evaluated concurrently, so it grows with their number, not with nesting. The count
+ * here shares that weakness only where those concurrent branches call user-defined functions
+ * (more than maxDepth of them at once: e.g. a group-by with a function over 200+ groups), and
+ * there it errs on the side of stopping.
  */
 const lambdaBodies = new WeakSet<object>();
 
 interface Guard {
   /**
-   * performance.now() at the start. The time bound is CPU time spent by this process, not the
-   * engine's clock: it guards the worker against a runaway expression, and an engine clock that is
-   * simulated (or frozen) must not decide it. It includes other work interleaved on the event loop
-   * between jsonata's steps, so it is a bound on elapsed time, which only errs on the safe side.
+   * performance.now() at the start. The time bound is real elapsed time on the process's monotonic
+   * clock, not the engine's clock: it guards the worker's CPU against a runaway expression, and an
+   * engine clock that is simulated (or frozen) must not decide it. Other work interleaved on the
+   * event loop between jsonata's steps counts too, which only errs on the safe side.
    */
   start: number;
   maxMs: number;
@@ -310,7 +314,7 @@ async function evaluateRaw(
       { path: where, cause: compiled.error.cause },
     );
   }
-  const limits = { ...DEFAULT_EXPRESSION_LIMITS, ...options.limits };
+  const limits = limitsOf(options);
   const guard: Guard = {
     start: performance.now(),
     maxMs: limits.maxMs,
@@ -334,6 +338,16 @@ async function evaluateRaw(
   } catch (error) {
     throw evaluationError(expression, where, guard, error);
   }
+}
+
+/** The defaults, with the limits given (an undefined one keeps its default). */
+function limitsOf(options: EvaluationOptions): ExpressionLimits {
+  const given = options.limits ?? {};
+  return {
+    maxMs: given.maxMs ?? DEFAULT_EXPRESSION_LIMITS.maxMs,
+    maxDepth: given.maxDepth ?? DEFAULT_EXPRESSION_LIMITS.maxDepth,
+    maxResultBytes: given.maxResultBytes ?? DEFAULT_EXPRESSION_LIMITS.maxResultBytes,
+  };
 }
 
 async function formatNow(nowMs: number, picture: unknown, timezone: unknown): Promise<unknown> {
@@ -454,7 +468,7 @@ export async function resolveExpressions(
 ): Promise<unknown> {
   const found = findExpressions(value);
   if (found.length === 0) return value;
-  const maxBytes = options.limits?.maxResultBytes ?? DEFAULT_EXPRESSION_LIMITS.maxResultBytes;
+  const maxBytes = limitsOf(options).maxResultBytes;
   const results: unknown[] = [];
   for (const { path: keys, expression } of found) {
     const where = joinPath(path, keys);

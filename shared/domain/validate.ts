@@ -545,7 +545,7 @@ function checkParams(
   const result = parseParams(task.registrationParams ?? task.params, params, expressionPaths);
   if (result.success) return;
   for (const issue of result.error.issues) {
-    if (isUnderExpression(issue.path, expressionPaths)) continue;
+    if (isUnderExpression(issue.path, expressionPaths) && !checkedUnderExpressions(issue)) continue;
     const path = [...prefix, "params", ...issue.path];
     const keys = issue.code === "unrecognized_keys" ? issue.keys.map((key) => [...path, key]) : [path];
     for (const keyPath of keys) {
@@ -589,6 +589,17 @@ function withoutExpressions(params: unknown, expressionPaths: readonly (string |
 }
 
 /** True when `path` (a zod issue's, within params) is an expression's path or lies under one. */
+/**
+ * A task type's registration rule that holds whatever value an expression would give (e.g. `http`'s
+ * credential headers must be secret references, never a value computed at run time): its custom
+ * issues carry this in their params, and are reported even under an expression.
+ */
+export const CHECKED_UNDER_EXPRESSIONS = { checkedUnderExpressions: true } as const;
+
+function checkedUnderExpressions(issue: z.core.$ZodIssue): boolean {
+  return issue.code === "custom" && issue.params?.checkedUnderExpressions === true;
+}
+
 export function isUnderExpression(
   path: readonly PropertyKey[],
   expressionPaths: readonly (readonly PropertyKey[])[],

@@ -5,6 +5,7 @@
  * and one stored before that rule is shown with those values redacted (redactDefinition).
  */
 import { z } from "zod";
+import { CHECKED_UNDER_EXPRESSIONS } from "../domain/validate.js";
 import { isSecretRef, secretRefSchema } from "./secrets.js";
 
 /** Header names whose values are credentials (lower case). */
@@ -30,6 +31,8 @@ export const registrationHeadersSchema = headersSchema.superRefine((headers, ctx
     ctx.addIssue({
       code: "custom",
       path: [name],
+      // An expression is no way around it: it would compute the credential from stored data.
+      params: CHECKED_UNDER_EXPRESSIONS,
       message: `header "${name}" holds a plain-text credential; refer to a secret instead: {"secret": "ssm:/path/to/parameter"} (SSM Parameter Store) or {"secret": "<Secrets Manager secret name or ARN>"}`,
     });
   }

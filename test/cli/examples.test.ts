@@ -38,6 +38,28 @@ const EXPECTED: Record<string, { status: string; check?: (view: ExecutionView) =
       expect(workers.filter((n) => n.status === "COMPLETED").length).toBeGreaterThanOrEqual(6);
     },
   },
+  choice: {
+    status: "SUCCEEDED",
+    check: (view) => {
+      expect(view.output).toEqual({
+        route: { "manual-review": { route: "review", reason: "amount 2400 needs a person" } },
+      });
+      expect(["SKIPPED", "CANCELLED"]).toContain(node(view, "auto-approve").status);
+    },
+  },
+  compensation: {
+    status: "FAILED",
+    check: (view) => {
+      expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
+        ["reserve-room", "COMPLETED"],
+        ["charge-card", "FAILED"],
+        ["release-room", "COMPLETED"],
+        ["confirm", "SKIPPED"],
+        ["notify-guest", "FAILED"],
+      ]);
+      expect(view.error?.message).toContain("mail server unreachable");
+    },
+  },
   "http-and-lambda": {
     status: "SUCCEEDED",
     check: (view) => {

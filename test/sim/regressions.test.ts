@@ -18,9 +18,12 @@ import { describe, expect, it } from "vitest";
 import { formatResult } from "../../sim/report.js";
 import { runWorld } from "../../sim/world.js";
 
-/** With `redrive: false`, the world as it was before operators' redrives were simulated. */
+/**
+ * With `redrive: false`, the world as it was before operators' redrives were simulated; always
+ * without flow control (`when`, `onError`, params expressions), as the worlds were when these were found.
+ */
 async function violationsOf(seed: number, redrive = false) {
-  const result = await runWorld({ seed, redrive });
+  const result = await runWorld({ seed, redrive, flowControl: false });
   return { rules: [...new Set(result.violations.map((v) => v.rule))], report: formatResult(result) };
 }
 

@@ -17,6 +17,8 @@ import {
   inlineUpTo4K,
   queueTwice,
   sameRequestAlways,
+  skipsAsCancellations,
+  skipsAsCompletions,
 } from "../../sim/planted.js";
 import { zombieHunt } from "../../sim/profile.js";
 import { formatResult } from "../../sim/report.js";
@@ -56,6 +58,13 @@ describe("deterministic simulation", () => {
       "outputsBlob",
       "outputsParts",
       "inputsBlob",
+      // flow control: nodes skipped (by their `when` too), failed under onError "continue",
+      // failed with an ExpressionError, completed with {% %} params mapped
+      "nodesSkipped",
+      "skippedByWhen",
+      "nodesContinued",
+      "expressionErrors",
+      "paramsMapped",
     ])
       expect(totals[key], key).toBeGreaterThan(0);
     for (const status of ["SUCCEEDED", "FAILED", "CANCELLED"])
@@ -116,6 +125,16 @@ describe("deterministic simulation", () => {
 
   it("catches a planted bug: a reused key with another input or start returns the execution instead of 409", async () => {
     const seed = await firstCaught("idempotency", { plant: sameRequestAlways });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: a skipped node recorded as having run", async () => {
+    const seed = await firstCaught("skip", { plant: skipsAsCompletions });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: a skip taken for a cancellation", async () => {
+    const seed = await firstCaught("skip", { plant: skipsAsCancellations });
     expect(seed).toBeDefined();
   });
 

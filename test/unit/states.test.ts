@@ -30,6 +30,9 @@ const NODE_ALLOWED = new Set([
   "RUNNING→FAILED",
   "RUNNING→CANCELLED",
   "RUNNING→QUEUED",
+  "PENDING→SKIPPED", // skipped by its dependencies, or an inline node whose `when` is false
+  "QUEUED→SKIPPED", // an inline node queued first whose `when` is false
+  "RUNNING→SKIPPED", // claimed, then found with nothing to run (`when`, or every input skipped)
 ]);
 
 const EXECUTION_ALLOWED = new Set([
@@ -57,8 +60,8 @@ describe("node transitions", () => {
     expect(canTransitionNode(from, to)).toBe(false);
   });
 
-  it("terminal statuses are exactly COMPLETED, FAILED, CANCELLED", () => {
-    expect(NODE_STATUSES.filter(isTerminalNode)).toEqual(["COMPLETED", "FAILED", "CANCELLED"]);
+  it("terminal statuses are exactly COMPLETED, FAILED, CANCELLED, SKIPPED", () => {
+    expect(NODE_STATUSES.filter(isTerminalNode)).toEqual(["COMPLETED", "FAILED", "CANCELLED", "SKIPPED"]);
   });
 
   it.each([
@@ -68,6 +71,7 @@ describe("node transitions", () => {
     ["COMPLETED", ["PENDING", "QUEUED", "RUNNING"]],
     ["FAILED", ["PENDING", "QUEUED", "RUNNING"]],
     ["CANCELLED", ["PENDING", "QUEUED", "RUNNING"]],
+    ["SKIPPED", ["PENDING", "QUEUED", "RUNNING"]],
   ] as const)("nodeStatesFrom(%s) = %j", (to, expected) => {
     expect(nodeStatesFrom(to)).toEqual(expected);
   });

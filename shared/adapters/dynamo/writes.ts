@@ -3,12 +3,12 @@
  * attempt 0, and its update, history included) and the TTL a write sets or removes.
  */
 import { encodeStoredPayload } from "../../domain/payload.js";
-import type { HistoryEvent, NodeStatus } from "../../domain/records.js";
+import type { HistoryEvent } from "../../domain/records.js";
+import { isTerminalNode } from "../../domain/states.js";
 import type { NodeCondition, NodePatch } from "../../ports.js";
 import { Expression, updateExpression } from "./expression.js";
 import { ATTR, type Key, nodeKey } from "./keys.js";
 
-const FINAL_NODE_STATUSES: readonly NodeStatus[] = ["COMPLETED", "FAILED", "CANCELLED"];
 
 /** The TTL attribute's value (epoch seconds) for an item to expire `days` after `atMs`. */
 export function expiresAfter(atMs: number, days: number): number {
@@ -103,7 +103,7 @@ export function nodeWrite(
     const value = patch[field];
     if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
   }
-  const final = patch.status === undefined ? undefined : FINAL_NODE_STATUSES.includes(patch.status);
+  const final = patch.status === undefined ? undefined : isTerminalNode(patch.status);
   retention(e, retentionDays, final, patch.finishedAt, sets, removes);
   if (event) sets.push(e.appendHistory(event));
 
