@@ -9,7 +9,6 @@ import type { NodeCondition, NodePatch } from "../../ports.js";
 import { Expression, updateExpression } from "./expression.js";
 import { ATTR, type Key, nodeKey } from "./keys.js";
 
-
 /** The TTL attribute's value (epoch seconds) for an item to expire `days` after `atMs`. */
 export function expiresAfter(atMs: number, days: number): number {
   return Math.ceil(atMs / 1000) + days * 86_400;
