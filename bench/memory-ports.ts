@@ -104,6 +104,13 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       read("DynamoDB.Query", nodes.length, Math.max(1, per(nodes.length * 400, 4096)));
       return nodes;
     },
+    listMapItems: async (id, mapId, attempt, options) => {
+      const items = await store.listMapItems(id, mapId, attempt, options);
+      // A status-only listing reads small items eventually consistently (half the units).
+      const bytes = items.length * (options?.statusOnly ? 60 : 400);
+      read("DynamoDB.Query", items.length, Math.max(1, per(bytes, 4096) / (options?.statusOnly ? 2 : 1)));
+      return items;
+    },
     transitionNode: async (...args) => {
       // A cancellation is fenced on its execution: the node write and a check in one transaction.
       if (args[2].executionEnding) fencedWrite();

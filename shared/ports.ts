@@ -6,6 +6,7 @@
 
 import type { Payload } from "./domain/payload.js";
 import type {
+  CompositeState,
   DeadLetterRecord,
   ErrorInfo,
   ExecutionRecord,
@@ -70,6 +71,7 @@ export interface NodePatch {
   startedAt?: number | null;
   finishedAt?: number | null;
   cancelRequested?: boolean;
+  composite?: CompositeState;
 }
 
 /** Fields an execution write sets; `null` removes the field. */
@@ -199,7 +201,18 @@ export interface Store {
   getNode(executionId: string, nodeId: string): Promise<NodeRecord | undefined>;
   /** Stored records among `nodeIds` (missing ones are PENDING and left out). */
   getNodes(executionId: string, nodeIds: readonly string[], consistency?: Consistency): Promise<NodeRecord[]>;
+  /** The nodes of the DAG (and the onFailure handler): never a map's items. */
   listNodes(executionId: string): Promise<NodeRecord[]>;
+  /**
+   * The items of one attempt of a map node (domain/map.ts), in no particular order. With
+   * `statusOnly`, each record holds only its id, status and attempt (a map's progress).
+   */
+  listMapItems(
+    executionId: string,
+    mapId: string,
+    mapAttempt: number,
+    options?: { statusOnly?: boolean },
+  ): Promise<NodeRecord[]>;
   /** `events` (one or several) are appended to the node's history in the same write. */
   transitionNode(
     executionId: string,
@@ -232,8 +245,11 @@ export interface Store {
   getArrivalShards(executionId: string, childId: string, shards: readonly number[]): Promise<ArrivalShard[]>;
 
   // ── history ───────────────────────────────────────────────────────────────────────────────────
-  /** The execution's history, execution events and node events merged in time order. */
-  listHistory(executionId: string): Promise<HistoryEvent[]>;
+  /**
+   * The execution's history, execution events and node events merged in time order; a map's items'
+   * events only `withItems`.
+   */
+  listHistory(executionId: string, options?: { withItems?: boolean }): Promise<HistoryEvent[]>;
 
   // ── sweeping ──────────────────────────────────────────────────────────────────────────────────
   /**

@@ -89,6 +89,7 @@ export class AuditStore implements Store {
   getNode: Delegated["getNode"];
   getNodes: Delegated["getNodes"];
   listNodes: Delegated["listNodes"];
+  listMapItems: Delegated["listMapItems"];
   listHistory: Delegated["listHistory"];
   listDueExecutions: Delegated["listDueExecutions"];
   getArrivalShards: Delegated["getArrivalShards"];
@@ -112,6 +113,7 @@ export class AuditStore implements Store {
     this.getNode = inner.getNode.bind(inner);
     this.getNodes = inner.getNodes.bind(inner);
     this.listNodes = inner.listNodes.bind(inner);
+    this.listMapItems = inner.listMapItems.bind(inner);
     this.listHistory = inner.listHistory.bind(inner);
     this.listDueExecutions = inner.listDueExecutions.bind(inner);
     this.getArrivalShards = inner.getArrivalShards.bind(inner);

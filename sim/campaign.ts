@@ -13,6 +13,8 @@ export interface CampaignOptions {
   stopAtFirstFailure?: boolean;
   /** Operators redrive dead letters too (WorldOptions.redrive, default true). */
   redrive?: boolean;
+  /** Workflows use `when`, `onError` and params expressions in a share of them (default true). */
+  flowControl?: boolean;
   onProgress?: (done: number, failures: number, elapsedMs: number) => void;
 }
 
@@ -41,6 +43,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
     const result = await runWorld({
       seed,
       ...(options.redrive === undefined ? {} : { redrive: options.redrive }),
+      ...(options.flowControl === undefined ? {} : { flowControl: options.flowControl }),
     });
     done++;
     steps += result.steps;

@@ -8,9 +8,18 @@
  * seed, so the graphs are those the seed gave before): strings of a few hundred bytes to a few KB
  * with multi-byte and escaped characters, deep and long arrays, and — in inputs only — -0, ±1e400
  * (±Infinity), the extreme doubles and keys such as "" and "__proto__", which exact JSON keeps.
+ *
+ * Flow control (a third draw, so the graphs and values are those the seed gave before): in about
+ * a third of the workflows, some nodes get a `when` ({% %} expressions over the input, the deps
+ * the node saw or constants; now and then one that gives a non-boolean, an ExpressionError),
+ * some `fail` nodes fail for good (times ≥ attempts), most of those and of the hard failures with
+ * `onError: "continue"`, and some `pass` (and `sleep`) params carry {% %} expressions, so skips,
+ * continued failures and params mapping are exercised. Three workflows in ten (a fourth draw) have
+ * an `onFailure` handler (noop, pass — a constant, or {% error.name %} —, a failing one, a sleep).
+ * `generateWorkflow(seed, name, { flowControl: false })` gives the workflows as they were before.
  */
 import fc from "fast-check";
-import type { NodeDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
+import type { NodeDefinition, OnFailureDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
 import { encodeJson } from "../shared/domain/json.js";
 
 type Kind =
@@ -254,12 +263,23 @@ export interface GeneratedWorkflow {
   input: unknown;
 }
 
+export interface GenerateOptions {
+  /** Draw `when`, `onError` and params expressions (default true); off: the workflows as before. */
+  flowControl?: boolean;
+}
+
 /** One random valid workflow, the same for the same seed. */
-export function generateWorkflow(seed: number, name: string): GeneratedWorkflow {
+export function generateWorkflow(
+  seed: number,
+  name: string,
+  options: GenerateOptions = {},
+): GeneratedWorkflow {
   const [draw] = fc.sample(shapeArb, { seed, numRuns: 1 });
   // From a stream of its own, so that the shapes (and tiny values) of every seed stay as they were.
   const [values] = fc.sample(valuesArb, { seed: (seed ^ 0x0dd5eed) | 0, numRuns: 1 });
-  if (!draw || !values) throw new Error("fast-check produced no sample");
+  // Flow control from a third stream, for the same reason; an onFailure handler from a fourth.
+  const [flow] = fc.sample(flowArb, { seed: (seed ^ 0x5ce1a11) | 0, numRuns: 1 });
+  if (!draw || !values || !flow) throw new Error("fast-check produced no sample");
   const parents = parentsOf(draw);
   const ids = parents.map((_, i) => `n${i}-${kindName(draw.kinds[i]!)}`);
   const nodes = parents.map((ps, i) => {
@@ -271,14 +291,18 @@ export function generateWorkflow(seed: number, name: string): GeneratedWorkflow 
     if (fanIn !== undefined) node.fanIn = fanIn;
     return node;
   });
+  if (options.flowControl !== false && flow.enabled < FLOW_PERCENT)
+    addFlowControl(nodes, parents, flow, draw.defaultAttempts);
   // Plain JSON (fast-check may build objects with a null prototype); the input as exact JSON, so
   // -0 and ±Infinity stay what they are.
+  const onFailure = options.flowControl !== false ? onFailureOf(mix(seed ^ 0x0f4115)) : undefined;
   const definition = JSON.parse(
     JSON.stringify({
       name,
       defaults: {
         retry: { maxAttempts: draw.defaultAttempts, backoff: { initialSeconds: 0.5, maxSeconds: 4 } },
       },
+      ...(onFailure ? { onFailure } : {}),
       nodes,
     }),
   ) as WorkflowDefinition;
@@ -290,6 +314,152 @@ export function generateWorkflow(seed: number, name: string): GeneratedWorkflow 
     }),
   );
   return { definition, input };
+}
+
+// ── flow control: when, onError, params expressions ───────────────────────────────────────────
+
+/** The share of workflows (in percent) that use flow control. */
+const FLOW_PERCENT = 35;
+
+const perNode = fc.record({
+  /** < 30: the node gets a `when`. */
+  when: fc.nat(99),
+  /** Which `when` (or params expression), and which parent it names. */
+  which: fc.nat(9999),
+  parent: fc.nat(99),
+  /** < 50 for a flaky `fail`: it fails for good (times ≥ its attempts). */
+  forGood: fc.nat(99),
+  /** < 80 for a node that fails for good: `onError: "continue"` (< 8 for any other node). */
+  onError: fc.nat(99),
+  /** < 40 for a `pass` (< 25 for a `sleep`): params carry {% %} expressions. */
+  params: fc.nat(99),
+});
+const flowArb = fc.record({
+  enabled: fc.nat(99),
+  nodes: fc.array(perNode, { minLength: MAX_NODES, maxLength: MAX_NODES }),
+});
+type FlowDraw = typeof flowArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** `when` expressions: [weight, text] by the node's parent ids (P: one of them). */
+function whenOf(parentIds: readonly string[], which: number, pick: number): string {
+  // Ids hold "-": JSONata names them in backquotes.
+  const p = parentIds.length > 0 ? parentIds[pick % parentIds.length]! : undefined;
+  const choices: Array<[number, string]> = [
+    [3, "{% true %}"],
+    [3, "{% false %}"],
+    [5, "{% $count($keys(deps)) > 0 %}"],
+    [3, "{% input = null %}"],
+    [2, "{% $count($keys(deps)) >= 2 %}"],
+    // a non-boolean: the node fails with ExpressionError
+    [1, which % 2 === 0 ? "{% 1 %}" : '{% "yes" %}'],
+    // undefined (a path into nothing; names under deps must be dependencies): skipped
+    [1, p === undefined ? "{% input.nowhere.at.all %}" : `{% deps.\`${p}\`.nowhere %}`],
+  ];
+  if (p !== undefined)
+    choices.push(
+      [5, `{% $exists(deps.\`${p}\`) %}`],
+      [4, `{% deps.\`${p}\` != null %}`],
+      [3, `{% $exists(deps.\`${p}\`.error) %}`],
+      [3, `{% $not($exists(deps.\`${p}\`.error)) %}`],
+    );
+  return weighted(choices, which);
+}
+
+/** A `pass` node's params with {% %} expressions: at the top or nested in an object. */
+function passParamsOf(parentIds: readonly string[], which: number, pick: number): Record<string, unknown> {
+  // Ids hold "-": JSONata names them in backquotes.
+  const p = parentIds.length > 0 ? parentIds[pick % parentIds.length]! : undefined;
+  const choices: Array<[number, unknown]> = [
+    [3, "{% $count($keys(deps)) %}"],
+    [3, "{% [$sort($keys(deps))] %}"],
+    [2, '{% input = null ? "none" : "some" %}'],
+    [2, "{% execution.workflow %}"],
+    [2, '{% {"n": $count($keys(deps)), "wf": execution.workflow} %}'],
+    [
+      2,
+      {
+        deps: "{% [$sort($keys(deps))] %}",
+        literal: [1, "two", null],
+        nested: { n: "{% $count($keys(deps)) %}" },
+      },
+    ],
+  ];
+  if (p !== undefined)
+    choices.push(
+      [3, `{% $exists(deps.\`${p}\`.error) ? "error" : "ok" %}`],
+      [2, `{% $exists(deps.\`${p}\`) ? deps.\`${p}\` : "absent" %}`],
+      [2, { seen: `{% $exists(deps.\`${p}\`) %}`, failed: `{% $exists(deps.\`${p}\`.error) %}` }],
+    );
+  return { value: weighted(choices, which) };
+}
+
+function weighted<T>(choices: ReadonlyArray<[number, T]>, draw: number): T {
+  const total = choices.reduce((sum, [w]) => sum + w, 0);
+  let at = draw % total;
+  for (const [w, choice] of choices) {
+    if (at < w) return choice;
+    at -= w;
+  }
+  return choices[0]![1];
+}
+
+/** Adds `when`, `onError` and params expressions to some of the nodes, as `flow` draws. */
+function addFlowControl(
+  nodes: NodeDefinition[],
+  parents: readonly number[][],
+  flow: FlowDraw,
+  defaultAttempts: number,
+): void {
+  nodes.forEach((node, i) => {
+    const f = flow.nodes[i]!;
+    const parentIds = (parents[i] ?? []).map((p) => nodes[p]!.id);
+    let failsForGood = false;
+    if (node.type === "fail") {
+      const params = (node.params ?? {}) as { times?: number; retryable?: boolean };
+      if (params.retryable === false) failsForGood = true;
+      else if (f.forGood < 50) {
+        // every attempt fails: times ≥ maxAttempts
+        const attempts = node.retry?.maxAttempts ?? defaultAttempts;
+        node.params = { times: attempts + (f.which % 2), message: `${node.id} fails for good` };
+        failsForGood = true;
+      }
+    }
+    if (f.onError < (failsForGood ? 80 : 8)) node.onError = "continue";
+    if (f.when < 30) node.when = whenOf(parentIds, f.which, f.parent);
+    if (node.type === "pass" && f.params < 40) node.params = passParamsOf(parentIds, f.which >> 4, f.parent);
+    if (node.type === "sleep" && f.params < 25)
+      node.params = { ms: `{% $count($keys(deps)) * ${1 + (f.which % 500)} %}` };
+  });
+}
+
+/** A 32-bit integer hash (uniform, unlike fast-check's small-biased single samples). */
+function mix(x: number): number {
+  let h = Math.imul(x ^ (x >>> 16), 0x45d9f3b);
+  h = Math.imul(h ^ (h >>> 16), 0x45d9f3b);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * A workflow's onFailure handler, in three workflows in ten: its outcome (even a failure) never
+ * changes the execution's status.
+ */
+function onFailureOf(draw: number): OnFailureDefinition | undefined {
+  if (draw % 100 >= 30) return undefined;
+  switch (Math.floor(draw / 100) % 5) {
+    case 0:
+      return { type: "noop" };
+    case 1:
+      return { type: "pass", params: { value: "compensated" } };
+    case 2:
+      return {
+        type: "pass",
+        params: { value: { failed: "{% error.name %}", workflow: "{% execution.workflow %}" } },
+      };
+    case 3:
+      return { type: "fail", params: { retryable: false, message: "the compensation failed too" } };
+    default:
+      return { type: "sleep", params: { ms: 1500 } };
+  }
 }
 
 function kindName(k: Kind): string {

@@ -2,30 +2,48 @@
  * The invariants checked after every run, from the final store state, each execution's history,
  * and the audit log of accepted writes (in true write order):
  *
- *  - every execution reaches a terminal state, and terminal states never change (executions and nodes);
+ *  - every execution reaches a terminal state, and terminal states never change (executions and nodes;
+ *    SKIPPED is terminal like COMPLETED, FAILED and CANCELLED); each node that ended has exactly one
+ *    terminal event (NodeCompleted | NodeFailed | NodeCancelled | NodeSkipped) in its life, the one
+ *    of its status [terminal-event];
  *  - no node completes twice; each child is queued once (≤ 1 NodeQueued), each attempt starts and is
  *    retried at most once; each parent arrives at each child at most once;
  *  - a fan-in never fires before its condition (okDeps ≥ required when it leaves PENDING for QUEUED,
- *    or for COMPLETED when inline; every ok arrival follows its parent's completion) nor more than
- *    once;
+ *    or for COMPLETED when inline; every ok arrival follows its parent's completion — or its
+ *    failure under `onError: "continue"`; for `all`, every parent not among its inputs was skipped
+ *    before) nor more than once;
  *  - no write from a superseded attempt is accepted (fenced writes match the live token and attempt;
  *    no event of attempt k after attempt k+1 began; the completed attempt is the last one);
- *  - node status changes follow the state machine;
+ *  - node status changes follow the state machine (SKIPPED only from PENDING, QUEUED or RUNNING);
  *  - every completed node's output, and a SUCCEEDED execution's output, equal the reference evaluator's
  *    once resolved (payloads loaded from the blob store), and the execution's input resolves to
- *    exactly what its client sent (-0, ±Infinity and "__proto__" keys included);
- *  - every blob any accepted payload refers to (inputs and outputs, through `parts`) is in the blob
- *    store with exactly its `bytes`, its text hashes to its `sha256`, and its key is that hash under
- *    its execution's prefix (content addressing);
+ *    exactly what its client sent (-0, ±Infinity and "__proto__" keys included); `{% %}` params
+ *    are mapped as the reference evaluates them with jsonata itself [output];
+ *  - a SKIPPED node's handler never ran (no handler run recorded for it, no NodeCompleted) and its
+ *    record holds no output [skipped-ran];
+ *  - skips as the reference decides them [skip]: a node ends SKIPPED only when its `when` gave false
+ *    or undefined over the deps it saw, when every parent of an `all` fan-in was skipped, or when
+ *    skips made an `any`/`count:N` fan-in unmeetable; such a node never runs (COMPLETED or FAILED),
+ *    and a `when` that gives another value fails the node with ExpressionError [expression];
+ *  - skips and continued failures never fail or cancel an execution: one that nobody asked to
+ *    cancel, not redriven, where no node failed for good under `onError: "fail"`, ends SUCCEEDED, and
+ *    none of its nodes is cancelled while it runs [clean-succeeds];
+ *  - the dependants of a node that failed under `onError: "continue"` saw `{error: {name, message}}`
+ *    for it — its record's error — in their deps (merge outputs, params expressions) [continue-deps];
+ *  - payloads: every blob any accepted payload refers to (inputs and outputs, through `parts`) is in
+ *    the blob store with exactly its `bytes`, its text hashes to its `sha256`, and its key is that
+ *    hash under its execution's prefix (content addressing);
  *  - payloads take the form the inline threshold gives them (Payloads.saveJson / compose): inline
  *    text is at most `inlineBytes` bytes and a blob more; `parts` only as the output of a node that
  *    composes its dependencies (merge), keeping at least one member that is not inline, no wider
- *    than `maxPartsBytes` stored, its members exactly its dependencies' stored outputs — a
- *    composition of inline members only is joined into one text and held to the threshold like any
- *    value; and the stored form decodes to the payload it encodes;
+ *    than `maxPartsBytes` stored, its members exactly its dependencies' stored outputs (a
+ *    continue-failed one's: its {error}) — a composition of inline members only is joined into one
+ *    text and held to the threshold like any value; and the stored form decodes to the payload it
+ *    encodes;
  *  - an execution ends CANCELLED only when cancelled, FAILED only with a node that failed for good
- *    (attempts exhausted, non-retryable, dead-lettered), and a node that failed for good while its
- *    execution ran ends that execution FAILED (or CANCELLED by a racing request);
+ *    under `onError: "fail"` (attempts exhausted, non-retryable, an ExpressionError, dead-lettered),
+ *    and such a node that failed while its execution ran ends that execution FAILED (or CANCELLED by a
+ *    racing request); a SUCCEEDED execution's sinks are each COMPLETED, SKIPPED or continue-failed;
  *  - the store's history holds exactly the events of the accepted writes;
  *  - idempotency keys (per workflow): at most one execution per (workflow, key), each of a key a
  *    client created with; every answer to a client's creates names that one execution; a create
@@ -38,7 +56,7 @@ import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { WorkflowDefinition } from "../shared/domain/definition.js";
 import { requiredCompletions } from "../shared/domain/fan-in.js";
-import { compileGraph, type WorkflowGraph } from "../shared/domain/graph.js";
+import { compileGraph, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../shared/domain/graph.js";
 import {
   blobKey,
   blobsOf,
@@ -54,7 +72,8 @@ import { HISTORY } from "../shared/engine/lifecycle.js";
 import { Payloads } from "../shared/engine/payloads.js";
 import type { BlobStore, Store } from "../shared/ports.js";
 import type { AuditStore, NodeWrite } from "./audit-store.js";
-import { referenceOutputs } from "./reference.js";
+import { type ReferenceNode, referenceOnFailure, referenceRun } from "./reference.js";
+import type { HandlerRun } from "./watched-tasks.js";
 
 export interface Violation {
   rule: string;
@@ -89,6 +108,8 @@ export interface CheckInput {
   cancelAccepted: ReadonlySet<string>;
   /** The clients' creates, all with an idempotency key, and what they were answered. */
   keys: KeyedCreates;
+  /** Every handler run the worlds' task registries recorded (watched-tasks.ts). */
+  handlerRuns?: readonly HandlerRun[];
 }
 
 export interface KeyedCreates {
@@ -104,7 +125,18 @@ const NODE_TERMINAL_EVENTS = new Set<string>([
   HISTORY.nodeCompleted,
   HISTORY.nodeFailed,
   HISTORY.nodeCancelled,
+  HISTORY.nodeSkipped,
 ]);
+/** The terminal event each terminal node status is written with. */
+const TERMINAL_EVENT_OF: Partial<Record<NodeStatus, string>> = {
+  COMPLETED: HISTORY.nodeCompleted,
+  FAILED: HISTORY.nodeFailed,
+  CANCELLED: HISTORY.nodeCancelled,
+  SKIPPED: HISTORY.nodeSkipped,
+};
+/** The statuses a node may be skipped from (the checker's own table, not the engine's). */
+const SKIPPABLE_FROM = new Set<NodeStatus>(["PENDING", "QUEUED", "RUNNING"]);
+const NODE_ENDS = new Set<NodeStatus>(["COMPLETED", "FAILED", "CANCELLED", "SKIPPED"]);
 const EXECUTION_TERMINAL_EVENTS = new Set<string>([
   HISTORY.executionSucceeded,
   HISTORY.executionFailed,
@@ -117,7 +149,25 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
   const graphs = new Map<string, WorkflowGraph>();
   for (const [name, definition] of input.definitions) graphs.set(name, compileGraph(definition));
   const loader = new Payloads(input.blobs);
-  const counts = { outputsInline: 0, outputsBlob: 0, outputsParts: 0, inputsBlob: 0 };
+  const counts = {
+    outputsInline: 0,
+    outputsBlob: 0,
+    outputsParts: 0,
+    inputsBlob: 0,
+    // flow control: nodes skipped (by their `when`, or by their fan-in), failed under
+    // `onError: "continue"`, failed with an ExpressionError, and completed with mapped params
+    nodesSkipped: 0,
+    skippedByWhen: 0,
+    nodesContinued: 0,
+    expressionErrors: 0,
+    paramsMapped: 0,
+    onFailureRuns: 0,
+  };
+  const runsByNode = new Map<string, HandlerRun[]>();
+  for (const run of input.handlerRuns ?? []) {
+    const key = `${run.executionId}/${run.nodeId}`;
+    runsByNode.set(key, [...(runsByNode.get(key) ?? []), run]);
+  }
   /** The value a payload stands for, or why it cannot be had. */
   const resolve = async (payload: Payload): Promise<{ value: unknown } | { error: string }> => {
     try {
@@ -152,6 +202,9 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       v("unknown-workflow", `workflow ${execution.workflow} is not one the simulation registered`);
       continue;
     }
+    const nodeDefinitions = new Map(definition.nodes.map((n) => [n.id, n]));
+    /** The node fails under `onError: "continue"`: its dependants see its error and go on. */
+    const continues = (nodeId: string) => nodeDefinitions.get(nodeId)?.onError === "continue";
 
     // ── the execution's own lifecycle ──────────────────────────────────────────────────────────
     if (!isTerminalExecution(execution.status)) v("terminal", `execution ended the run ${execution.status}`);
@@ -312,10 +365,21 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
           // Composed without copying: each member is a dependency's stored output, as it is stored.
           for (const [key, part] of payload.parts) {
             const dep = graph.byId.get(key);
-            const depOutput = records.get(key)?.output;
+            const depRecord = records.get(key);
+            const depOutput = depRecord?.output;
             if (!dep || !node.parents.includes(dep.index))
               v("payload-form", `its parts hold ${key}, not a dependency`, node.id);
-            else if (depOutput === undefined || !isDeepStrictEqual(part, depOutput))
+            else if (depRecord?.status === "FAILED" && continues(key)) {
+              // A continue-failed dependency has no output: its member is its error.
+              const seen = await resolve(part);
+              const expected = errorSeen(depRecord);
+              if ("error" in seen || !isDeepStrictEqual(seen.value, expected))
+                v(
+                  "continue-deps",
+                  `its member ${key} is ${json("error" in seen ? seen.error : seen.value)}, not that continue-failed dependency's ${json(expected)}`,
+                  node.id,
+                );
+            } else if (depOutput === undefined || !isDeepStrictEqual(part, depOutput))
               v(
                 "payload-form",
                 `its member ${key} is ${json(part)}, not that dependency's stored output ${json(depOutput)}`,
@@ -332,16 +396,25 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     if ("error" in storedInput) v("input", `the input cannot be resolved (${storedInput.error})`);
     else if (!isDeepStrictEqual(storedInput.value, sent))
       v("input", `the input resolves to ${json(storedInput.value)}, but the client sent ${json(sent)}`);
+    // When each node first became done for its dependants (COMPLETED, or FAILED under `onError:
+    // "continue"`), bad (FAILED under "fail", or CANCELLED), or SKIPPED.
     const completionSeq = new Map<string, number>();
     const badSeq = new Map<string, number>();
+    const skipSeq = new Map<string, number>();
     for (const node of graph.nodes) {
+      const goesOn = continues(node.id);
       for (const w of writesByNode.get(`${id}/${node.id}`) ?? []) {
-        if (w.after.status === "COMPLETED" && w.before?.status !== "COMPLETED" && !completionSeq.has(node.id))
-          completionSeq.set(node.id, w.seq);
-        if ((w.after.status === "FAILED" || w.after.status === "CANCELLED") && !badSeq.has(node.id))
-          badSeq.set(node.id, w.seq);
+        if (w.before?.status === w.after.status) continue;
+        const status = w.after.status;
+        const done = status === "COMPLETED" || (status === "FAILED" && goesOn);
+        const bad = status === "CANCELLED" || (status === "FAILED" && !goesOn);
+        if (done && !completionSeq.has(node.id)) completionSeq.set(node.id, w.seq);
+        if (bad && !badSeq.has(node.id)) badSeq.set(node.id, w.seq);
+        if (status === "SKIPPED" && !skipSeq.has(node.id)) skipSeq.set(node.id, w.seq);
       }
     }
+    const endedBefore = (seqs: Map<string, number>, nodeId: string, seq: number) =>
+      (seqs.get(nodeId) ?? Number.POSITIVE_INFINITY) <= seq;
 
     let failedForGood = false;
     const lostAttempts = new Map<string, boolean>();
@@ -380,16 +453,17 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
           for (const p of w.before?.badDeps ?? []) if (!w.after.badDeps.includes(p)) arrived.delete(p);
           continue;
         }
-        const { parentIndex, outcome } = w.arrival;
+        const { parentIndex } = w.arrival;
+        const outcome: string = w.arrival.outcome;
         if (arrived.has(parentIndex)) nv("arrival-once", `parent ${idOf(parentIndex)} arrived twice`);
         arrived.add(parentIndex);
         if (!node.parents.includes(parentIndex))
           nv("fan-in", `arrival from ${idOf(parentIndex)}, not a parent`);
-        const parentSeq = (outcome === "ok" ? completionSeq : badSeq).get(idOf(parentIndex));
-        if (parentSeq === undefined || parentSeq > w.seq)
+        const seqs = outcome === "ok" ? completionSeq : outcome === "skipped" ? skipSeq : badSeq;
+        if (!endedBefore(seqs, idOf(parentIndex), w.seq))
           nv(
             "fan-in",
-            `${outcome} arrival from ${idOf(parentIndex)} before that parent ${outcome === "ok" ? "completed" : "failed"}`,
+            `${outcome} arrival from ${idOf(parentIndex)} before that parent ${outcome === "ok" ? "was done" : outcome === "skipped" ? "was skipped" : "failed"}`,
           );
       }
 
@@ -402,40 +476,54 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         sharded.add(w.parentIndex);
         if (!node.parents.includes(w.parentIndex))
           nv("fan-in", `shard arrival from ${idOf(w.parentIndex)}, not a parent`);
-        const parentSeq = completionSeq.get(idOf(w.parentIndex));
-        if (parentSeq === undefined || parentSeq > w.seq)
-          nv("fan-in", `shard arrival from ${idOf(w.parentIndex)} before that parent completed`);
+        if (
+          !endedBefore(completionSeq, idOf(w.parentIndex), w.seq) &&
+          !endedBefore(skipSeq, idOf(w.parentIndex), w.seq)
+        )
+          nv("fan-in", `shard arrival from ${idOf(w.parentIndex)} before that parent was done`);
       }
 
-      // fan-in: leaving PENDING for QUEUED needs enough completed dependencies, once
+      // fan-in: leaving PENDING for QUEUED needs enough done dependencies, once. An `all` fan-in's
+      // inputs are its done parents, every other one skipped before (skips are not completions).
+      const joins = node.parents.length > 1 && node.fanIn.kind !== "all";
       const required = node.parents.length === 0 ? 0 : requiredCompletions(node.fanIn, node.parents.length);
+      const checkAll = (seq: number, what: string) => {
+        for (const parent of node.parents)
+          if (!endedBefore(completionSeq, idOf(parent), seq) && !endedBefore(skipSeq, idOf(parent), seq))
+            nv("fan-in", `${what} before its dependency ${idOf(parent)} was done or skipped`);
+      };
       for (const w of writes) {
         if ((w.before?.status ?? "PENDING") === "PENDING" && w.after.status === "RUNNING") {
           // A direct or join node's claim straight from PENDING: at most one parent, or an `all`
-          // fan-in, with every parent completed before it; or an `any`/`count:N` one, with the
-          // dependencies its message carried recorded, enough and each completed before it.
-          const inputs = node.parents.length > 1 && node.fanIn.kind !== "all" ? w.after.okDeps : node.parents;
+          // fan-in, with every parent done (or skipped) before it; or an `any`/`count:N` one, with
+          // the dependencies its message carried recorded, enough and each done before it.
+          if (!joins) {
+            checkAll(w.seq, "claimed from PENDING");
+            continue;
+          }
+          const inputs = w.after.okDeps;
           if (inputs.length < required)
             nv("fan-in", `claimed from PENDING with ${inputs.length} of ${required} required dependencies`);
           if (inputs.some((p) => !node.parents.includes(p)))
             nv("fan-in", `claimed with okDeps ${inputs} including a non-parent`);
           for (const parent of inputs)
-            if ((completionSeq.get(idOf(parent)) ?? Number.POSITIVE_INFINITY) > w.seq)
-              nv("fan-in", `claimed before its dependency ${idOf(parent)} completed`);
+            if (!endedBefore(completionSeq, idOf(parent), w.seq))
+              nv("fan-in", `claimed before its dependency ${idOf(parent)} was done`);
           continue;
         }
         // The decision: PENDING → QUEUED, or PENDING → COMPLETED for an inline node run on the spot.
         const decided = w.after.status === "QUEUED" || w.after.status === "COMPLETED";
         if ((w.before?.status ?? "PENDING") !== "PENDING" || !decided) continue;
         const ok = w.after.okDeps;
-        if (ok.length < required)
+        if (joins && ok.length < required)
           nv("fan-in", `queued with ${ok.length} of ${required} required dependencies`);
+        if (!joins) checkAll(w.seq, "queued");
         if (ok.some((p) => !node.parents.includes(p))) nv("fan-in", `okDeps ${ok} include a non-parent`);
-        for (const p of ok) {
-          const seq = completionSeq.get(idOf(p));
-          if (seq === undefined || seq > w.seq)
-            nv("fan-in", `queued counting ${idOf(p)} before it completed`);
-        }
+        // (An `all` fan-in's okDeps may name skipped parents too: checkAll holds it to its parents.)
+        if (joins)
+          for (const p of ok)
+            if (!endedBefore(completionSeq, idOf(p), w.seq))
+              nv("fan-in", `queued counting ${idOf(p)} before it was done`);
       }
 
       // state machine, terminal stability, fencing
@@ -450,9 +538,11 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
           if ((from !== "FAILED" && from !== "CANCELLED") || (to !== "QUEUED" && to !== "PENDING"))
             nv("state-machine", `redriven ${from} → ${to}`);
           terminalEvent = undefined;
-        } else if (isTerminalNode(from))
+        } else if (isTerminalNode(from) || NODE_ENDS.has(from))
           nv("node-terminal-stable", `a ${w.op} write was accepted on a ${from} node`);
         else if (from !== to && !canTransitionNode(from, to)) nv("state-machine", `${from} → ${to}`);
+        else if (to === "SKIPPED" && from !== to && !SKIPPABLE_FROM.has(from))
+          nv("state-machine", `${from} → SKIPPED`);
         const c = w.condition;
         if (c?.leaseToken !== undefined && w.before?.lease?.token !== c.leaseToken)
           nv(
@@ -475,6 +565,17 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
             );
           maxAttempt = Math.max(maxAttempt, attempt);
         }
+      }
+      // One terminal event in the node's (last) life, the one of its status.
+      if (record && NODE_ENDS.has(record.status)) {
+        const lastRevival = events.findLastIndex((e) => e.type === HISTORY.nodeRedriven);
+        const ends = events.slice(lastRevival + 1).filter((e) => NODE_TERMINAL_EVENTS.has(e.type));
+        const expected = TERMINAL_EVENT_OF[record.status];
+        if (ends.length !== 1 || ends[0]!.type !== expected)
+          nv(
+            "terminal-event",
+            `${record.status} with terminal events [${ends.map((e) => e.type).join(", ")}], not one ${expected}`,
+          );
       }
       if (record?.status === "COMPLETED") {
         const done = events.find((e) => e.type === HISTORY.nodeCompleted);
@@ -503,12 +604,30 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         if (record?.status === "COMPLETED" && record.attempt <= params.times)
           nv("output", `completed on attempt ${record.attempt} though it fails its first ${params.times}`);
       }
+      if (node.type === "fail" && params.retryable === false && record?.status === "COMPLETED")
+        nv("output", "completed though its handler always fails");
+
+      // a SKIPPED node never ran: no handler run, no completion, no output
+      if (record?.status === "SKIPPED") {
+        counts.nodesSkipped++;
+        const ran = runsByNode.get(`${id}/${node.id}`) ?? [];
+        if (ran.length > 0)
+          nv(
+            "skipped-ran",
+            `SKIPPED, yet its handler ran (attempt${ran.length > 1 ? "s" : ""} ${ran.map((r) => r.attempt).join(", ")})`,
+          );
+        if (count(HISTORY.nodeCompleted) > 0) nv("skipped-ran", "SKIPPED, yet it has a NodeCompleted event");
+        if (record.output !== undefined) nv("skipped-ran", `SKIPPED with an output ${json(record.output)}`);
+      }
+      if (record?.status === "FAILED" && continues(node.id)) counts.nodesContinued++;
+      if (record?.status === "FAILED" && record.error?.name === "ExpressionError") counts.expressionErrors++;
 
       // a node that failed for good: for a reason, and (while the execution ran) failing it
       if (record?.status === "FAILED") {
         const error = record.error;
         const legit =
           error?.name === "DeadLettered" ||
+          error?.name === "ExpressionError" ||
           error?.retryable === false ||
           record.attempt >= node.retry.maxAttempts;
         if (!legit)
@@ -517,7 +636,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
             `FAILED on attempt ${record.attempt} of ${node.retry.maxAttempts} with ${error?.name} (${error?.message})`,
           );
         const failure = writes.findLast((w) => w.after.status === "FAILED");
-        if (failure?.executionStatus === "RUNNING") {
+        // Under `onError: "continue"` a failure for good does not fail the execution.
+        if (failure?.executionStatus === "RUNNING" && !continues(node.id)) {
           failedForGood = true;
           if (execution.status === "SUCCEEDED")
             nv(
@@ -539,13 +659,15 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         });
     }
 
-    // ── outputs against the reference evaluator ───────────────────────────────────────────────
-    const reference = referenceOutputs(definition, {
+    // ── ends and outputs against the reference evaluator ──────────────────────────────────────
+    const reference = await referenceRun(definition, {
       input: sent,
+      execution: { id, workflow: execution.workflow, version: execution.version },
       okDepsOf: (nodeId) => {
         const node = graph.byId.get(nodeId)!;
         const record = records.get(nodeId);
-        // Direct nodes (at most one parent) record no arrivals: their deps are their parents.
+        // Direct nodes (at most one parent) and `all` fan-ins see their done parents (the reference
+        // picks them); `any`/`count:N` ones the dependencies recorded when they became ready.
         if (node.fanIn.kind === "all" || node.parents.length <= 1 || !record) return node.parents.map(idOf);
         return record.okDeps.map(idOf);
       },
@@ -553,10 +675,82 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         const record = records.get(nodeId);
         return lostAttempts.get(nodeId) && record ? record.attempt : times + 1;
       },
+      endedAs: (nodeId) => {
+        const record = records.get(nodeId);
+        if (!record || !NODE_ENDS.has(record.status)) return undefined;
+        return {
+          status: record.status,
+          ...(record.error ? { error: { name: record.error.name, message: record.error.message } } : {}),
+          handlerRan: (runsByNode.get(`${id}/${nodeId}`) ?? []).length > 0,
+        };
+      },
     });
+    const redriven = executionWrites.some((w) => w.event?.type === HISTORY.executionRedriven);
+    /** Nothing but skips and continued failures can stop it: it must succeed. */
+    const clean = reference.status === "SUCCEEDED" && !input.cancelRequested.has(id) && !redriven;
+    const outputRule = (ref: ReferenceNode | undefined) =>
+      ref && ref.continued.length > 0 ? "continue-deps" : "output";
+    for (const node of graph.nodes) {
+      const record = records.get(node.id);
+      const ref = reference.nodes.get(node.id)!;
+      const nv = (rule: string, message: string) => v(rule, message, node.id);
+      const status = record?.status;
+      const mayBeSkipped = ref.status === "SKIPPED" || ref.alternatives.includes("SKIPPED");
+      if (status === "SKIPPED") {
+        if (!mayBeSkipped)
+          nv(
+            "skip",
+            `SKIPPED, but the reference ${ref.status === "COMPLETED" ? "runs it" : `ends it ${ref.status}`}: ${ref.why}`,
+          );
+        else if (ref.why.startsWith("its when")) counts.skippedByWhen++;
+      } else if (ref.status === "SKIPPED" && (status === "COMPLETED" || status === "FAILED"))
+        nv("skip", `${status}, but the reference skips it: ${ref.why}`);
+      else if (clean && graph.sinks.includes(node.index) && ref.status === "SKIPPED")
+        nv("skip", `${status ?? "never decided"}, but the reference skips it: ${ref.why}`);
+      if (ref.status === "SKIPPED" && (runsByNode.get(`${id}/${node.id}`) ?? []).length > 0)
+        nv("skip", `its handler ran, but the reference skips it: ${ref.why}`);
+      // a `when` giving a non-boolean fails the node, and nothing else gives an ExpressionError
+      const expressionFails =
+        ref.status === "FAILED" && ref.error?.name === "ExpressionError" && ref.failsForGood;
+      if (expressionFails && status === "COMPLETED")
+        nv("expression", `COMPLETED, but the reference fails it with an ExpressionError: ${ref.why}`);
+      if (status === "FAILED" && record?.error?.name === "ExpressionError" && !expressionFails)
+        nv(
+          "expression",
+          `failed with an ExpressionError (${record.error.message}), but the reference says ${ref.status}: ${ref.why}`,
+        );
+      if (clean) {
+        // Nothing failed for good under "fail" and nobody cancelled: no node is cancelled while the
+        // execution runs, and the handlers end as the definition says.
+        const cancelled = (writesByNode.get(`${id}/${node.id}`) ?? []).find(
+          (w) => w.after.status === "CANCELLED" && w.before?.status !== "CANCELLED",
+        );
+        if (cancelled?.executionStatus === "RUNNING")
+          nv(
+            "clean-succeeds",
+            `cancelled while the execution ran, though nothing failed for good (${ref.why})`,
+          );
+        if (
+          ref.status === "FAILED" &&
+          ref.failsForGood &&
+          status !== undefined &&
+          status !== "FAILED" &&
+          status !== "CANCELLED" &&
+          NODE_ENDS.has(status)
+        )
+          nv("output", `${status}, but the reference fails it: ${ref.why}`);
+      }
+      if (
+        status === "COMPLETED" &&
+        Object.keys(nodeDefinitions.get(node.id)?.params ?? {}).length > 0 &&
+        JSON.stringify(nodeDefinitions.get(node.id)?.params).includes("{%")
+      )
+        counts.paramsMapped++;
+    }
     for (const record of records.values()) {
-      if (record.status !== "COMPLETED") continue;
-      const expected = reference.get(record.nodeId);
+      if (record.status !== "COMPLETED" || record.nodeId === ON_FAILURE_NODE_ID) continue;
+      const ref = reference.nodes.get(record.nodeId);
+      const expected = ref?.output ?? null;
       if (record.output === undefined) {
         v("output", "COMPLETED without an output", record.nodeId);
         continue;
@@ -565,18 +759,39 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       if ("error" in output)
         v("output", `the output ${json(record.output)} cannot be resolved (${output.error})`, record.nodeId);
       else if (!isDeepStrictEqual(output.value, expected))
-        v("output", `output ${json(output.value)} but the reference says ${json(expected)}`, record.nodeId);
+        v(
+          outputRule(ref),
+          `output ${json(output.value)} but the reference says ${json(expected)}${ref?.deps ? ` (deps ${json(ref.deps)})` : ""}`,
+          record.nodeId,
+        );
     }
 
+    // A node failed for good under `onError: "fail"` (a continued failure is no cause).
+    const failedForGoodNode = [...records.values()].some(
+      (r: NodeRecord) => r.status === "FAILED" && !continues(r.nodeId) && r.nodeId !== ON_FAILURE_NODE_ID,
+    );
+    if (clean && execution.status !== "SUCCEEDED" && execution.status !== "RUNNING")
+      v(
+        "clean-succeeds",
+        `${execution.status}, though nobody cancelled it and nothing failed for good under onError "fail" (${[
+          ...reference.nodes.values(),
+        ]
+          .filter((n) => n.status !== "COMPLETED")
+          .map((n) => `${n.id} ${n.status}`)
+          .join(", ")})`,
+      );
     switch (execution.status) {
       case "SUCCEEDED": {
-        for (const sink of graph.sinks)
-          if (records.get(idOf(sink))?.status !== "COMPLETED")
-            v(
-              "succeeded-sinks",
-              `SUCCEEDED with sink ${idOf(sink)} ${records.get(idOf(sink))?.status ?? "never run"}`,
-            );
-        const expected = Object.fromEntries(graph.sinks.map((s) => [idOf(s), reference.get(idOf(s))]));
+        const expected: Record<string, unknown> = {};
+        for (const sink of graph.sinks) {
+          const record = records.get(idOf(sink));
+          const status = record?.status;
+          const continued = status === "FAILED" && continues(idOf(sink));
+          if (status !== "COMPLETED" && status !== "SKIPPED" && !continued)
+            v("succeeded-sinks", `SUCCEEDED with sink ${idOf(sink)} ${status ?? "never run"}`);
+          if (status === "COMPLETED") expected[idOf(sink)] = reference.nodes.get(idOf(sink))?.output ?? null;
+          else if (continued && record) expected[idOf(sink)] = errorSeen(record);
+        }
         const view = await input.engine.describeExecution(id).catch((error: unknown) => error as Error);
         if (view instanceof Error)
           v("execution-output", `describing it failed (${view.name}: ${view.message})`);
@@ -589,8 +804,13 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         break;
       }
       case "FAILED":
-        if (![...records.values()].some((r: NodeRecord) => r.status === "FAILED"))
-          v("failed-without-cause", "FAILED with no failed node");
+        if (!failedForGoodNode)
+          v(
+            "failed-without-cause",
+            [...records.values()].some((r) => r.status === "FAILED")
+              ? "FAILED with no failed node but continue-failed ones (onError continue)"
+              : "FAILED with no failed node",
+          );
         break;
       case "CANCELLED":
         if (!input.cancelRequested.has(id)) v("cancel", "CANCELLED though nobody asked");
@@ -598,6 +818,64 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       default:
         break;
     }
+    // ── the onFailure handler: run once its execution failed, never changing the execution's end ──
+    const handler = definition.onFailure;
+    const handlerRecord = records.get(ON_FAILURE_NODE_ID);
+    const handlerRuns = runsByNode.get(`${id}/${ON_FAILURE_NODE_ID}`) ?? [];
+    const failures = executionWrites.filter(
+      (w) => w.after.status === "FAILED" && w.before?.status !== "FAILED",
+    ).length;
+    if ((handlerRecord || handlerRuns.length > 0) && (!handler || failures === 0))
+      v(
+        "on-failure",
+        `its onFailure handler ran (${handlerRecord?.status ?? "no record"}, ${handlerRuns.length} run(s)), though ${handler ? "the execution never failed" : "the workflow has none"}`,
+      );
+    if (handler && handlerRecord && execution.status !== "FAILED" && !redriven)
+      v("on-failure", `its onFailure handler ran, and the execution ended ${execution.status}`);
+    if (handler && execution.status === "FAILED") {
+      counts.onFailureRuns++;
+      const handlerEvents = (writesByNode.get(`${id}/${ON_FAILURE_NODE_ID}`) ?? []).flatMap((w) => w.events);
+      const completions = handlerEvents.filter((e) => e.type === HISTORY.nodeCompleted).length;
+      if (completions > failures)
+        v("on-failure", `its onFailure handler completed ${completions} times for ${failures} failure(s)`);
+      if (!handlerRecord || (handlerRecord.status !== "COMPLETED" && handlerRecord.status !== "FAILED"))
+        v(
+          "on-failure",
+          `FAILED, but its onFailure handler ${handlerRecord ? `was left ${handlerRecord.status}` : "never ran"}`,
+        );
+      else if (!redriven) {
+        const expected = await referenceOnFailure(handler, {
+          input: sent,
+          deps: {},
+          execution: { id, workflow: execution.workflow, version: execution.version },
+          error: execution.error
+            ? { name: execution.error.name, message: execution.error.message }
+            : undefined,
+        });
+        // Its attempts lost to crashes or expired leases, or its message dead-lettered: a failure that
+        // is not its handler's, which the reference cannot foresee.
+        const lost =
+          handlerRecord.status === "FAILED" &&
+          (handlerRecord.error?.name === "DeadLettered" ||
+            (handlerRecord.attempt >= (graph.onFailure?.retry.maxAttempts ?? 1) &&
+              handlerRecord.error?.name !== "TerminalError" &&
+              handlerRecord.error?.name !== "RetryableError"));
+        if (expected.status !== handlerRecord.status && !lost)
+          v(
+            "on-failure",
+            `its onFailure handler ended ${handlerRecord.status} (${handlerRecord.error?.name ?? ""}), but the reference says ${expected.status}${"why" in expected ? `: ${expected.why}` : ""}`,
+          );
+        else if ("output" in expected && handlerRecord.output !== undefined) {
+          const output = await resolve(handlerRecord.output);
+          if ("error" in output || !isDeepStrictEqual(output.value, expected.output))
+            v(
+              "on-failure",
+              `its onFailure handler's output is ${json("error" in output ? output.error : output.value)}, but the reference says ${json(expected.output)}`,
+            );
+        }
+      }
+    }
+
     if (input.cancelAccepted.has(id) && execution.status !== "CANCELLED")
       v("cancel", `a cancel was accepted, yet it ended ${execution.status}`);
     if (failedForGood && execution.status === "RUNNING")
@@ -642,6 +920,11 @@ function checkKeys(executions: readonly ExecutionRecord[], keys: KeyedCreates): 
       a.executionId,
     );
   return violations;
+}
+
+/** What a continue-failed node's dependants see for it: its error's name and message. */
+function errorSeen(record: NodeRecord): unknown {
+  return { error: { name: record.error?.name, message: record.error?.message } };
 }
 
 function errorName(event: HistoryEvent): string | undefined {

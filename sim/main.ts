@@ -4,6 +4,8 @@
  *   npm run sim -- --runs N [--start S] [--keep-going] a campaign; prints the first failing seed
  *                                                      (with --keep-going, every failing seed by rule)
  *   add --no-redrive to either: no operator redrives dead letters (worlds as before redrives were simulated)
+ *   add --no-flow-control to either: no `when`, `onError` or params expressions in the workflows
+ *   add --help: this text
  * Exit code 1 when an invariant is violated.
  */
 import { runCampaign } from "./campaign.js";
@@ -17,12 +19,24 @@ function option(name: string): string | undefined {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 
 async function main(): Promise<number> {
+  if (flag("help")) {
+    console.log(
+      [
+        "npm run sim -- --seed S [--trace] [--grep TEXT]    replay one seed",
+        "npm run sim -- --runs N [--start S] [--keep-going]  a campaign of N seeds from S (default 100 from 1)",
+        "  --no-redrive        no operator redrives dead letters",
+        "  --no-flow-control   no when / onError / params expressions in the workflows",
+      ].join("\n"),
+    );
+    return 0;
+  }
   const seed = option("seed");
   if (seed !== undefined) {
     const result = await runWorld({
       seed: Number(seed),
       keepTrace: flag("trace") || option("grep") !== undefined,
       redrive: !flag("no-redrive"),
+      flowControl: !flag("no-flow-control"),
     });
     const grep = option("grep");
     if (flag("trace") || grep !== undefined) {
@@ -38,6 +52,7 @@ async function main(): Promise<number> {
     start,
     stopAtFirstFailure: !flag("keep-going"),
     redrive: !flag("no-redrive"),
+    flowControl: !flag("no-flow-control"),
     onProgress: (done, failures, ms) => {
       if (done % 500 === 0)
         console.error(`  ${done}/${runs} seeds, ${failures} failing, ${(ms / 1000).toFixed(1)} s`);

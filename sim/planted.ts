@@ -2,6 +2,7 @@
  * Planted bugs: store decorators that break one guarantee on purpose, so tests can prove the
  * invariant checker notices. Never used by a campaign.
  */
+import { NULL_PAYLOAD } from "../shared/domain/payload.js";
 import type { EngineOptions } from "../shared/engine/engine.js";
 import type { BlobStore, Store } from "../shared/ports.js";
 
@@ -108,4 +109,33 @@ export function dropFirstBlobPut(blobs: BlobStore): BlobStore {
 /** Payloads broken: the engines keep values up to 4 KB inline, whatever the world's threshold. */
 export function inlineUpTo4K(options: EngineOptions): EngineOptions {
   return { ...options, payloads: { ...options.payloads, inlineBytes: 4096 } };
+}
+
+/**
+ * Skips broken: a node the engine skips is recorded CANCELLED instead, a skip taken for a failure
+ * (its history event left as the engine wrote it).
+ */
+export function skipsAsCancellations(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) =>
+    store.transitionNode(
+      executionId,
+      nodeId,
+      condition,
+      patch.status === "SKIPPED" ? { ...patch, status: "CANCELLED" } : patch,
+      event,
+    ),
+  );
+}
+
+/** Skips broken: a node the engine skips is recorded COMPLETED with a null output, as though it ran. */
+export function skipsAsCompletions(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) =>
+    store.transitionNode(
+      executionId,
+      nodeId,
+      condition,
+      patch.status === "SKIPPED" ? { ...patch, status: "COMPLETED", output: NULL_PAYLOAD } : patch,
+      event,
+    ),
+  );
 }

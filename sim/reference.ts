@@ -1,56 +1,407 @@
 /**
- * A plain reference evaluator: what each node's output must be, computed straight from the
- * definition with no engine involved. `pass` → its value (or the input), `merge` → the outputs of
- * the dependencies that had completed when it became ready (its recorded okDeps; all parents for
- * `all`), `noop` → null, `sleep` → {sleptMs}, flaky `fail` → {attempt}, `wait` → {waitedSeconds}.
+ * A plain reference evaluator: how each node must end and what its output must be, computed
+ * straight from the definition with no engine involved. `pass` → its value (or the input), `merge`
+ * → the outputs of the dependencies it saw, `noop` → null, `sleep` → {sleptMs}, flaky `fail` →
+ * {attempt} (or a failure for good when its attempts run out first, or `retryable: false`),
+ * `wait` → {waitedSeconds}.
+ *
+ * Flow control, evaluated with the `jsonata` package itself (not the engine's expressions module):
+ *  - a dependency is done (COMPLETED, or FAILED under `onError: "continue"`), skipped, or bad
+ *    (FAILED under the default `onError: "fail"`, or CANCELLED);
+ *  - the deps a node sees are its done inputs — for `all` every done parent, for `any`/`count:N`
+ *    the parents recorded when it became ready (its okDeps, a fact of the run) — completed ones
+ *    with their output, continue-failed ones as {error: {name, message}}, skipped ones absent;
+ *  - `all`: a bad parent cancels it; every parent skipped skips it; otherwise it is ready.
+ *    `any`/`count:N`: ready once N parents are done; else skipped when skips alone make it
+ *    unmeetable and cancelled when a parent is bad (either, when both could have come first);
+ *  - once ready, its `when` ({input, deps, execution}) must give true to run: false or undefined
+ *    skip it, any other value (or an evaluation error) fails it with ExpressionError;
+ *  - `{% %}` strings anywhere in its params are replaced by their values (an error: ExpressionError).
+ *
+ * What the definition cannot tell comes from the run as facts: which deps an `any`/`count:N` node
+ * saw, the attempt a flaky node passed on when attempts were lost, and nodes that ended for reasons
+ * outside the definition (a dead letter, attempts lost to crashes, a cancellation, a redrive): those
+ * ends are taken as they are, and the nodes downstream of them judged from them.
  */
-import type { WorkflowDefinition } from "../shared/domain/definition.js";
+import jsonata from "jsonata";
+import type { NodeDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
+import { encodeJson } from "../shared/domain/json.js";
+import type { NodeStatus } from "../shared/domain/records.js";
 
 export interface ReferenceFacts {
   input: unknown;
+  /** The `execution` an expression sees (default: id "", the definition's name, version 1). */
+  execution?: { id: string; workflow: string; version: number };
   /** Ids of the dependencies whose outputs the node saw (its okDeps when it became ready). */
   okDepsOf(nodeId: string): readonly string[];
   /** The attempt on which a flaky `fail` node passed (times + 1 unless attempts were lost to crashes). */
   passingAttemptOf(nodeId: string, times: number): number;
+  /**
+   * How the node ended in the run (undefined while it had not ended, or had no record), and
+   * whether its handler ran in its last life: the ends the reference takes as given (see settle).
+   */
+  endedAs?(
+    nodeId: string,
+  ): { status: NodeStatus; error?: { name: string; message: string }; handlerRan?: boolean } | undefined;
 }
 
-export function referenceOutputs(
+export type ReferenceStatus = "COMPLETED" | "FAILED" | "SKIPPED" | "CANCELLED";
+
+export interface NodeError {
+  name: string;
+  /** Unknown for an ExpressionError the engine words (the run's record tells it). */
+  message?: string;
+}
+
+export interface ReferenceNode {
+  id: string;
+  onError: "fail" | "continue";
+  /** How it must end, given how its parents ended. */
+  status: ReferenceStatus;
+  /** Other ends timing may give it (an `any`/`count:N` fan-in both skips and failures made unmeetable). */
+  alternatives: ReferenceStatus[];
+  /** Why it ends so, for messages. */
+  why: string;
+  /** The deps it saw, once ready (its `when` and params were evaluated over them). */
+  deps?: Record<string, unknown>;
+  /** Those of its deps that are continue-failed dependencies, seen as {error}. */
+  continued: string[];
+  /** What its `when` gave (undefined: none, or no evaluation). */
+  whenValue?: unknown;
+  /** COMPLETED: its output; also, for a node that should not run, what it would output if it did. */
+  output?: unknown;
+  /** FAILED: its error (the run's, once known; else the predicted one). */
+  error?: NodeError;
+  /** The definition alone says it fails for good once run (a failing handler, an ExpressionError). */
+  failsForGood: boolean;
+}
+
+export interface Reference {
+  nodes: Map<string, ReferenceNode>;
+  /** SUCCEEDED unless a node fails for good under `onError: "fail"` (or is cancelled for it). */
+  status: "SUCCEEDED" | "FAILED";
+  /** {sink: output} over the COMPLETED sinks, continue-failed sinks as {error}, skipped ones absent. */
+  output: Record<string, unknown>;
+}
+
+const EXPRESSION = /^\{%([\s\S]*)%\}$/;
+
+/** The value a node's dependants see for it when it is done: its output, or {error} when it failed. */
+export function seenAs(node: ReferenceNode): unknown {
+  if (node.status === "FAILED") return { error: { name: node.error?.name, message: node.error?.message } };
+  return node.output ?? null;
+}
+
+/** What every node must end as, and the execution's expected end. */
+export async function referenceRun(
   definition: WorkflowDefinition,
   facts: ReferenceFacts,
-): Map<string, unknown> {
+): Promise<Reference> {
   const byId = new Map(definition.nodes.map((n) => [n.id, n]));
-  const memo = new Map<string, unknown>();
-  const evaluate = (id: string): unknown => {
-    if (memo.has(id)) return memo.get(id);
-    const node = byId.get(id);
-    if (!node) throw new Error(`reference: unknown node ${id}`);
-    const params = (node.params ?? {}) as Record<string, unknown>;
-    let output: unknown;
+  const memo = new Map<string, Promise<ReferenceNode>>();
+  const execution = facts.execution ?? { id: "", workflow: definition.name, version: 1 };
+  const evaluate = (id: string): Promise<ReferenceNode> => {
+    let result = memo.get(id);
+    if (!result) {
+      const node = byId.get(id);
+      if (!node) throw new Error(`reference: unknown node ${id}`);
+      result = evaluateNode(node);
+      memo.set(id, result);
+    }
+    return result;
+  };
+
+  /** How a node's end counts for its dependants. */
+  const outcomeOf = (n: ReferenceNode): "done" | "skipped" | "bad" => {
+    if (n.status === "COMPLETED") return "done";
+    if (n.status === "SKIPPED") return "skipped";
+    if (n.status === "FAILED" && n.onError === "continue") return "done";
+    return "bad";
+  };
+
+  const evaluateNode = async (node: NodeDefinition): Promise<ReferenceNode> => {
+    const parentIds = node.dependsOn ?? [];
+    const parents: ReferenceNode[] = [];
+    for (const p of parentIds) parents.push(await evaluate(p));
+    const base: ReferenceNode = {
+      id: node.id,
+      onError: node.onError ?? "fail",
+      status: "CANCELLED",
+      alternatives: [],
+      why: "",
+      continued: [],
+      failsForGood: false,
+    };
+    const done = parents.filter((p) => outcomeOf(p) === "done");
+    const skipped = parents.filter((p) => outcomeOf(p) === "skipped");
+    const bad = parents.filter((p) => outcomeOf(p) === "bad");
+    const fanIn = node.fanIn ?? "all";
+    let inputs: string[];
+    if (parents.length === 0) inputs = [];
+    else if (fanIn === "all" || parents.length === 1) {
+      if (bad.length > 0)
+        return settle(node, {
+          ...base,
+          status: "CANCELLED",
+          why: `dependency ${bad[0]!.id} ended ${bad[0]!.status}`,
+        });
+      if (skipped.length === parents.length)
+        return settle(node, { ...base, status: "SKIPPED", why: "every dependency was skipped" });
+      inputs = done.map((p) => p.id);
+    } else {
+      const required = fanIn === "any" ? 1 : Number(fanIn.slice("count:".length));
+      if (done.length >= required) inputs = [...facts.okDepsOf(node.id)];
+      else {
+        // Unmeetable once parents − skipped < required with no bad parent yet: skipped; a bad
+        // parent arriving first: cancelled.
+        const bySkips = parents.length - skipped.length < required;
+        const why = `${done.length} of ${required} dependencies done (${skipped.length} skipped, ${bad.length} bad)`;
+        if (bad.length === 0) return settle(node, { ...base, status: "SKIPPED", why });
+        return settle(node, {
+          ...base,
+          status: "CANCELLED",
+          alternatives: bySkips ? ["SKIPPED"] : [],
+          why,
+        });
+      }
+    }
+
+    // Ready: the deps it saw, then its `when`, its params, its handler.
+    const parentById = new Map(parents.map((p) => [p.id, p]));
+    const deps: Record<string, unknown> = {};
+    const continued: string[] = [];
+    for (const dep of inputs) {
+      const parent = parentById.get(dep) ?? (await evaluate(dep));
+      deps[dep] = seenAs(parent);
+      if (parent.status === "FAILED") continued.push(dep);
+    }
+    const ready: ReferenceNode = { ...base, deps, continued };
+    const scope = { input: facts.input, deps, execution };
+    if (node.when !== undefined) {
+      const when = await evaluateExpression(node.when, scope);
+      if ("error" in when) return settle(node, expressionFailure(ready, `its when failed: ${when.error}`));
+      ready.whenValue = when.value;
+      if (when.value === false || when.value === undefined)
+        return settle(node, {
+          ...ready,
+          status: "SKIPPED",
+          why: `its when gave ${when.value === undefined ? "undefined" : "false"}`,
+        });
+      if (when.value !== true)
+        return settle(node, expressionFailure(ready, `its when gave ${JSON.stringify(when.value)}`));
+    }
+    const params = await resolveParams(node.params, scope);
+    if ("error" in params)
+      return settle(node, expressionFailure(ready, `its params failed: ${params.error}`));
+    return settle(node, run(node, ready, (params.value ?? {}) as Record<string, unknown>));
+  };
+
+  const expressionFailure = (n: ReferenceNode, why: string): ReferenceNode => ({
+    ...n,
+    status: "FAILED",
+    why,
+    error: { name: "ExpressionError" },
+    failsForGood: true,
+  });
+
+  /** The handler's end and output. */
+  const run = (node: NodeDefinition, n: ReferenceNode, params: Record<string, unknown>): ReferenceNode => {
+    const ran = { ...n, status: "COMPLETED" as const, why: "it ran" };
     switch (node.type) {
       case "pass":
-        output = "value" in params ? params.value : facts.input;
-        break;
+        return { ...ran, output: "value" in params ? params.value : facts.input };
       case "noop":
-        output = null;
-        break;
+        return { ...ran, output: null };
       case "merge":
-        output = Object.fromEntries(facts.okDepsOf(id).map((dep) => [dep, evaluate(dep)]));
-        break;
+        return { ...ran, output: { ...n.deps } };
       case "sleep":
-        output = { sleptMs: params.ms };
-        break;
+        return { ...ran, output: { sleptMs: params.ms } };
       case "wait":
-        output = { waitedSeconds: params.seconds };
-        break;
-      case "fail":
-        output = { attempt: facts.passingAttemptOf(id, Number(params.times ?? Number.NaN)) };
-        break;
+        return { ...ran, output: { waitedSeconds: params.seconds } };
+      case "fail": {
+        const times = params.times as number | undefined;
+        const output = { attempt: facts.passingAttemptOf(node.id, Number(times ?? Number.NaN)) };
+        const message = params.message as string | undefined;
+        if (params.retryable === false)
+          return {
+            ...ran,
+            output,
+            status: "FAILED",
+            why: "its handler fails (not retryable)",
+            error: { name: "TerminalError", ...(message ? { message } : {}) },
+            failsForGood: true,
+          };
+        const attempts = node.retry?.maxAttempts ?? definition.defaults?.retry?.maxAttempts ?? 3;
+        if (times === undefined || times >= attempts)
+          return {
+            ...ran,
+            output,
+            status: "FAILED",
+            why: `its handler fails its ${times ?? "every"} first attempts, of ${attempts}`,
+            error: { name: "RetryableError", message: message ?? `fail task failed on attempt ${attempts}` },
+            failsForGood: true,
+          };
+        return { ...ran, output };
+      }
       default:
         throw new Error(`reference: no rule for type ${node.type}`);
     }
-    memo.set(id, output ?? null);
-    return output ?? null;
   };
-  for (const node of definition.nodes) evaluate(node.id);
-  return memo;
+
+  /**
+   * The run's own end where it ended for a reason outside the definition (see ReferenceFacts): a
+   * failure for good that is not its handler's (a dead letter, attempts lost to crashes), a
+   * cancellation, a redrive; or an end timing chose among those the reference allows.
+   */
+  const settle = (node: NodeDefinition, n: ReferenceNode): ReferenceNode => {
+    const ended = facts.endedAs?.(node.id);
+    let settled = n;
+    if (ended && ended.status !== n.status && n.alternatives.includes(ended.status as ReferenceStatus))
+      // an `any`/`count:N` fan-in made unmeetable by skips and failures both: the first one decided
+      settled = {
+        ...n,
+        status: ended.status as ReferenceStatus,
+        alternatives: [n.status],
+        why: `${n.why}, and it ended ${ended.status}`,
+      };
+    else if (
+      ended?.status === "FAILED" &&
+      n.status === "SKIPPED" &&
+      ended.handlerRan === false &&
+      ended.error?.name !== "ExpressionError"
+    )
+      // Its attempts were lost (crashes, expired leases) before it could evaluate its `when`, or
+      // see that every input was skipped: it failed for good without its handler running.
+      settled = {
+        ...n,
+        status: "FAILED",
+        why: `it failed (${ended.error?.name}) before it was decided (${n.why})`,
+        ...(ended.error ? { error: { name: ended.error.name, message: ended.error.message } } : {}),
+      };
+    else if (ended?.status === "FAILED" && n.status !== "SKIPPED") {
+      const error = ended.error
+        ? { name: ended.error.name, message: ended.error.message }
+        : (n.error ?? { name: "unknown" });
+      settled =
+        n.status === "FAILED"
+          ? { ...n, error }
+          : { ...n, status: "FAILED", why: `it failed (${error.name})`, error };
+    } else if (ended?.status === "CANCELLED" && n.status !== "SKIPPED")
+      settled = { ...n, status: "CANCELLED", why: "it was cancelled" };
+    else if (
+      ended?.status === "COMPLETED" &&
+      n.status === "FAILED" &&
+      !n.error?.name.startsWith("Expression")
+    )
+      // a failing handler that passed after all (a redrive ran it under a later attempt number)
+      settled = { ...n, status: "COMPLETED", why: "it ran (a later attempt passed)" };
+    if (settled.output !== undefined) settled.output = normalized(settled.output);
+    return settled;
+  };
+
+  const nodes = new Map<string, ReferenceNode>();
+  for (const node of definition.nodes) nodes.set(node.id, await evaluate(node.id));
+  const isSink = (id: string) => !definition.nodes.some((n) => n.dependsOn?.includes(id));
+  const output: Record<string, unknown> = {};
+  let status: Reference["status"] = "SUCCEEDED";
+  for (const n of nodes.values()) {
+    if (n.status === "CANCELLED" || (n.status === "FAILED" && n.onError === "fail")) status = "FAILED";
+    if (isSink(n.id) && (n.status === "COMPLETED" || n.status === "FAILED")) output[n.id] = seenAs(n);
+  }
+  return { nodes, status, output };
+}
+
+/** The outputs alone (COMPLETED nodes', and what the others would output had they run). */
+export async function referenceOutputs(
+  definition: WorkflowDefinition,
+  facts: ReferenceFacts,
+): Promise<Map<string, unknown>> {
+  const { nodes } = await referenceRun(definition, facts);
+  return new Map([...nodes].map(([id, n]) => [id, n.output ?? null]));
+}
+
+/** A `{% %}` expression's value (undefined when it gives nothing), or why it could not be had. */
+export async function evaluateExpression(
+  text: string,
+  scope: Record<string, unknown>,
+): Promise<{ value: unknown } | { error: string }> {
+  const body = EXPRESSION.exec(text)?.[1];
+  if (body === undefined) return { error: `not an expression: ${text}` };
+  try {
+    const value: unknown = await jsonata(body).evaluate(scope);
+    return { value: value === undefined ? undefined : normalized(value) };
+  } catch (error) {
+    const e = error as { code?: string; message?: string };
+    return { error: `${e.code ?? "error"}: ${e.message ?? String(error)}` };
+  }
+}
+
+/** Params with every `{% %}` string replaced by its value (undefined members dropped, as JSON does). */
+async function resolveParams(
+  params: unknown,
+  scope: Record<string, unknown>,
+): Promise<{ value: unknown } | { error: string }> {
+  if (typeof params === "string")
+    return EXPRESSION.test(params) ? evaluateExpression(params, scope) : { value: params };
+  if (Array.isArray(params)) {
+    const out: unknown[] = [];
+    for (const item of params) {
+      const r = await resolveParams(item, scope);
+      if ("error" in r) return r;
+      out.push(r.value ?? null);
+    }
+    return { value: out };
+  }
+  if (params !== null && typeof params === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(params)) {
+      const r = await resolveParams(item, scope);
+      if ("error" in r) return r;
+      if (r.value !== undefined)
+        Object.defineProperty(out, key, {
+          value: r.value,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+    }
+    return { value: out };
+  }
+  return { value: params };
+}
+
+/** Plain exact JSON (JSONata's sequences are arrays with extra members; -0 and ±Infinity kept). */
+function normalized(value: unknown): unknown {
+  return JSON.parse(
+    encodeJson(value ?? null, {
+      maxBytes: Number.POSITIVE_INFINITY,
+      maxDepth: Number.POSITIVE_INFINITY,
+      what: "a reference value",
+    }),
+  );
+}
+
+/**
+ * What a workflow's onFailure handler must end as once its execution failed: its params mapped
+ * over {input, deps, execution, error} (the execution's error), then its handler as any node's.
+ */
+export async function referenceOnFailure(
+  handler: { type: string; params?: unknown },
+  scope: { input: unknown; deps: Record<string, unknown>; execution: unknown; error: unknown },
+): Promise<{ status: "COMPLETED"; output: unknown } | { status: "FAILED"; why: string }> {
+  const resolved = await resolveParams(handler.params, scope);
+  if ("error" in resolved) return { status: "FAILED", why: `its params failed: ${resolved.error}` };
+  const params = (resolved.value ?? {}) as Record<string, unknown>;
+  switch (handler.type) {
+    case "pass":
+      return { status: "COMPLETED", output: normalized("value" in params ? params.value : scope.input) };
+    case "noop":
+      return { status: "COMPLETED", output: null };
+    case "sleep":
+      return { status: "COMPLETED", output: { sleptMs: params.ms } };
+    case "fail":
+      return { status: "FAILED", why: "its handler fails" };
+    default:
+      throw new Error(`reference: no onFailure rule for type ${handler.type}`);
+  }
 }

@@ -12,7 +12,7 @@ export function formatResult(result: RunResult, options: { traceLines?: number }
         `  ${w.name}: ${w.nodes
           .map(
             (n) =>
-              `${n.id}${n.dependsOn ? `←[${n.dependsOn.map((d) => d.split("-")[0]).join(",")}]` : ""}${n.fanIn && n.fanIn !== "all" ? `(${n.fanIn})` : ""}`,
+              `${n.id}${n.dependsOn ? `←[${n.dependsOn.map((d) => d.split("-")[0]).join(",")}]` : ""}${n.fanIn && n.fanIn !== "all" ? `(${n.fanIn})` : ""}${flowOf(n)}`,
           )
           .join(" ")}`,
     ),
@@ -36,4 +36,15 @@ export function formatResult(result: RunResult, options: { traceLines?: number }
     for (const line of result.trace.slice(-tail)) lines.push(`    ${line}`);
   }
   return lines.join("\n");
+}
+
+/** A node's flow control, briefly: ` when{% … %}`, ` continue`, ` params{% %}`. */
+function flowOf(node: RunResult["workflows"][number]["nodes"][number]): string {
+  const parts: string[] = [];
+  if (node.when !== undefined) parts.push(`when${node.when.replace(/\s+/g, "")}`);
+  if (node.onError === "continue") parts.push("continue");
+  if (node.type === "fail" && (node.params as { times?: number } | undefined)?.times !== undefined)
+    parts.push(`times${(node.params as { times: number }).times}`);
+  if (JSON.stringify(node.params ?? {}).includes("{%")) parts.push("params{%}");
+  return parts.length > 0 ? `{${parts.join(" ")}}` : "";
 }

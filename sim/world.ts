@@ -62,6 +62,11 @@ export interface WorldOptions {
    * worlds of seeds found before redrives were simulated (test/sim/regressions.test.ts).
    */
   redrive?: boolean;
+  /**
+   * Workflows with `when`, `onError: "continue"` and params expressions in a share of them
+   * (default true). Off replays the worlds from before flow control (test/sim/regressions.test.ts).
+   */
+  flowControl?: boolean;
 }
 
 export interface RunResult extends CheckResult {
@@ -239,7 +244,9 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
 
   // ── workflows and the clients' plan ──────────────────────────────────────────────────────────
   const generated = Array.from({ length: profile.workflows }, (_, w) =>
-    generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`),
+    generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
+      flowControl: options.flowControl ?? true,
+    }),
   );
   for (const { definition } of generated) await engines[0]!.registerWorkflow(definition);
   const plans: PlannedExecution[] = [];
@@ -537,6 +544,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     cancelRequested,
     cancelAccepted,
     keys: { plans, refused: keyRefusals, answered: conflictsAnswered },
+    handlerRuns: runs,
   });
   const violations: Violation[] = [...checked.violations];
   for (const run of runs)

@@ -43,6 +43,8 @@ export interface GraphNode {
   mayBeSkipped: boolean;
   /** The workflow's `onFailure` handler: not part of the DAG (ON_FAILURE_NODE_ID). */
   onFailureHandler?: true;
+  /** An item of a `map` node (domain/map.ts): not part of the DAG either. */
+  item?: { mapId: string; mapAttempt: number; index: number; map: GraphNode };
 }
 
 /**

@@ -119,7 +119,23 @@ export interface NodeRecord {
   finishedAt?: number;
   /** Set when cancellation is requested while the node runs; the heartbeat carries it to the worker. */
   cancelRequested?: boolean;
+  /**
+   * A node that runs others and waits for them holding no worker (a `map` over its items): what it
+   * started. It stays RUNNING meanwhile, its lease the time of its next check (engine/map.ts).
+   */
+  composite?: CompositeState;
 }
+
+/** A `map` node's items (domain/map.ts): how many, in how many lanes, and the list in chunks. */
+export interface MapState {
+  kind: "map";
+  items: number;
+  lanes: number;
+  /** The items, `chunkSize` to a payload (the last one shorter). */
+  chunks: Payload[];
+}
+
+export type CompositeState = MapState;
 
 export function pendingNode(executionId: string, nodeId: string): NodeRecord {
   return { executionId, nodeId, status: "PENDING", attempt: 0, okDeps: [], badDeps: [] };

@@ -21,7 +21,16 @@ import { compileGraph, type WorkflowGraph } from "./graph.js";
  */
 export interface TaskCatalog {
   /** `registrationParams`, when a task type has it, is what a new definition's params must pass. */
-  get(type: string): { params: z.ZodType; registrationParams?: z.ZodType } | undefined;
+  get(type: string):
+    | {
+        params: z.ZodType;
+        registrationParams?: z.ZodType;
+        /** Run inside the engine, deferred, or a map: such types cannot be a map's task. */
+        inline?: boolean;
+        defer?: unknown;
+        composite?: string;
+      }
+    | undefined;
   names(): string[];
 }
 
@@ -510,7 +519,43 @@ function checkTasks(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDet
       continue;
     }
     checkParams(["nodes", node.index], label, node.type, node.params, task, problems);
+    if (task.composite === "map") checkMapTask(node, label, tasks, problems);
   }
+}
+
+/**
+ * A map's task: a known type that can run as an item (not run inside the engine, deferred or
+ * itself a map), its params checked like a node's. Only `items` and the task's params may be
+ * expressions: the rest says how the map runs and is read before anything is evaluated.
+ */
+function checkMapTask(node: LooseNode, label: string, tasks: TaskCatalog, problems: ProblemDetail[]): void {
+  if (!isRecord(node.params)) return;
+  const prefix = ["nodes", node.index, "params"];
+  const { items: _items, task, ...rest } = node.params;
+  for (const found of findExpressions({
+    ...rest,
+    task: isRecord(task) ? { ...task, params: undefined } : task,
+  }))
+    problems.push({
+      path: formatPath([...prefix, ...found.path]),
+      code: "invalid_params",
+      message: `${label}, ${formatPath(["params", ...found.path])}: only a map's \`items\` and its task's params may be expressions`,
+    });
+  if (!isRecord(task) || typeof task.type !== "string" || task.type === "") return;
+  const inner = tasks.get(task.type);
+  if (!inner) {
+    problems.push(unknownTaskType(formatPath([...prefix, "task", "type"]), label, task.type, tasks));
+    return;
+  }
+  if (inner.inline || inner.defer || inner.composite) {
+    problems.push({
+      path: formatPath([...prefix, "task", "type"]),
+      code: "invalid_params",
+      message: `${label}: a map cannot run task type "${task.type}" per item (it runs inside the engine, waits, or is a map itself)`,
+    });
+    return;
+  }
+  checkParams([...prefix, "task"], label, task.type, task.params, inner, problems);
 }
 
 function unknownTaskType(path: string, label: string, type: string, tasks: TaskCatalog): ProblemDetail {
@@ -634,12 +679,24 @@ function checkNodeExpressions(nodes: LooseNode[], problems: ProblemDetail[]): vo
     const label = nodeLabel(node, node.index);
     const context = { deps: node.deps.map((dep) => dep.name) };
     const prefix = `nodes[${node.index}]`;
-    addExpressionProblems(
-      checkExpressions(node.params, `${prefix}.params`, context),
-      prefix,
-      label,
-      problems,
-    );
+    // A map's task params are evaluated per item, with `$item` and `$index`.
+    const mapTask = node.type === "map" && isRecord(node.params) && isRecord(node.params.task);
+    const params = mapTask
+      ? {
+          ...(node.params as Record<string, unknown>),
+          task: { ...(node.params as { task: object }).task, params: undefined },
+        }
+      : node.params;
+    addExpressionProblems(checkExpressions(params, `${prefix}.params`, context), prefix, label, problems);
+    if (mapTask) {
+      const taskParams = (node.params as { task: Record<string, unknown> }).task.params;
+      addExpressionProblems(
+        checkExpressions(taskParams, `${prefix}.params.task.params`, { ...context, allowItem: true }),
+        prefix,
+        label,
+        problems,
+      );
+    }
     if (typeof node.when === "string") {
       addExpressionProblems(checkExpressions(node.when, `${prefix}.when`, context), prefix, label, problems);
     }

@@ -45,6 +45,8 @@ export async function runAttempt(
   deps: ReadonlyArray<readonly [string, Payload]>,
   /** When the worker invocation running the attempt must be done with it (Delivery.deadline). */
   invocationDeadline?: number,
+  /** Variables for the params' expressions (a map item's `$item` and `$index`). */
+  bindings?: Record<string, unknown>,
 ): Promise<AttemptResult> {
   const { clock, store, payloads } = ctx;
   const controller = new AbortController();
@@ -80,7 +82,7 @@ export async function runAttempt(
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
   });
   try {
-    const prepared = await Promise.race([prepareRun(ctx, execution, node, task, deps), aborted]);
+    const prepared = await Promise.race([prepareRun(ctx, execution, node, task, deps, bindings), aborted]);
     if ("skip" in prepared) return { kind: "skipped", reason: prepared.skip };
     const output = await Promise.race([
       Promise.resolve().then(async () =>

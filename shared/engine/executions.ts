@@ -15,6 +15,7 @@ import type {
   CreateExecutionRequest,
   ExecutionSummary,
   ExecutionView,
+  MapProgress,
   NodeView,
   UploadTicket,
 } from "./views.js";
@@ -175,8 +176,11 @@ export class Executions {
     const byId = new Map(records.map((r) => [r.nodeId, r]));
     const input = await renderer.render(execution.input);
     const nodes: NodeView[] = [];
+    const progress = await mapProgress(this.ctx, executionId, records);
     for (const node of graph.nodes) {
       const view = nodeView(node.id, node.type, byId.get(node.id), execution);
+      const items = progress.get(`${node.id}[${byId.get(node.id)?.attempt}]`);
+      if (items) view.items = items;
       const output = byId.get(node.id)?.output;
       if (view.status === "COMPLETED")
         Object.assign(view, rendered("output", await renderer.render(output ?? NULL_PAYLOAD)));
@@ -224,6 +228,30 @@ function deadlineOf(timeoutSeconds: number | undefined, now: number): { deadline
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The progress of each running map (its current attempt's items, keyed `<map id>[<attempt>]`): a
+ * status-only listing of its items, read only while it runs.
+ */
+async function mapProgress(ctx: EngineContext, executionId: string, records: readonly NodeRecord[]) {
+  const progress = new Map<string, MapProgress>();
+  await Promise.all(
+    records.map(async (record) => {
+      if (record.status !== "RUNNING" || record.composite?.kind !== "map") return;
+      const counts: MapProgress = { total: record.composite.items, completed: 0, failed: 0, running: 0 };
+      const items = await ctx.store.listMapItems(executionId, record.nodeId, record.attempt, {
+        statusOnly: true,
+      });
+      for (const item of items) {
+        if (item.status === "COMPLETED") counts.completed++;
+        else if (item.status === "FAILED" || item.status === "CANCELLED") counts.failed++;
+        else if (item.status === "RUNNING" || item.status === "QUEUED") counts.running++;
+      }
+      progress.set(`${record.nodeId}[${record.attempt}]`, counts);
+    }),
+  );
+  return progress;
+}
 
 /** Nodes with no record never became ready: PENDING while the execution runs, CANCELLED once it ended. */
 function nodeView(

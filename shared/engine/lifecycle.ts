@@ -1,5 +1,6 @@
 /** History entries and EventBridge lifecycle events, built in one place so their shapes stay uniform. */
 import type { WorkflowGraph } from "../domain/graph.js";
+import { eventsShown } from "../domain/map.js";
 import type { ErrorInfo, ExecutionRecord, HistoryEvent } from "../domain/records.js";
 import type { EventPublisher, LifecycleEvent } from "../ports.js";
 
@@ -17,6 +18,7 @@ export const HISTORY = {
   nodeFailed: "NodeFailed",
   nodeCancelled: "NodeCancelled",
   nodeSkipped: "NodeSkipped",
+  mapStarted: "MapStarted",
   nodeRedriven: "NodeRedriven",
 } as const;
 
@@ -83,5 +85,8 @@ export async function publishNodeEvent(
   graph: WorkflowGraph,
   ...event: Parameters<typeof nodeLifecycleEvent> extends [unknown, ...infer Rest] ? Rest : never
 ): Promise<void> {
-  if (graph.definition.events?.nodes) await ctx.events.publish([nodeLifecycleEvent(execution, ...event)]);
+  if (!graph.definition.events?.nodes) return;
+  // A map's items publish only when the map asks for them (its `itemEvents`).
+  if (!eventsShown(graph, event[1])) return;
+  await ctx.events.publish([nodeLifecycleEvent(execution, ...event)]);
 }

@@ -32,6 +32,7 @@ export async function prepareRun(
   node: GraphNode,
   task: TaskType,
   deps: ReadonlyArray<readonly [string, Payload]>,
+  bindings?: Record<string, unknown>,
 ): Promise<PreparedRun> {
   if (nothingDone(node, deps)) return { skip: NOTHING_DONE };
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
@@ -39,7 +40,7 @@ export async function prepareRun(
   // The onFailure handler's params may refer to the execution's error.
   if (node.onFailureHandler && execution.error)
     scope.error = { name: execution.error.name, message: execution.error.message };
-  const options = { now: () => ctx.clock.now() };
+  const options = { now: () => ctx.clock.now(), ...(bindings ? { bindings } : {}) };
   if (node.when !== undefined && !(await evaluateCondition(node.when, scope, options)))
     return { skip: WHEN_FALSE };
   if (!hasExpressions(node.params))

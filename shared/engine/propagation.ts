@@ -79,6 +79,11 @@ export class Propagation {
   ): Promise<ByMessage | undefined> {
     // The onFailure handler's end changes nothing else: it is recorded, and that is all.
     if (node.onFailureHandler) return undefined;
+    // A map item's end moves its lane on (engine/map.ts).
+    if (node.item) {
+      await this.itemEnded?.(execution, graph, node);
+      return undefined;
+    }
     const end: ParentEnd = options.skipped ? "skip" : "ok";
     const ready: NodeRecord[] = [];
     const direct: ByMessage[] = [];
@@ -375,6 +380,9 @@ export class Propagation {
     return record === undefined || !isFinal(record);
   }
 
+  /** Set by the worker (engine/map.ts): what follows the end of a map's item. */
+  itemEnded?: (execution: ExecutionRecord, graph: WorkflowGraph, item: GraphNode) => Promise<void>;
+
   /** Set by the engine: a dead worker's attempt of the handler is recovered like any attempt's. */
   recoverHandler?: (
     execution: ExecutionRecord,
@@ -400,29 +408,26 @@ export class Propagation {
     graph?: WorkflowGraph,
   ): Promise<number> {
     const fenced = needsFence(status);
-    const now = this.ctx.clock.now();
     // The onFailure handler runs after the end, not against it (onFailureOpen).
     const nodes = (await this.ctx.store.listNodes(executionId)).filter(
       (n) => n.nodeId !== ON_FAILURE_NODE_ID,
     );
-    const settle = async (node: NodeRecord): Promise<boolean> => {
-      if (node.status === "PENDING" || node.status === "QUEUED") {
-        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now, fenced }));
-      }
-      if (node.status !== "RUNNING") return false;
-      if ((node.lease?.expiresAt ?? now) < now) {
-        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now, fenced }));
-      }
-      if (!node.cancelRequested) {
-        await this.ctx.store.transitionNode(
-          executionId,
-          node.nodeId,
-          { status: ["RUNNING"], executionEnding: fenced },
-          { cancelRequested: true },
-        );
-      }
-      return true;
-    };
+    const settle = async (node: NodeRecord): Promise<boolean> =>
+      (await this.settleOutstanding(executionId, [node], reason, fenced)) > 0;
+    // A waiting map's items are records apart (Store.listMapItems): settled with it.
+    const items = (
+      await Promise.all(
+        nodes
+          .filter((n) => n.status === "RUNNING" && n.composite?.kind === "map")
+          .map((n) => this.ctx.store.listMapItems(executionId, n.nodeId, n.attempt)),
+      )
+    ).flat();
+    const openItems = await this.settleOutstanding(
+      executionId,
+      items.filter((item) => !isTerminalNode(item.status)),
+      reason,
+      fenced,
+    );
     const unclaimed = readyUnclaimed(
       this.ctx,
       graph ? { graph, started: true } : await this.scopeOf(executionId),
@@ -438,7 +443,46 @@ export class Propagation {
       if (current?.status === "COMPLETED") return true;
       return current === undefined ? true : settle(current);
     });
-    return stillOpen.filter(Boolean).length;
+    return stillOpen.filter(Boolean).length + openItems;
+  }
+
+  /**
+   * Cancels nodes that did not end: PENDING and QUEUED ones now, and RUNNING ones whose worker died
+   * (lease expired) or that wait holding no worker (a map: nobody would hear a request); live
+   * RUNNING ones are told through their heartbeat. `fenced` as for cancelNode. Returns how many are
+   * still open.
+   */
+  async settleOutstanding(
+    executionId: string,
+    records: readonly NodeRecord[],
+    reason: string,
+    fenced: boolean,
+  ): Promise<number> {
+    const now = this.ctx.clock.now();
+    const open = await mapLimit(records, STORE_CONCURRENCY, async (node): Promise<boolean> => {
+      if (node.status === "PENDING" || node.status === "QUEUED") {
+        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now, fenced }));
+      }
+      if (node.status !== "RUNNING") return false;
+      const waiting = node.composite !== undefined;
+      if (waiting || (node.lease?.expiresAt ?? now) < now) {
+        const cancelled = await this.cancelNode(executionId, node.nodeId, reason, {
+          leaseExpiredBy: waiting ? Number.MAX_SAFE_INTEGER : now,
+          fenced,
+        });
+        return !cancelled;
+      }
+      if (!node.cancelRequested) {
+        await this.ctx.store.transitionNode(
+          executionId,
+          node.nodeId,
+          { status: ["RUNNING"], executionEnding: fenced },
+          { cancelRequested: true },
+        );
+      }
+      return true;
+    });
+    return open.filter(Boolean).length;
   }
 
   /** The execution's graph, and whether it ever started (sent its entries' messages). */

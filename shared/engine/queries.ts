@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { notFound } from "../domain/errors.js";
+import { eventsShown, mapItemEvents } from "../domain/map.js";
 import type { ExecutionStatus, HistoryEvent } from "../domain/records.js";
 import type { EngineContext } from "./context.js";
 
@@ -34,15 +35,19 @@ export async function listHistory(
   page: { after?: string; limit: number },
 ): Promise<HistoryPage> {
   const offset = page.after === undefined ? 0 : decodeOffset(page.after);
-  const [execution, history] = await Promise.all([
-    ctx.store.getExecution(executionId),
-    ctx.store.listHistory(executionId),
-  ]);
+  const execution = await ctx.store.getExecution(executionId);
   if (!execution) throw notFound(`execution "${executionId}" does not exist`);
-  const slice = history.slice(offset, offset + page.limit);
+  // A map's items' own events only when the map asks for them (`itemEvents`); its counts are in its own.
+  const graph = await ctx.graphs.get(execution.workflow, execution.version);
+  const withItems = graph.nodes.some((node) => node.type === "map" && mapItemEvents(node));
+  const history = await ctx.store.listHistory(executionId, { withItems });
+  const shown = withItems
+    ? history.filter((e) => e.nodeId === undefined || eventsShown(graph, e.nodeId))
+    : history;
+  const slice = shown.slice(offset, offset + page.limit);
   const events = slice.map((event) => ({ ...event, at: iso(event.at) }));
   const end = offset + slice.length;
-  return end < history.length ? { events, next: encodeOffset(end) } : { events };
+  return end < shown.length ? { events, next: encodeOffset(end) } : { events };
 }
 
 export async function listExecutions(

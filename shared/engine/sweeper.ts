@@ -10,13 +10,16 @@
 
 import { requiredCompletions, tallyParents, verdictOf } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import { mapItemId, nextInLane } from "../domain/map.js";
 import { type ExecutionRecord, type NodeRecord, pendingNode } from "../domain/records.js";
 import { resendDue, resendPointAfter } from "../domain/resend.js";
+import { isTerminalNode } from "../domain/states.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import { outcomeIn, type StatusOf } from "./fan-in.js";
+import { itemNode } from "./map.js";
 import type { Propagation } from "./propagation.js";
 import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks } from "./send.js";
 import type { TaskRunner } from "./worker.js";
@@ -210,6 +213,48 @@ export class Sweeper {
           break;
       }
     }
+    // A waiting map's items (engine/map.ts): their leases recovered, their retries' lost messages
+    // resent, a lane that did not move on after an item ended driven again, and the map's first
+    // items sent again if they never were.
+    const itemsToDrive: GraphNode[] = [];
+    for (const map of records.values()) {
+      const node = graph.byId.get(map.nodeId);
+      const state = map.composite;
+      if (!node || map.status !== "RUNNING" || state?.kind !== "map") continue;
+      const items = new Map(
+        (await this.ctx.store.listMapItems(execution.executionId, node.id, map.attempt)).map((r) => [
+          r.nodeId,
+          r,
+        ]),
+      );
+      for (let lane = 0; lane < state.lanes; lane++) {
+        const first = mapItemId(node.id, map.attempt, lane);
+        if (!items.has(first) && resendNow(map.startedAt ?? now))
+          resend.push({ message: { executionId: execution.executionId, nodeId: first, attempt: 1 } });
+      }
+      for (const record of items.values()) {
+        const item = itemNode(graph, record.nodeId);
+        if (!item?.item) continue;
+        if (record.status === "RUNNING") {
+          const expiresAt = record.lease?.expiresAt ?? now;
+          if (expiresAt < now) {
+            await this.runner.recoverExpiredLease(execution, graph, item, record);
+            report.recoveredLeases++;
+          } else revisitAt(expiresAt + 1000);
+        } else if (record.status === "QUEUED") {
+          const dueAt = record.notBefore ?? record.queuedAt ?? now;
+          if (dueAt > now) revisitAt(dueAt + graceMs);
+          else if (resendNow(dueAt))
+            resend.push({
+              message: { executionId: execution.executionId, nodeId: item.id, attempt: record.attempt },
+            });
+        } else if (isTerminalNode(record.status)) {
+          const next = nextInLane(item.item.index, state.lanes, state.items);
+          const stalled = next === undefined || !items.has(mapItemId(node.id, map.attempt, next));
+          if (stalled && resendNow(record.finishedAt ?? now)) itemsToDrive.push(item);
+        }
+      }
+    }
     // A redrive cut short between reviving the execution and its nodes (its `reviving` mark, or
     // failures without the mark a failure of this life sets): finished first, rather than failing
     // the execution again, and before the completions below may end it.
@@ -220,6 +265,8 @@ export class Sweeper {
     report.resent += resend.length;
     for (const { node, skipped } of completed)
       await this.propagation.afterCompletion(execution, graph, node, { recovery: false, skipped });
+    for (const item of itemsToDrive)
+      await this.propagation.afterCompletion(execution, graph, item, { recovery: true });
     if (!revival) {
       for (const { node, record } of failed) {
         await this.propagation.afterFailure(

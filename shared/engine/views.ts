@@ -39,6 +39,16 @@ export interface NodeView {
   output?: unknown;
   outputRef?: PayloadReference;
   error?: ErrorInfo;
+  /** A map's progress (its current attempt's items), once it started them. */
+  items?: MapProgress;
+}
+
+export interface MapProgress {
+  total: number;
+  completed: number;
+  failed: number;
+  /** Claimed and not ended (running, or waiting to retry). */
+  running: number;
 }
 
 export interface ExecutionView {

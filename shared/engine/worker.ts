@@ -4,6 +4,7 @@
  * happened (duplicate, stale, early, or a crash before propagation) and is handled idempotently.
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { classifyError } from "../domain/retry.js";
 import type { Outcome, TaskMessage } from "../ports.js";
@@ -21,13 +22,15 @@ import {
   validMessageDeps,
 } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
+import { itemNode, Maps } from "./map.js";
 import { type ByMessage, loadDeps, needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
 import { sendTasks } from "./send.js";
 import { expectedRunMs, mayContinue, RecentRunTimes, workerTimeoutError } from "./worker-time.js";
 
+// A map's items share one key: their run times are alike, and one entry per item would pile up.
 const runKey = (execution: ExecutionRecord, node: GraphNode) =>
-  RecentRunTimes.key(execution.workflow, execution.version, node.id);
+  RecentRunTimes.key(execution.workflow, execution.version, node.item ? `${node.item.mapId}[]` : node.id);
 
 /** How a task message arrived: from the worker handler (an SQS record and the Lambda context). */
 export interface Delivery {
@@ -48,12 +51,20 @@ export interface Delivery {
 export class TaskRunner {
   private readonly endings: AttemptEndings;
 
+  private readonly maps: Maps;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly propagation: Propagation,
     deadLetters: DeadLetters,
   ) {
     this.endings = new AttemptEndings(ctx, propagation, deadLetters);
+    this.maps = new Maps(ctx, propagation, async (execution, graph, node, record, lease, error) => {
+      const { retryAfterSeconds, ...failure } = classifyError(error, node.retry);
+      await this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
+    });
+    propagation.itemEnded = (execution, graph, item) =>
+      item.item ? this.maps.afterItem(execution, graph, item.item) : Promise.resolve();
   }
 
   /** A worker died holding the lease: count its attempt as failed and retry or fail by policy. */
@@ -63,6 +74,8 @@ export class TaskRunner {
     node: GraphNode,
     current: NodeRecord,
   ): Promise<void> {
+    // A map holds no worker: its lease is the time of its next check.
+    if (current.composite) return this.maps.check(execution, graph, node, current);
     return this.endings.recoverExpiredLease(execution, graph, node, current);
   }
 
@@ -74,7 +87,7 @@ export class TaskRunner {
       return;
     }
     const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
-    const node = graph.byId.get(message.nodeId);
+    const node = graph.byId.get(message.nodeId) ?? itemNode(graph, message.nodeId);
     if (!node) {
       logger.warn("task for a node the workflow does not have dropped", { ...message });
       return;
@@ -241,14 +254,41 @@ export class TaskRunner {
     delivery: Delivery,
     continued = false,
   ): Promise<ByMessage | undefined> {
+    if (task.composite === "map") {
+      await this.maps.start(execution, graph, node, record, lease);
+      return undefined;
+    }
     const began = this.ctx.clock.now();
     const mode = dispatchMode(this.ctx, node);
-    // The onFailure handler is given every output there is (propagation.ts).
-    const depIndexes = node.onFailureHandler
-      ? graph.nodes.map((n) => n.index)
-      : depIndexesOf(mode, node, record.okDeps);
-    const deps = await loadDeps(this.ctx, execution.executionId, graph, depIndexes);
-    const result = await runAttempt(this.ctx, execution, node, task, record, lease, deps, delivery.deadline);
+    let deps: Array<[string, Payload]>;
+    let bindings: Record<string, unknown> | undefined;
+    if (node.item) {
+      // An item sees its element of the list, its index, and what its map saw.
+      const item = await this.maps.itemContext(execution, graph, node.item);
+      if (!item) {
+        // Its map attempt ended (failed, or cancelled): nothing left to do.
+        await this.endings.stopCancelled(execution, node, record, lease);
+        return undefined;
+      }
+      ({ deps, bindings } = item);
+    } else {
+      // The onFailure handler is given every output there is (propagation.ts).
+      const depIndexes = node.onFailureHandler
+        ? graph.nodes.map((n) => n.index)
+        : depIndexesOf(mode, node, record.okDeps);
+      deps = await loadDeps(this.ctx, execution.executionId, graph, depIndexes);
+    }
+    const result = await runAttempt(
+      this.ctx,
+      execution,
+      node,
+      task,
+      record,
+      lease,
+      deps,
+      delivery.deadline,
+      bindings,
+    );
     const now = this.ctx.clock.now();
     // How long the node took here (a lower bound when it was cut short): continuation's next guess.
     if (result.kind !== "leaseLost" && result.kind !== "cancelled")
@@ -349,6 +389,11 @@ export class TaskRunner {
         throw new Error("claim raced with another write; the task will come back");
       }
       case "RUNNING":
+        // A map waiting for its items: the message is the last lane's call to assemble it.
+        if (current.composite && current.attempt === message.attempt) {
+          await this.maps.check(execution, graph, node, current);
+          return;
+        }
         // Another worker holds a live lease (a duplicate delivery): drop. An expired lease of this
         // attempt means its worker died: recover it as a failed attempt.
         if (current.attempt === message.attempt && current.lease && current.lease.expiresAt < now) {

@@ -1,5 +1,6 @@
 /** The built-in task types. Each is an ordinary `defineTask`, exactly as a user's would be. */
 import { z } from "zod";
+import { mapParamsSchema } from "../domain/map.js";
 import { RetryableError, TerminalError } from "./errors.js";
 import { defineTask, TaskRegistry, type TaskType } from "./task-type.js";
 
@@ -74,7 +75,21 @@ export const mergeTask = defineTask({
   run: ({ deps }) => ({ ...deps }),
 });
 
+/**
+ * Runs a task once per item of a list known at run time (domain/map.ts, engine/map.ts). The engine
+ * runs it; it holds no worker while its items run.
+ */
+export const mapTask = defineTask({
+  type: "map",
+  params: mapParamsSchema,
+  composite: "map",
+  run: () => {
+    throw new TerminalError("a map node is run by the engine, never as a handler");
+  },
+});
+
 export const builtinTasks: TaskType<unknown>[] = [
+  mapTask,
   noopTask,
   passTask,
   sleepTask,

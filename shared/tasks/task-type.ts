@@ -57,6 +57,11 @@ export interface TaskType<P = unknown> {
    * A guess, never a limit: `timeoutSeconds` still bounds the run.
    */
   expectedMs?(params: P): number;
+  /**
+   * Run by the engine itself, holding no worker while what it started runs (engine/map.ts): `run`
+   * is never called for such a type.
+   */
+  composite?: "map";
   run(input: TaskInput<P>): Promise<unknown> | unknown;
 }
 
@@ -68,6 +73,7 @@ export function defineTask<S extends z.ZodType>(task: {
   outputsDeps?: boolean;
   defer?(params: z.output<S>): number;
   expectedMs?(params: z.output<S>): number;
+  composite?: "map";
   run(input: TaskInput<z.output<S>>): Promise<unknown> | unknown;
 }): TaskType<z.output<S>> {
   return task as TaskType<z.output<S>>;

@@ -1,6 +1,7 @@
 /**
  * Worlds with flow control (sim/dag.ts): nodes with a `when`, failures under `onError:
- * "continue"`, `when`s that give a non-boolean (ExpressionError) and `{% %}` params. Each seed is
+ * "continue"`, `when`s that give a non-boolean (ExpressionError), `{% %}` params and `onFailure`
+ * handlers. Each seed is
  * one whose workflows reach what it is listed for; it replays one world exactly (`npm run sim --
  * --seed S --trace`) and must violate no invariant — skips as the reference decides them, a
  * skipped node's handler never run, skips and continued failures never failing an execution,
@@ -17,10 +18,28 @@ import { runWorld } from "../../sim/world.js";
 
 const WORLDS: Array<{ seed: number; reaches: string[] }> = [
   { seed: 4, reaches: ["nodesSkipped", "nodesContinued", "paramsMapped"] },
-  { seed: 25, reaches: ["nodesSkipped", "skippedByWhen", "nodesContinued", "expressionErrors", "paramsMapped"] },
+  {
+    seed: 25,
+    reaches: ["nodesSkipped", "skippedByWhen", "nodesContinued", "expressionErrors", "paramsMapped"],
+  },
   { seed: 33, reaches: ["expressionErrors", "paramsMapped"] },
   { seed: 56, reaches: ["nodesContinued", "expressionErrors", "paramsMapped"] },
-  { seed: 155, reaches: ["expressionErrors"] },
+  { seed: 155, reaches: ["expressionErrors", "onFailureRuns"] },
+  // an onFailure handler mapping {% error.name %} and the workflow's name
+  { seed: 96, reaches: ["onFailureRuns"] },
+  // Where the first campaigns found the checker wrong, not the engine:
+  // - an `any`/`count:N` join made unmeetable by a skip, a parent then cancelled after the
+  //   execution succeeded: SKIPPED was the end timing gave it, and its dependants' skips follow;
+  { seed: 932, reaches: ["nodesSkipped"] },
+  { seed: 7545, reaches: ["nodesSkipped"] },
+  // - a node whose `when` is false, whose only attempt was lost (its lease expired) before it
+  //   could record the skip: it fails for good (LeaseExpired) without its handler running, and its
+  //   dependants see that error (9433: under onError "continue"; 2318: it fails the execution);
+  { seed: 9433, reaches: ["nodesContinued"] },
+  { seed: 2318, reaches: ["nodesSkipped"] },
+  // - an onFailure handler whose message was dead-lettered, or whose attempts expired.
+  { seed: 5030, reaches: ["onFailureRuns"] },
+  { seed: 6233, reaches: ["onFailureRuns"] },
 ];
 
 describe("simulation with flow control", () => {
@@ -39,7 +58,13 @@ describe("simulation with flow control", () => {
     // The same seed without flow control: no skip, no continued failure, no expression.
     const result = await runWorld({ seed: 25, flowControl: false });
     expect(result.violations, formatResult(result)).toEqual([]);
-    for (const stat of ["nodesSkipped", "nodesContinued", "expressionErrors", "paramsMapped"])
+    for (const stat of [
+      "nodesSkipped",
+      "nodesContinued",
+      "expressionErrors",
+      "paramsMapped",
+      "onFailureRuns",
+    ])
       expect(result.stats[stat] ?? 0, stat).toBe(0);
   });
 });

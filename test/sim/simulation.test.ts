@@ -4,7 +4,7 @@
  * zombies, duplicate/reordered/delayed deliveries, transient port errors, cancellations, concurrent
  * sweepers). Every run is checked against the invariants in sim/invariants.ts.
  *
- * Seeds 1–500 here (about 8 s on one core); `npm run sim -- --runs 10000` runs a long campaign.
+ * Seeds 1–500 here (about 35 s on a shared core); `npm run sim -- --runs 10000` runs a long campaign.
  * Seeds that found engine bugs are kept in regressions.test.ts.
  */
 import { describe, expect, it } from "vitest";
@@ -65,6 +65,8 @@ describe("deterministic simulation", () => {
       "nodesContinued",
       "expressionErrors",
       "paramsMapped",
+      // failed executions whose onFailure handler ran
+      "onFailureRuns",
     ])
       expect(totals[key], key).toBeGreaterThan(0);
     for (const status of ["SUCCEEDED", "FAILED", "CANCELLED"])

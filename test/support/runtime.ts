@@ -66,11 +66,12 @@ export function apiClient(baseUrl: string): ApiClient {
           const { body } = await client.call("GET", `/executions/${executionId}`);
           if (["SUCCEEDED", "FAILED", "CANCELLED"].includes(body?.status))
             return { done: true, value: body as ExecutionView };
-          // Progress: any node created, changing status or attempt.
+          // Progress: any node created, changing status or attempt, or a map's items moving on.
           const nodes = ((body?.nodes ?? []) as ExecutionView["nodes"]).map((n) => [
             n.id,
             n.status,
             n.attempt,
+            ...(n.items ? [n.items] : []),
           ]);
           return {
             done: false,

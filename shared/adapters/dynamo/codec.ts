@@ -7,6 +7,7 @@
 import { encodeJson } from "../../domain/json.js";
 import { decodeStoredPayload, encodeStoredPayload, NULL_PAYLOAD } from "../../domain/payload.js";
 import type {
+  CompositeState,
   DeadLetterRecord,
   ErrorInfo,
   ExecutionRecord,
@@ -183,6 +184,7 @@ export function nodeFromItem(item: Item): NodeRecord {
     if (item[name] !== undefined && item[name] !== null) record[name] = Number(item[name]);
   }
   if (item.cancelRequested !== undefined) record.cancelRequested = Boolean(item.cancelRequested);
+  if (typeof item.composite === "string") record.composite = JSON.parse(item.composite) as CompositeState;
   return record;
 }
 

@@ -11,7 +11,7 @@
  * | workflow hash index   | `WF#<name>`       | `H#<definitionHash>`     | version                                           |
  * | execution             | `EX#<id>`         | `EX`                     | the ExecutionRecord fields, sinksDone as a Number |
  * |                       |                   |                          | Set, history (list), gsi1/gsi3 listing keys       |
- * | node                  | `EX#<id>`         | `N#<nodeId>`             | the NodeRecord fields (executionId and nodeId are |
+ * | node (map item: `I#`) | `EX#<id>`         | `N#<nodeId>`             | the NodeRecord fields (executionId and nodeId are |
  * |                       |                   |                          | read back from the keys), okDeps/badDeps as       |
  * |                       |                   |                          | Number Sets, history (list)                       |
  * | arrival shard of a    | `EX#<id>`         | `A#<childId>#<shard, 4   | okDeps (Number Set), expiresAt with a retention   |
@@ -51,6 +51,7 @@
  *   (ascending), then reads the records with a consistent BatchGet and keeps those still RUNNING
  *   and due (the index is eventually consistent), earliest first.
  */
+import { parseMapItemId } from "../../domain/map.js";
 import type { ExecutionStatus } from "../../domain/records.js";
 
 export const ATTR = {
@@ -89,6 +90,7 @@ export interface Key {
 export const WORKFLOW_PREFIX = "WF#";
 export const EXECUTION_PREFIX = "EX#";
 export const NODE_PREFIX = "N#";
+export const ITEM_PREFIX = "I#";
 export const ARRIVAL_SHARD_PREFIX = "A#";
 export const IDEM_PREFIX = "IDEM#";
 export const LEASE_PREFIX = "LEASE#";
@@ -115,8 +117,18 @@ export function executionKey(executionId: string): Key {
   return { pk: executionPk(executionId), sk: "EX" };
 }
 
+/**
+ * A map's items (domain/map.ts) sort apart from the DAG's nodes (`I#` before `N#`), so listing an
+ * execution's nodes never reads a 100,000-item map, and one map attempt's items are one range.
+ */
 export function nodeKey(executionId: string, nodeId: string): Key {
-  return { pk: executionPk(executionId), sk: `${NODE_PREFIX}${nodeId}` };
+  const prefix = parseMapItemId(nodeId) === undefined ? NODE_PREFIX : ITEM_PREFIX;
+  return { pk: executionPk(executionId), sk: `${prefix}${nodeId}` };
+}
+
+/** The sort key prefix of one map attempt's items. */
+export function mapItemsPrefix(mapId: string, mapAttempt: number): string {
+  return `${ITEM_PREFIX}${mapId}[${mapAttempt}.`;
 }
 
 /**
@@ -230,7 +242,7 @@ export function executionIdFromPk(pk: string): string {
 }
 
 export function nodeIdFromSk(sk: string): string {
-  return sk.startsWith(NODE_PREFIX) ? sk.slice(NODE_PREFIX.length) : sk;
+  return sk.startsWith(NODE_PREFIX) || sk.startsWith(ITEM_PREFIX) ? sk.slice(NODE_PREFIX.length) : sk;
 }
 
 function pad(value: number, width: number): string {

@@ -83,9 +83,11 @@ import {
   executionKey,
   executionPk,
   FINAL_EXECUTION_STATUSES,
+  ITEM_PREFIX,
   idempotencyKey,
   type Key,
   leaseKey,
+  mapItemsPrefix,
   NODE_PREFIX,
   nodeKey,
   shardFromSk,
@@ -114,6 +116,7 @@ const NODE_RECORD_ATTRIBUTES = [
   "startedAt",
   "finishedAt",
   "cancelRequested",
+  "composite",
 ] as const;
 
 export interface DynamoStoreOptions {
@@ -390,7 +393,7 @@ export class DynamoStore implements Store {
     );
     const byId = new Map(items.map((item) => [item[ATTR.sk] as string, nodeFromItem(item)]));
     return unique.flatMap((nodeId) => {
-      const record = byId.get(`${NODE_PREFIX}${nodeId}`);
+      const record = byId.get(nodeKey(executionId, nodeId).sk);
       return record ? [record] : [];
     });
   }
@@ -404,6 +407,27 @@ export class DynamoStore implements Store {
       ExpressionAttributeNames: e.names,
       ExpressionAttributeValues: e.values,
       ConsistentRead: true,
+    });
+    return items.map(nodeFromItem);
+  }
+
+  async listMapItems(
+    executionId: string,
+    mapId: string,
+    mapAttempt: number,
+    options: { statusOnly?: boolean } = {},
+  ): Promise<NodeRecord[]> {
+    const e = new Expression();
+    const items = await this.io.queryAll({
+      TableName: this.tableName,
+      KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(executionPk(executionId))} AND begins_with(${e.name(ATTR.sk)}, ${e.value(mapItemsPrefix(mapId, mapAttempt))})`,
+      ProjectionExpression: e.projection(
+        options.statusOnly ? [ATTR.pk, ATTR.sk, "status", "attempt"] : NODE_RECORD_ATTRIBUTES,
+      ),
+      ExpressionAttributeNames: e.names,
+      ExpressionAttributeValues: e.values,
+      // Progress may lag a moment; what decides (the sweeper, cancellation) reads strongly.
+      ConsistentRead: !options.statusOnly,
     });
     return items.map(nodeFromItem);
   }
@@ -548,17 +572,31 @@ export class DynamoStore implements Store {
 
   // ── history ───────────────────────────────────────────────────────────────────────────────────
 
-  async listHistory(executionId: string): Promise<HistoryEvent[]> {
-    const e = new Expression();
-    // The execution item (sk "EX") sorts before the node items ("N#…"): execution events come first.
-    const items = await this.io.queryAll({
-      TableName: this.tableName,
-      KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(executionPk(executionId))}`,
-      ProjectionExpression: e.projection([ATTR.sk, ATTR.history]),
-      ExpressionAttributeNames: e.names,
-      ExpressionAttributeValues: e.values,
-      ConsistentRead: true,
-    });
+  async listHistory(executionId: string, options: { withItems?: boolean } = {}): Promise<HistoryEvent[]> {
+    // The execution item (sk "EX") sorts before map items ("I#…") and nodes ("N#…"). Without
+    // items, two ranges are read: the one before the items, and the nodes.
+    const query = (range?: { below: string } | { prefix: string }) => {
+      const e = new Expression();
+      const pk = `${e.name(ATTR.pk)} = ${e.value(executionPk(executionId))}`;
+      const sk = e.name(ATTR.sk);
+      const condition =
+        range === undefined
+          ? pk
+          : "below" in range
+            ? `${pk} AND ${sk} < ${e.value(range.below)}`
+            : `${pk} AND begins_with(${sk}, ${e.value(range.prefix)})`;
+      return this.io.queryAll({
+        TableName: this.tableName,
+        KeyConditionExpression: condition,
+        ProjectionExpression: e.projection([ATTR.sk, ATTR.history]),
+        ExpressionAttributeNames: e.names,
+        ExpressionAttributeValues: e.values,
+        ConsistentRead: true,
+      });
+    };
+    const items = options.withItems
+      ? await query()
+      : [...(await query({ below: ITEM_PREFIX })), ...(await query({ prefix: NODE_PREFIX }))];
     return sortHistory(items.flatMap(historyFromItem));
   }
 

@@ -98,6 +98,9 @@ export function nodeWrite(
   if (patch.badDeps === null) removes.push(e.name("badDeps"));
   if (patch.output !== undefined)
     sets.push(`${e.name("output")} = ${e.value(encodeStoredPayload(patch.output))}`);
+  // Opaque JSON, like a payload: its payloads (a map's chunks) keep their exact text.
+  if (patch.composite !== undefined)
+    sets.push(`${e.name("composite")} = ${e.value(JSON.stringify(patch.composite))}`);
   for (const field of ["queuedAt", "cancelRequested"] as const) {
     const value = patch[field];
     if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);

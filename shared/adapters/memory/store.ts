@@ -11,6 +11,7 @@ import {
   encodeCursor,
 } from "../../domain/cursor.js";
 import { invalidCursor } from "../../domain/errors.js";
+import { parseMapItemId } from "../../domain/map.js";
 import {
   type DeadLetterRecord,
   type ExecutionRecord,
@@ -189,7 +190,27 @@ export class MemoryStore implements Store {
   }
 
   async listNodes(executionId: string): Promise<NodeRecord[]> {
-    return [...(this.nodes.get(executionId)?.values() ?? [])].map((n) => copy(n.record));
+    return [...(this.nodes.get(executionId)?.values() ?? [])]
+      .filter((n) => parseMapItemId(n.record.nodeId) === undefined)
+      .map((n) => copy(n.record));
+  }
+
+  async listMapItems(
+    executionId: string,
+    mapId: string,
+    mapAttempt: number,
+    options: { statusOnly?: boolean } = {},
+  ): Promise<NodeRecord[]> {
+    return [...(this.nodes.get(executionId)?.values() ?? [])]
+      .filter((n) => {
+        const ref = parseMapItemId(n.record.nodeId);
+        return ref?.mapId === mapId && ref.mapAttempt === mapAttempt;
+      })
+      .map(({ record }) =>
+        options.statusOnly
+          ? { ...pendingNode(executionId, record.nodeId), status: record.status, attempt: record.attempt }
+          : copy(record),
+      );
   }
 
   async transitionNode(
@@ -286,9 +307,11 @@ export class MemoryStore implements Store {
       });
   }
 
-  async listHistory(executionId: string): Promise<HistoryEvent[]> {
+  async listHistory(executionId: string, options: { withItems?: boolean } = {}): Promise<HistoryEvent[]> {
     const executionEvents = this.executions.get(executionId)?.history ?? [];
-    const nodeEvents = [...(this.nodes.get(executionId)?.values() ?? [])].flatMap((n) => n.history);
+    const nodeEvents = [...(this.nodes.get(executionId)?.values() ?? [])]
+      .filter((n) => options.withItems || parseMapItemId(n.record.nodeId) === undefined)
+      .flatMap((n) => n.history);
     return sortHistory([...executionEvents, ...nodeEvents]).map(copy);
   }
 

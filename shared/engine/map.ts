@@ -1,0 +1,437 @@
+/**
+ * Running a `map` node (domain/map.ts for the layout). The map's attempt is claimed like any node;
+ * then, instead of a handler, it evaluates its list, keeps it in chunks, writes itself waiting
+ * (still RUNNING, holding no worker: its lease is the time of its next check) and sends the first
+ * item of each lane. Each item is claimed, run, retried and dead-lettered like a node of its own;
+ * its end starts the next item of its lane, or records the lane as ended. The lane that ends last
+ * sends the map a message, and the map is assembled: its output is the items' outputs in item order
+ * (a tolerated failure as `{"error": {name, message}}`).
+ *
+ * Failures: a failed item is recorded in a failure shard; once more items failed than tolerated,
+ * the map fails at once and its items are cancelled (fail-fast reaches running items through their
+ * heartbeat). Cancelling the execution cancels the items with the rest of its nodes.
+ *
+ * Recovery: an item's message redelivered after a crash re-drives its end (worker.ts), and the
+ * sweeper sees item records with the execution's nodes (sweeper.ts): it recovers their leases,
+ * re-drives ended items whose lane did not move on, and checks the map when its lease (its check
+ * time) passes.
+ */
+import { TerminalError } from "../domain/errors.js";
+import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
+import { type GraphNode, resolveRetry, type WorkflowGraph } from "../domain/graph.js";
+import {
+  laneCount,
+  MAP_LIMITS,
+  type MapItemRef,
+  type MapParams,
+  mapItemId,
+  mapParamsSchema,
+  mapTallyId,
+  nextInLane,
+  parseMapItemId,
+  shardCapacity,
+  shardsFor,
+  toleratedFailures,
+} from "../domain/map.js";
+import type { Payload } from "../domain/payload.js";
+import type { ErrorInfo, ExecutionRecord, Lease, MapState, NodeRecord } from "../domain/records.js";
+import { isTerminalNode } from "../domain/states.js";
+import { loadValues } from "./attempt.js";
+import { mapLimit } from "./concurrency.js";
+import type { EngineContext } from "./context.js";
+import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
+import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
+import { expressionScope } from "./prepare.js";
+import { continuedFailure, loadDeps, type Propagation } from "./propagation.js";
+import { readCompletedDeps } from "./reads.js";
+import { sendTasks } from "./send.js";
+
+/** An item's place: its map node, the map attempt it belongs to, its index. */
+export interface MapItem extends MapItemRef {
+  map: GraphNode;
+}
+
+const paramsCache = new WeakMap<GraphNode, MapParams>();
+
+/** A map node's params, parsed once per compiled graph. */
+export function mapParamsOf(node: GraphNode): MapParams {
+  let params = paramsCache.get(node);
+  if (!params) {
+    params = mapParamsSchema.parse(node.params);
+    paramsCache.set(node, params);
+  }
+  return params;
+}
+
+/**
+ * The node an item id names, as the engine runs it: the map's task with its params (their `$item`
+ * and `$index` evaluated per item), the map's item retry policy and timeout. Undefined when the id
+ * names no item of a map of this graph.
+ */
+export function itemNode(graph: WorkflowGraph, nodeId: string): GraphNode | undefined {
+  const ref = parseMapItemId(nodeId);
+  const map = ref && graph.byId.get(ref.mapId);
+  if (!ref || !map || map.type !== "map") return undefined;
+  const params = mapParamsOf(map);
+  const task = params.task!;
+  return {
+    index: -1,
+    id: nodeId,
+    type: task.type,
+    params: task.params,
+    parents: [],
+    children: [],
+    fanIn: { kind: "all" },
+    retry: params.retry ? resolveRetry(undefined, params.retry, map.retry) : map.retry,
+    timeoutSeconds: params.timeoutSeconds ?? map.timeoutSeconds,
+    // An item's failure is the map's to count, never the execution's.
+    onError: "continue",
+    mayBeSkipped: false,
+    item: { ...ref, map },
+  };
+}
+
+const CHUNK_CACHE_SIZE = 16;
+
+export class Maps {
+  /** Chunks of item lists this container loaded: content-addressed or inline, so never stale. */
+  private readonly chunks = new Map<string, unknown[]>();
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly propagation: Propagation,
+    /** Ends a map attempt that could not start (its list's expression failed): by its retry policy. */
+    private readonly failAttempt: (
+      execution: ExecutionRecord,
+      graph: WorkflowGraph,
+      node: GraphNode,
+      record: NodeRecord,
+      lease: Lease,
+      error: unknown,
+    ) => Promise<void>,
+  ) {}
+
+  /** The claimed map attempt: its list evaluated and kept, the map waiting, one item per lane sent. */
+  async start(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+  ): Promise<void> {
+    const { executionId } = execution;
+    let items: unknown[];
+    let chunks: Payload[];
+    try {
+      items = await this.evaluateItems(execution, graph, node, record);
+      chunks = [];
+      for (let from = 0; from < items.length; from += MAP_LIMITS.chunkSize)
+        chunks.push(
+          await this.ctx.payloads.save(
+            executionId,
+            items.slice(from, from + MAP_LIMITS.chunkSize),
+            `the items of map "${node.id}"`,
+          ),
+        );
+    } catch (error) {
+      await this.failAttempt(execution, graph, node, record, lease, error);
+      return;
+    }
+    const now = this.ctx.clock.now();
+    if (items.length === 0) {
+      await this.complete(execution, graph, node, record, { json: "[]" }, { items: 0, failed: 0 });
+      return;
+    }
+    const state: MapState = {
+      kind: "map",
+      items: items.length,
+      lanes: laneCount(mapParamsOf(node), items.length),
+      chunks,
+    };
+    const waiting = await this.ctx.store.transitionNode(
+      executionId,
+      node.id,
+      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+      { composite: state, lease: { token: lease.token, expiresAt: now + this.ctx.sweep.idleMs } },
+      nodeEvent(HISTORY.mapStarted, now, node.id, record.attempt, { items: state.items, lanes: state.lanes }),
+    );
+    if (!waiting.ok) return;
+    await this.sendItems(
+      executionId,
+      node,
+      record.attempt,
+      Array.from({ length: state.lanes }, (_, lane) => lane),
+    );
+  }
+
+  /**
+   * The value and the scope of an item about to run: its element of the list, its index, and the
+   * map's own dependencies (its items see what the map saw). Undefined when the map attempt it
+   * belongs to is no longer running (it failed or was cancelled): the item has nothing to do.
+   */
+  async itemContext(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    item: MapItem,
+  ): Promise<{ bindings: { item: unknown; index: number }; deps: Array<[string, Payload]> } | undefined> {
+    const map = await this.ctx.store.getNode(execution.executionId, item.mapId);
+    if (map?.status !== "RUNNING" || map.attempt !== item.mapAttempt || map.composite?.kind !== "map")
+      return undefined;
+    const chunk = await this.chunk(map.composite, Math.floor(item.index / MAP_LIMITS.chunkSize));
+    const value = chunk[item.index % MAP_LIMITS.chunkSize];
+    const deps = await loadDeps(
+      this.ctx,
+      execution.executionId,
+      graph,
+      depIndexesOf(dispatchMode(this.ctx, item.map), item.map, map.okDeps),
+    );
+    return { bindings: { item: value ?? null, index: item.index }, deps };
+  }
+
+  /**
+   * After an item ended (completed, failed for good, or cancelled): its failure counted, the next
+   * item of its lane sent, or its lane recorded as ended — and, the last lane, the map told.
+   * Idempotent: a redelivery or the sweeper may drive it again.
+   */
+  async afterItem(execution: ExecutionRecord, graph: WorkflowGraph, item: MapItem): Promise<void> {
+    const { executionId } = execution;
+    const [map, ended] = await Promise.all([
+      this.ctx.store.getNode(executionId, item.mapId),
+      this.ctx.store.getNode(executionId, mapItemId(item.mapId, item.mapAttempt, item.index)),
+    ]);
+    if (map?.status !== "RUNNING" || map.attempt !== item.mapAttempt || map.composite?.kind !== "map") return;
+    if (!ended || !isTerminalNode(ended.status)) return;
+    const state = map.composite;
+    const params = mapParamsOf(item.map);
+    if (ended.status !== "COMPLETED") {
+      const failures = await this.recordFailure(executionId, item, state);
+      const tolerated = toleratedFailures(params, state.items);
+      if (failures > tolerated) {
+        await this.fail(execution, graph, item.map, map, {
+          name: "MapFailed",
+          message: `${failures} of ${state.items} items of map "${item.mapId}" failed; ${tolerated} tolerated (item ${item.index}: ${ended.error?.message ?? ended.status.toLowerCase()})`,
+          retryable: false,
+        });
+        return;
+      }
+    }
+    const next = nextInLane(item.index, state.lanes, state.items);
+    if (next !== undefined) {
+      await this.sendItems(executionId, item.map, item.mapAttempt, [next]);
+      return;
+    }
+    if (await this.laneEnded(executionId, item, state))
+      await sendTasks(this.ctx, [{ message: { executionId, nodeId: item.mapId, attempt: item.mapAttempt } }]);
+  }
+
+  /**
+   * The map's check (its message after the last lane ended, or the sweeper once its check time
+   * passed): assembled and completed once every lane ended, failed when too many items failed,
+   * otherwise left waiting until its next check.
+   */
+  async check(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+  ): Promise<void> {
+    const state = record.composite;
+    if (record.status !== "RUNNING" || state?.kind !== "map" || !record.lease) return;
+    const { executionId } = execution;
+    const lanes = await this.ctx.store.getArrivalShards(
+      executionId,
+      mapTallyId(node.id, record.attempt, "lanes"),
+      shardsFor(state.lanes, MAP_LIMITS.laneShardSize),
+    );
+    const endedLanes = lanes.reduce((sum, shard) => sum + shard.okDeps.length, 0);
+    if (endedLanes < state.lanes) {
+      const now = this.ctx.clock.now();
+      await this.ctx.store.transitionNode(
+        executionId,
+        node.id,
+        { status: ["RUNNING"], leaseToken: record.lease.token },
+        { lease: { token: record.lease.token, expiresAt: now + this.ctx.sweep.idleMs } },
+      );
+      return;
+    }
+    const ids = Array.from({ length: state.items }, (_, i) => mapItemId(node.id, record.attempt, i));
+    const items = await readCompletedDeps(this.ctx, executionId, ids);
+    const failed = ids.filter((id) => items.get(id)?.status !== "COMPLETED").length;
+    const tolerated = toleratedFailures(mapParamsOf(node), state.items);
+    if (failed > tolerated) {
+      await this.fail(execution, graph, node, record, {
+        name: "MapFailed",
+        message: `${failed} of ${state.items} items of map "${node.id}" failed; ${tolerated} tolerated`,
+        retryable: false,
+      });
+      return;
+    }
+    const values = await mapLimit(ids, 64, async (id) => {
+      const item = items.get(id);
+      if (item?.status === "COMPLETED") return item.output ? this.ctx.payloads.load(item.output) : null;
+      return this.ctx.payloads.load(continuedFailure(item?.error));
+    });
+    const output = await this.ctx.payloads.save(executionId, values, `the output of map "${node.id}"`);
+    await this.complete(execution, graph, node, record, output, { items: state.items, failed });
+  }
+
+  /** The map's list: its `items` expression (or literal) evaluated over the map's scope. */
+  private async evaluateItems(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+  ): Promise<unknown[]> {
+    const params = mapParamsOf(node);
+    let items: unknown = params.items;
+    if (hasExpressions(items)) {
+      const deps = await loadDeps(
+        this.ctx,
+        execution.executionId,
+        graph,
+        depIndexesOf(dispatchMode(this.ctx, node), node, record.okDeps),
+      );
+      const [input, values] = await Promise.all([
+        this.ctx.payloads.load(execution.input),
+        loadValues(this.ctx, deps),
+      ]);
+      items = await resolveExpressions(
+        items,
+        expressionScope(execution, input, values),
+        { now: () => this.ctx.clock.now() },
+        "params.items",
+      );
+    }
+    if (!Array.isArray(items))
+      throw new TerminalError(
+        `the items of map "${node.id}" must be an array; its expression gave ${items === null ? "null" : typeof items}`,
+        { code: "InvalidMapItems" },
+      );
+    if (items.length > MAP_LIMITS.maxItems)
+      throw new TerminalError(
+        `map "${node.id}" got ${items.length} items; a map runs at most ${MAP_LIMITS.maxItems}`,
+        { code: "MapTooLarge" },
+      );
+    return items;
+  }
+
+  private async sendItems(
+    executionId: string,
+    map: GraphNode,
+    mapAttempt: number,
+    indexes: readonly number[],
+  ): Promise<void> {
+    await sendTasks(
+      this.ctx,
+      indexes.map((index) => ({
+        message: { executionId, nodeId: mapItemId(map.id, mapAttempt, index), attempt: 1 },
+      })),
+    );
+  }
+
+  /** Records a failed item once; returns how many items of the map attempt failed so far. */
+  private async recordFailure(executionId: string, item: MapItem, state: MapState): Promise<number> {
+    const size = MAP_LIMITS.failureShardSize;
+    const childId = mapTallyId(item.mapId, item.mapAttempt, "failed");
+    await this.ctx.store.recordShardArrival({
+      executionId,
+      childId,
+      shard: Math.floor(item.index / size),
+      parentIndexes: [item.index],
+      now: this.ctx.clock.now(),
+    });
+    const shards = await this.ctx.store.getArrivalShards(executionId, childId, shardsFor(state.items, size));
+    return shards.reduce((sum, shard) => sum + shard.okDeps.length, 0);
+  }
+
+  /** Records that the lane of `item` (its last) ended; true when every lane has. */
+  private async laneEnded(executionId: string, item: MapItem, state: MapState): Promise<boolean> {
+    const size = MAP_LIMITS.laneShardSize;
+    const childId = mapTallyId(item.mapId, item.mapAttempt, "lanes");
+    const lane = item.index % state.lanes;
+    const shard = Math.floor(lane / size);
+    const { shard: mine } = await this.ctx.store.recordShardArrival({
+      executionId,
+      childId,
+      shard,
+      parentIndexes: [lane],
+      now: this.ctx.clock.now(),
+    });
+    // Also on a repeat: the lane that filled its shard may have been cut short before reading.
+    if (mine.okDeps.length < shardCapacity(state.lanes, size, shard)) return false;
+    const others = shardsFor(state.lanes, size).filter((s) => s !== shard);
+    const stored = await this.ctx.store.getArrivalShards(executionId, childId, others);
+    return (
+      stored.length === others.length &&
+      stored.every((s) => s.okDeps.length >= shardCapacity(state.lanes, size, s.shard))
+    );
+  }
+
+  private async complete(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    output: Payload,
+    counts: { items: number; failed: number },
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    const done = await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["RUNNING"], leaseToken: record.lease!.token, notCancelRequested: true },
+      { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
+      nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, counts),
+    );
+    if (!done.ok) return;
+    await publishNodeEvent(this.ctx, execution, graph, "Node Completed", node.id, record.attempt);
+    await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
+  }
+
+  /** The map fails for good (too many items failed): its items are cancelled, then fail-fast applies. */
+  private async fail(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    error: ErrorInfo,
+  ): Promise<void> {
+    const now = this.ctx.clock.now();
+    const failed = await this.propagation.writeFailure(
+      execution.executionId,
+      node,
+      { status: ["RUNNING"], leaseToken: record.lease!.token },
+      { status: "FAILED", error, finishedAt: now, lease: null },
+      nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
+    );
+    if (!failed.ok) return;
+    await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
+    await this.cancelItems(execution.executionId, node.id, record.attempt, `map "${node.id}" failed`);
+    await this.propagation.afterNodeFailed(execution, graph, node, error);
+  }
+
+  /** Cancels a map attempt's items that did not end: those not running now, running ones at their next heartbeat. */
+  private async cancelItems(
+    executionId: string,
+    mapId: string,
+    mapAttempt: number,
+    reason: string,
+  ): Promise<void> {
+    const items = (await this.ctx.store.listMapItems(executionId, mapId, mapAttempt)).filter(
+      (record) => !isTerminalNode(record.status),
+    );
+    await this.propagation.settleOutstanding(executionId, items, reason, false);
+  }
+
+  private async chunk(state: MapState, index: number): Promise<unknown[]> {
+    const payload = state.chunks[index];
+    if (!payload) throw new Error(`map state has no chunk ${index}`);
+    const key = JSON.stringify(payload);
+    const cached = this.chunks.get(key);
+    if (cached) return cached;
+    const value = (await this.ctx.payloads.load(payload)) as unknown[];
+    if (this.chunks.size >= CHUNK_CACHE_SIZE) this.chunks.delete(this.chunks.keys().next().value!);
+    this.chunks.set(key, value);
+    return value;
+  }
+}
