@@ -71,7 +71,7 @@ export interface NodePatch {
   startedAt?: number | null;
   finishedAt?: number | null;
   cancelRequested?: boolean;
-  composite?: CompositeState;
+  composite?: CompositeState | null;
 }
 
 /** Fields an execution write sets; `null` removes the field. */

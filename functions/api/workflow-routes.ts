@@ -11,7 +11,12 @@ export function workflowHandlers(engine: Engine): RouteHandlers<"registerWorkflo
       const result = await engine.registerWorkflow(definition);
       return {
         status: result.created ? 201 : 200,
-        body: { name: result.name, version: result.version, definitionHash: result.definitionHash },
+        body: {
+          name: result.name,
+          version: result.version,
+          definitionHash: result.definitionHash,
+          ...(result.warnings ? { warnings: result.warnings } : {}),
+        },
       };
     },
     getWorkflow: async ({ params, query }) => {

@@ -75,6 +75,10 @@ export interface ExecutionRecord {
   sweepAt?: number;
   /** When the sweeper last reconciled it: how often it already re-sent what looked lost. */
   sweptAt?: number;
+  /** A child execution's parent (a `workflow` node), told when the child ends. */
+  parent?: ParentLink;
+  /** How deep in children it is: 0 for an execution started by a client. */
+  depth?: number;
 }
 
 /** Work that could not be done: kept for inspection and redrive (GET /dlq, POST /dlq/redrive). */
@@ -135,7 +139,20 @@ export interface MapState {
   chunks: Payload[];
 }
 
-export type CompositeState = MapState;
+/** A `workflow` node's child execution (domain/child.ts). */
+export interface ChildState {
+  kind: "workflow";
+  executionId: string;
+}
+
+export type CompositeState = MapState | ChildState;
+
+/** The node of the execution that started a child execution (a `workflow` node's attempt). */
+export interface ParentLink {
+  executionId: string;
+  nodeId: string;
+  attempt: number;
+}
 
 export function pendingNode(executionId: string, nodeId: string): NodeRecord {
   return { executionId, nodeId, status: "PENDING", attempt: 0, okDeps: [], badDeps: [] };

@@ -58,6 +58,8 @@ export class AttemptEndings {
           queuedAt: now,
           error,
           startedAt: null,
+          // A map's items or a child of this attempt are its own: the next attempt starts afresh.
+          ...(record.composite ? { composite: null } : {}),
         },
         nodeEvent(HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
       );

@@ -1,6 +1,7 @@
 /** Cancelling an execution: pending work at once, running work through its heartbeat. */
 
 import { conflict, notFound } from "../domain/errors.js";
+import { notifyParent } from "./children.js";
 import type { EngineContext } from "./context.js";
 import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
@@ -32,6 +33,7 @@ export async function cancelExecution(
     throw conflict(`execution "${executionId}" is already ${cancelled.current.status}`);
   }
   await ctx.events.publish([executionLifecycleEvent(cancelled.record, error)]);
+  await notifyParent(ctx, cancelled.record);
   await propagation.cleanUp(executionId, "CANCELLED", reason);
   return { executionId, status: "CANCELLED", created: false };
 }

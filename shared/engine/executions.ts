@@ -55,6 +55,7 @@ export class Executions {
           }
         : {}),
       ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
+      ...(request.parent ? { parent: request.parent, depth: request.depth ?? 1 } : {}),
     };
     const key = request.idempotencyKey;
     const keyed = key === undefined ? undefined : keyedRequest(input, start);
@@ -65,7 +66,8 @@ export class Executions {
     );
     if (!created.created) {
       // Only a keyed create finds its key taken: the same request gets the execution, another a 409.
-      if (key !== undefined && keyed !== undefined) {
+      // A child's key is its parent attempt's: whatever it asked, that attempt's child is the one.
+      if (key !== undefined && keyed !== undefined && !request.parent) {
         const asked = { ...keyed, ...(request.version !== undefined ? { version: request.version } : {}) };
         const refused = keyConflict(key, asked, created.existing, created.keyed);
         if (refused) throw refused;
@@ -181,6 +183,8 @@ export class Executions {
       const view = nodeView(node.id, node.type, byId.get(node.id), execution);
       const items = progress.get(`${node.id}[${byId.get(node.id)?.attempt}]`);
       if (items) view.items = items;
+      const child = byId.get(node.id)?.composite;
+      if (child?.kind === "workflow") view.childExecutionId = child.executionId;
       const output = byId.get(node.id)?.output;
       if (view.status === "COMPLETED")
         Object.assign(view, rendered("output", await renderer.render(output ?? NULL_PAYLOAD)));
@@ -197,6 +201,9 @@ export class Executions {
       ...(execution.startedAt !== undefined ? { startedAt: iso(execution.startedAt) } : {}),
       ...(execution.finishedAt !== undefined ? { finishedAt: iso(execution.finishedAt) } : {}),
       ...(execution.error ? { error: execution.error } : {}),
+      ...(execution.parent
+        ? { parent: { executionId: execution.parent.executionId, nodeId: execution.parent.nodeId } }
+        : {}),
     };
     const handler = graph.onFailure && byId.get(graph.onFailure.id);
     if (graph.onFailure && handler) {
@@ -208,6 +215,15 @@ export class Executions {
     if (execution.status === "SUCCEEDED")
       Object.assign(view, rendered("output", await renderer.render(sinkOutputs(graph, byId))));
     return view;
+  }
+
+  /** A succeeded execution's output as a payload (a child's, for its parent's `workflow` node). */
+  async outputOf(execution: ExecutionRecord): Promise<Payload> {
+    const [graph, records] = await Promise.all([
+      this.ctx.graphs.get(execution.workflow, execution.version),
+      this.ctx.store.listNodes(execution.executionId),
+    ]);
+    return sinkOutputs(graph, new Map(records.map((r) => [r.nodeId, r])));
   }
 
   /** Publishes the start and dispatches the entry nodes. */

@@ -19,6 +19,7 @@ export const HISTORY = {
   nodeCancelled: "NodeCancelled",
   nodeSkipped: "NodeSkipped",
   mapStarted: "MapStarted",
+  childStarted: "ChildStarted",
   nodeRedriven: "NodeRedriven",
 } as const;
 

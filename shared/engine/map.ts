@@ -92,10 +92,12 @@ export function itemNode(graph: WorkflowGraph, nodeId: string): GraphNode | unde
 }
 
 const CHUNK_CACHE_SIZE = 16;
+const ATTEMPT_CACHE_SIZE = 64;
 
 export class Maps {
   /** Chunks of item lists this container loaded: content-addressed or inline, so never stale. */
   private readonly chunks = new Map<string, unknown[]>();
+  private readonly attempts = new Map<string, { state: MapState; deps: Array<[string, Payload]> }>();
 
   constructor(
     private readonly ctx: EngineContext,
@@ -177,15 +179,36 @@ export class Maps {
     const map = await this.ctx.store.getNode(execution.executionId, item.mapId);
     if (map?.status !== "RUNNING" || map.attempt !== item.mapAttempt || map.composite?.kind !== "map")
       return undefined;
+    const attempt = await this.attemptOf(execution, graph, item, map.okDeps, map.composite);
     const chunk = await this.chunk(map.composite, Math.floor(item.index / MAP_LIMITS.chunkSize));
     const value = chunk[item.index % MAP_LIMITS.chunkSize];
+    return { bindings: { item: value ?? null, index: item.index }, deps: attempt.deps };
+  }
+
+  /**
+   * What every item of a map attempt shares, kept for the container: the map's state (fixed once it
+   * waits) and its dependencies' outputs (final once it started). Saves each item two reads.
+   */
+  private async attemptOf(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    item: MapItem,
+    okDeps: readonly number[],
+    state: MapState,
+  ): Promise<{ state: MapState; deps: Array<[string, Payload]> }> {
+    const key = `${execution.executionId}/${item.mapId}[${item.mapAttempt}]`;
+    const known = this.attempts.get(key);
+    if (known) return known;
     const deps = await loadDeps(
       this.ctx,
       execution.executionId,
       graph,
-      depIndexesOf(dispatchMode(this.ctx, item.map), item.map, map.okDeps),
+      depIndexesOf(dispatchMode(this.ctx, item.map), item.map, okDeps),
     );
-    return { bindings: { item: value ?? null, index: item.index }, deps };
+    const attempt = { state, deps };
+    if (this.attempts.size >= ATTEMPT_CACHE_SIZE) this.attempts.delete(this.attempts.keys().next().value!);
+    this.attempts.set(key, attempt);
+    return attempt;
   }
 
   /**
@@ -195,19 +218,28 @@ export class Maps {
    */
   async afterItem(execution: ExecutionRecord, graph: WorkflowGraph, item: MapItem): Promise<void> {
     const { executionId } = execution;
+    // The map's state as this container knows it (fixed once the map waits) spares a read; whether
+    // the map still runs matters only on a failure, and the next item's run checks it anyway.
+    const known = this.attempts.get(`${executionId}/${item.mapId}[${item.mapAttempt}]`);
     const [map, ended] = await Promise.all([
-      this.ctx.store.getNode(executionId, item.mapId),
+      known ? undefined : this.ctx.store.getNode(executionId, item.mapId),
       this.ctx.store.getNode(executionId, mapItemId(item.mapId, item.mapAttempt, item.index)),
     ]);
-    if (map?.status !== "RUNNING" || map.attempt !== item.mapAttempt || map.composite?.kind !== "map") return;
+    if (
+      !known &&
+      (map?.status !== "RUNNING" || map.attempt !== item.mapAttempt || map.composite?.kind !== "map")
+    )
+      return;
     if (!ended || !isTerminalNode(ended.status)) return;
-    const state = map.composite;
+    const state = known?.state ?? (map!.composite as MapState);
     const params = mapParamsOf(item.map);
     if (ended.status !== "COMPLETED") {
       const failures = await this.recordFailure(executionId, item, state);
       const tolerated = toleratedFailures(params, state.items);
       if (failures > tolerated) {
-        await this.fail(execution, graph, item.map, map, {
+        const current = map ?? (await this.ctx.store.getNode(executionId, item.mapId));
+        if (current?.status !== "RUNNING" || current.attempt !== item.mapAttempt) return;
+        await this.fail(execution, graph, item.map, current, {
           name: "MapFailed",
           message: `${failures} of ${state.items} items of map "${item.mapId}" failed; ${tolerated} tolerated (item ${item.index}: ${ended.error?.message ?? ended.status.toLowerCase()})`,
           retryable: false,

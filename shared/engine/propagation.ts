@@ -6,7 +6,7 @@
  * message can re-drive all of it after a crash.
  */
 
-import { TerminalError } from "../domain/errors.js";
+import { hasCode, TerminalError } from "../domain/errors.js";
 import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
 import { tallyParents, verdictOf } from "../domain/fan-in.js";
 import { type GraphNode, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../domain/graph.js";
@@ -23,6 +23,8 @@ import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports
 import type { TaskType } from "../tasks/task-type.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { loadValues } from "./attempt.js";
+import { cancelExecution } from "./cancellation.js";
+import { notifyParent } from "./children.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { claimedByMessage, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
@@ -328,6 +330,7 @@ export class Propagation {
     );
     if (finished.ok) {
       await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
+      await notifyParent(this.ctx, finished.record);
       if (status === "FAILED" && graph.onFailure) await this.sendOnFailure(executionId);
     }
     // Also on a repeat (a re-drive after a crash), but never when the success was refused by the guard.
@@ -378,6 +381,15 @@ export class Propagation {
     else if (record.status === "RUNNING" && record.lease && record.lease.expiresAt < now)
       await this.recoverHandler?.(execution, graph, handler, record);
     return record === undefined || !isFinal(record);
+  }
+
+  /** Cancels a child execution (engine/children.ts); one already ended stays as it is. */
+  async cancelChild(childId: string, reason: string): Promise<void> {
+    try {
+      await cancelExecution(this.ctx, this, childId, `its parent was cancelled or failed: ${reason}`);
+    } catch (error) {
+      if (!hasCode(error, "Conflict") && !hasCode(error, "NotFound")) throw error;
+    }
   }
 
   /** Set by the worker (engine/map.ts): what follows the end of a map's item. */
@@ -465,6 +477,8 @@ export class Propagation {
       }
       if (node.status !== "RUNNING") return false;
       const waiting = node.composite !== undefined;
+      // A waiting child execution is cancelled with its node (whose cancellation it then reports back).
+      if (node.composite?.kind === "workflow") await this.cancelChild(node.composite.executionId, reason);
       if (waiting || (node.lease?.expiresAt ?? now) < now) {
         const cancelled = await this.cancelNode(executionId, node.nodeId, reason, {
           leaseExpiredBy: waiting ? Number.MAX_SAFE_INTEGER : now,

@@ -1,5 +1,6 @@
 /** Shapes the engine returns to callers (the HTTP API contract of the design brief). */
-import type { ErrorInfo, ExecutionStatus, NodeStatus } from "../domain/records.js";
+import type { ProblemDetail } from "../domain/errors.js";
+import type { ErrorInfo, ExecutionStatus, NodeStatus, ParentLink } from "../domain/records.js";
 import type { PresignedRequest } from "../ports.js";
 import type { PayloadReference } from "./payload-views.js";
 
@@ -9,6 +10,8 @@ export interface RegisterResult {
   definitionHash: string;
   /** False when the same content was already registered (the API answers 200 instead of 201). */
   created: boolean;
+  /** What registration allowed but looks wrong (a `workflow` node naming a workflow not registered yet). */
+  warnings?: ProblemDetail[];
 }
 
 export interface CreateExecutionRequest {
@@ -19,6 +22,10 @@ export interface CreateExecutionRequest {
   inputRef?: string;
   start?: boolean;
   idempotencyKey?: string;
+  /** Only from the engine itself: the `workflow` node that starts this child (never from a client). */
+  parent?: ParentLink;
+  /** Only from the engine itself: the child's depth (its parent's + 1). */
+  depth?: number;
 }
 
 export interface ExecutionSummary {
@@ -41,6 +48,8 @@ export interface NodeView {
   error?: ErrorInfo;
   /** A map's progress (its current attempt's items), once it started them. */
   items?: MapProgress;
+  /** A `workflow` node's child execution (its current attempt's). */
+  childExecutionId?: string;
 }
 
 export interface MapProgress {
@@ -68,6 +77,8 @@ export interface ExecutionView {
   nodes: NodeView[];
   /** The workflow's `onFailure` handler, once a failure of the execution started it. */
   onFailure?: NodeView;
+  /** The `workflow` node whose child this execution is. */
+  parent?: { executionId: string; nodeId: string };
 }
 
 /** `POST /payloads`: where to put an input too large for a request, and how to refer to it. */

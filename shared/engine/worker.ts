@@ -12,6 +12,7 @@ import type { TaskType } from "../tasks/task-type.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { runAttempt } from "./attempt.js";
 import { AttemptEndings, isCancelRequested } from "./attempt-endings.js";
+import { ChildWorkflows, type FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import {
@@ -21,6 +22,7 @@ import {
   messageCarriesDeps,
   validMessageDeps,
 } from "./dispatch-mode.js";
+import { Executions } from "./executions.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { itemNode, Maps } from "./map.js";
 import { type ByMessage, loadDeps, needsFence, type Propagation } from "./propagation.js";
@@ -52,6 +54,7 @@ export class TaskRunner {
   private readonly endings: AttemptEndings;
 
   private readonly maps: Maps;
+  private readonly children: ChildWorkflows;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -59,10 +62,12 @@ export class TaskRunner {
     deadLetters: DeadLetters,
   ) {
     this.endings = new AttemptEndings(ctx, propagation, deadLetters);
-    this.maps = new Maps(ctx, propagation, async (execution, graph, node, record, lease, error) => {
+    const failAttempt: FailAttempt = async (execution, graph, node, record, lease, error) => {
       const { retryAfterSeconds, ...failure } = classifyError(error, node.retry);
       await this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
-    });
+    };
+    this.maps = new Maps(ctx, propagation, failAttempt);
+    this.children = new ChildWorkflows(ctx, propagation, new Executions(ctx, propagation), failAttempt);
     propagation.itemEnded = (execution, graph, item) =>
       item.item ? this.maps.afterItem(execution, graph, item.item) : Promise.resolve();
   }
@@ -74,8 +79,8 @@ export class TaskRunner {
     node: GraphNode,
     current: NodeRecord,
   ): Promise<void> {
-    // A map holds no worker: its lease is the time of its next check.
-    if (current.composite) return this.maps.check(execution, graph, node, current);
+    // A map or a child's parent holds no worker: its lease is the time of its next check.
+    if (current.composite) return this.checkComposite(execution, graph, node, current);
     return this.endings.recoverExpiredLease(execution, graph, node, current);
   }
 
@@ -258,6 +263,10 @@ export class TaskRunner {
       await this.maps.start(execution, graph, node, record, lease);
       return undefined;
     }
+    if (task.composite === "workflow") {
+      await this.children.start(execution, graph, node, record, lease);
+      return undefined;
+    }
     const began = this.ctx.clock.now();
     const mode = dispatchMode(this.ctx, node);
     let deps: Array<[string, Payload]>;
@@ -389,9 +398,10 @@ export class TaskRunner {
         throw new Error("claim raced with another write; the task will come back");
       }
       case "RUNNING":
-        // A map waiting for its items: the message is the last lane's call to assemble it.
+        // A node waiting for its items or its child: the message is the last lane's call to
+        // assemble the map, or the child's word that it ended.
         if (current.composite && current.attempt === message.attempt) {
-          await this.maps.check(execution, graph, node, current);
+          await this.checkComposite(execution, graph, node, current);
           return;
         }
         // Another worker holds a live lease (a duplicate delivery): drop. An expired lease of this
@@ -437,6 +447,17 @@ export class TaskRunner {
       default:
         return;
     }
+  }
+
+  private checkComposite(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+  ): Promise<void> {
+    return record.composite?.kind === "workflow"
+      ? this.children.check(execution, graph, node, record)
+      : this.maps.check(execution, graph, node, record);
   }
 
   private where(node: GraphNode, record: NodeRecord): Record<string, unknown> {

@@ -1,6 +1,9 @@
 /** Registering workflow definitions as immutable, content-addressed versions. */
 
-import { invalidDefinition, notFound, RequestError } from "../domain/errors.js";
+import { childWorkflowParamsSchema } from "../domain/child.js";
+import type { WorkflowDefinition } from "../domain/definition.js";
+import { invalidDefinition, notFound, type ProblemDetail, RequestError } from "../domain/errors.js";
+import { hasExpressions } from "../domain/expressions.js";
 import { definitionHash } from "../domain/hash.js";
 import type { WorkflowVersionRecord } from "../domain/records.js";
 import { validateDefinition } from "../domain/validate.js";
@@ -22,11 +25,13 @@ export async function registerWorkflow(ctx: EngineContext, raw: unknown): Promis
   if (!validation.ok) throw invalidDefinition(validation.problems);
   const { definition } = validation;
   const hash = definitionHash(definition);
+  const warnings = await childWarnings(ctx, definition);
+  const noted = warnings.length > 0 ? { warnings } : {};
 
   for (let race = 0; race < MAX_VERSION_RACES; race++) {
     const existing = await ctx.store.findWorkflowVersionByHash(definition.name, hash);
     if (existing !== undefined) {
-      return { name: definition.name, version: existing, definitionHash: hash, created: false };
+      return { name: definition.name, version: existing, definitionHash: hash, created: false, ...noted };
     }
     const latest = await ctx.store.getWorkflowVersion(definition.name);
     const version = (latest?.version ?? 0) + 1;
@@ -37,7 +42,8 @@ export async function registerWorkflow(ctx: EngineContext, raw: unknown): Promis
       definition,
       createdAt: ctx.clock.now(),
     });
-    if (outcome === "created") return { name: definition.name, version, definitionHash: hash, created: true };
+    if (outcome === "created")
+      return { name: definition.name, version, definitionHash: hash, created: true, ...noted };
   }
   throw new RequestError("Busy", `too many concurrent registrations of "${definition.name}"; try again`);
 }
@@ -56,4 +62,27 @@ export async function getWorkflow(
     );
   }
   return record;
+}
+
+/**
+ * `workflow` nodes naming a workflow (or version) not registered yet: allowed — it may be registered
+ * before the node runs, or the two may call each other — but worth a word to whoever registers it.
+ */
+async function childWarnings(ctx: EngineContext, definition: WorkflowDefinition): Promise<ProblemDetail[]> {
+  const warnings: ProblemDetail[] = [];
+  for (const [index, node] of definition.nodes.entries()) {
+    if (node.type !== "workflow") continue;
+    const params = childWorkflowParamsSchema.safeParse(node.params);
+    if (!params.success || hasExpressions(params.data.name) || params.data.name === definition.name) continue;
+    const found = await ctx.store.getWorkflowVersion(params.data.name, params.data.version);
+    if (found) continue;
+    warnings.push({
+      path: `nodes[${index}].params.name`,
+      code: "unknown_workflow",
+      message: `node "${node.id}" runs workflow "${params.data.name}"${
+        params.data.version === undefined ? "" : ` version ${params.data.version}`
+      }, which is not registered yet: the node fails unless it is by the time it runs`,
+    });
+  }
+  return warnings;
 }

@@ -62,6 +62,8 @@ export interface RegisterResponse {
   name: string;
   version: number;
   definitionHash: string;
+  /** What was accepted but looks wrong (a `workflow` node naming a workflow not registered yet). */
+  warnings?: Array<{ path: string; code: string; message: string }>;
 }
 
 export interface WorkflowResponse {

@@ -1,5 +1,6 @@
 /** The built-in task types. Each is an ordinary `defineTask`, exactly as a user's would be. */
 import { z } from "zod";
+import { childWorkflowParamsSchema } from "../domain/child.js";
 import { mapParamsSchema } from "../domain/map.js";
 import { RetryableError, TerminalError } from "./errors.js";
 import { defineTask, TaskRegistry, type TaskType } from "./task-type.js";
@@ -88,8 +89,22 @@ export const mapTask = defineTask({
   },
 });
 
+/**
+ * Runs another workflow as a child execution and completes with its output (domain/child.ts,
+ * engine/children.ts). The engine runs it; it holds no worker while the child runs.
+ */
+export const workflowTask = defineTask({
+  type: "workflow",
+  params: childWorkflowParamsSchema,
+  composite: "workflow",
+  run: () => {
+    throw new TerminalError("a workflow node is run by the engine, never as a handler");
+  },
+});
+
 export const builtinTasks: TaskType<unknown>[] = [
   mapTask,
+  workflowTask,
   noopTask,
   passTask,
   sleepTask,

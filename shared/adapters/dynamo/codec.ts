@@ -45,6 +45,8 @@ const OPTIONAL_EXECUTION_ATTRIBUTES = [
   "sweptAt",
   "failedNode",
   "reviving",
+  "parent",
+  "depth",
 ] as const satisfies ReadonlyArray<keyof ExecutionRecord>;
 
 /** Execution attributes a record is read from (everything but keys and history). */
@@ -66,6 +68,8 @@ export const EXECUTION_RECORD_ATTRIBUTES = [
   "sweptAt",
   "failedNode",
   "reviving",
+  "parent",
+  "depth",
 ] as const;
 
 export function toNumberArray(value: unknown): number[] {

@@ -99,7 +99,8 @@ export function nodeWrite(
   if (patch.output !== undefined)
     sets.push(`${e.name("output")} = ${e.value(encodeStoredPayload(patch.output))}`);
   // Opaque JSON, like a payload: its payloads (a map's chunks) keep their exact text.
-  if (patch.composite !== undefined)
+  if (patch.composite === null) removes.push(e.name("composite"));
+  else if (patch.composite !== undefined)
     sets.push(`${e.name("composite")} = ${e.value(JSON.stringify(patch.composite))}`);
   for (const field of ["queuedAt", "cancelRequested"] as const) {
     const value = patch[field];

@@ -1,0 +1,30 @@
+/**
+ * The `workflow` built-in type: a node that runs another workflow as a child execution and waits
+ * for it holding no worker (engine/children.ts). One child per attempt (its idempotency key is the
+ * attempt's), so a retry starts a new child and a redelivery finds the one it started.
+ */
+import { z } from "zod";
+import { workflowNameSchema } from "./definition.js";
+
+export const CHILD_LIMITS = {
+  /** How deep executions may nest (a parent at depth 8 may not start a child). */
+  maxDepth: 8,
+} as const;
+
+export const childWorkflowParamsSchema = z
+  .object({
+    /** The workflow to run (a `{% %}` expression is allowed: checked when the node runs). */
+    name: workflowNameSchema.or(z.string().regex(/^\{%[\s\S]*%\}$/)),
+    /** A registered version (default: the latest when the node runs). */
+    version: z.number().int().min(1).optional(),
+    /** The child's input (default: null); expressions as in any params. */
+    input: z.unknown().optional(),
+  })
+  .strict();
+
+export type ChildWorkflowParams = z.output<typeof childWorkflowParamsSchema>;
+
+/** The child's idempotency key: one child per attempt of the parent's node. */
+export function childKey(parentExecutionId: string, nodeId: string, attempt: number): string {
+  return `child:${parentExecutionId}:${nodeId}:${attempt}`;
+}

@@ -1,0 +1,201 @@
+/**
+ * Running a `workflow` node (domain/child.ts): its claimed attempt starts a child execution —
+ * idempotently, keyed by the attempt, so a redelivered message finds the child it started — and
+ * writes itself waiting (RUNNING, holding no worker: its lease is the time of its next check). The
+ * child's end sends the parent's node a message (notifyParent); the node then completes with the
+ * child's output, or fails with its error (retried by its policy, as a new child). The sweeper checks
+ * a waiting node whose check time passed, so a lost message only delays it. Cancelling or failing
+ * the parent cancels the child (Propagation.settleOutstanding).
+ */
+
+import { CHILD_LIMITS, childKey, childWorkflowParamsSchema } from "../domain/child.js";
+import { RetryableError, TerminalError, WeftError } from "../domain/errors.js";
+import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import { isTerminalExecution } from "../domain/states.js";
+import { loadValues } from "./attempt.js";
+import type { EngineContext } from "./context.js";
+import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
+import type { Executions } from "./executions.js";
+import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
+import { expressionScope } from "./prepare.js";
+import { loadDeps, type Propagation } from "./propagation.js";
+import { sendTasks } from "./send.js";
+
+export type FailAttempt = (
+  execution: ExecutionRecord,
+  graph: WorkflowGraph,
+  node: GraphNode,
+  record: NodeRecord,
+  lease: Lease,
+  error: unknown,
+) => Promise<void>;
+
+export class ChildWorkflows {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly propagation: Propagation,
+    private readonly executions: Executions,
+    private readonly failAttempt: FailAttempt,
+  ) {}
+
+  /** The claimed attempt: its child started (or found, when it already was), the node waiting. */
+  async start(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+  ): Promise<void> {
+    let childId: string;
+    try {
+      const params = await this.params(execution, graph, node, record);
+      const depth = (execution.depth ?? 0) + 1;
+      if (depth > CHILD_LIMITS.maxDepth)
+        throw new TerminalError(
+          `node "${node.id}" would start a child execution ${depth} levels deep; executions nest at most ${CHILD_LIMITS.maxDepth} deep`,
+          { code: "WorkflowDepthExceeded" },
+        );
+      const child = await this.executions.create({
+        workflow: params.name,
+        ...(params.version !== undefined ? { version: params.version } : {}),
+        input: params.input ?? null,
+        idempotencyKey: childKey(execution.executionId, node.id, record.attempt),
+        parent: { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt },
+        depth,
+      });
+      childId = child.executionId;
+    } catch (error) {
+      await this.failAttempt(execution, graph, node, record, lease, asTaskError(node, error));
+      return;
+    }
+    const now = this.ctx.clock.now();
+    const state: ChildState = { kind: "workflow", executionId: childId };
+    const waiting = await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+      { composite: state, lease: { token: lease.token, expiresAt: now + this.ctx.sweep.idleMs } },
+      nodeEvent(HISTORY.childStarted, now, node.id, record.attempt, { childExecutionId: childId }),
+    );
+    if (!waiting.ok) {
+      // Told to stop (or no longer this attempt's) before it waited: the child is not wanted.
+      await this.cancelChild(childId, `its parent node "${node.id}" stopped`);
+      if (waiting.current?.status === "RUNNING" && waiting.current.lease?.token === lease.token)
+        await this.propagation.cancelNode(execution.executionId, node.id, "cancelled", {
+          leaseExpiredBy: Number.MAX_SAFE_INTEGER,
+          fenced: false,
+        });
+      return;
+    }
+    // The child may have ended already (a quick one, or found again by a redelivery).
+    await this.check(execution, graph, node, waiting.record);
+  }
+
+  /**
+   * The node's check (the child's message when it ended, or the sweeper once the check time passed):
+   * completed with the child's output, failed with its error, or left waiting.
+   */
+  async check(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+  ): Promise<void> {
+    const state = record.composite;
+    const lease = record.lease;
+    if (record.status !== "RUNNING" || state?.kind !== "workflow" || !lease) return;
+    const child = await this.ctx.store.getExecution(state.executionId);
+    const now = this.ctx.clock.now();
+    if (child && !isTerminalExecution(child.status)) {
+      await this.ctx.store.transitionNode(
+        execution.executionId,
+        node.id,
+        { status: ["RUNNING"], leaseToken: lease.token },
+        { lease: { token: lease.token, expiresAt: now + this.ctx.sweep.idleMs } },
+      );
+      return;
+    }
+    if (child?.status !== "SUCCEEDED") {
+      const why = child ? `${child.status.toLowerCase()}: ${child.error?.message ?? ""}` : "is gone";
+      const message = `child execution ${state.executionId} of node "${node.id}" ${why}`;
+      // A failed child is retried as a new child; a cancelled or vanished one is not the node's to redo.
+      const error =
+        child?.status === "FAILED"
+          ? new RetryableError(message, { code: "ChildWorkflowFailed" })
+          : new TerminalError(message, { code: "ChildWorkflowCancelled" });
+      await this.failAttempt(execution, graph, node, record, lease, error);
+      return;
+    }
+    const output = await this.executions.outputOf(child);
+    const done = await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+      { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
+      nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, { childExecutionId: child.executionId }),
+    );
+    if (!done.ok) return;
+    await publishNodeEvent(this.ctx, execution, graph, "Node Completed", node.id, record.attempt);
+    await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
+  }
+
+  private async cancelChild(childId: string, reason: string): Promise<void> {
+    await this.propagation.cancelChild(childId, reason);
+  }
+
+  /** The node's params with their expressions evaluated, checked. */
+  private async params(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+  ) {
+    let params = node.params;
+    if (hasExpressions(params)) {
+      const deps = await loadDeps(
+        this.ctx,
+        execution.executionId,
+        graph,
+        depIndexesOf(dispatchMode(this.ctx, node), node, record.okDeps),
+      );
+      const [input, values] = await Promise.all([
+        this.ctx.payloads.load(execution.input),
+        loadValues(this.ctx, deps),
+      ]);
+      params = await resolveExpressions(
+        params,
+        expressionScope(execution, input, values),
+        { now: () => this.ctx.clock.now() },
+        "params",
+      );
+    }
+    const parsed = childWorkflowParamsSchema.safeParse(params);
+    if (!parsed.success || hasExpressions(parsed.data.name))
+      throw new TerminalError(`the params of node "${node.id}" do not name a workflow to run`, {
+        code: "InvalidParams",
+      });
+    return parsed.data;
+  }
+}
+
+/** A failure to start the child, as the node's: an unknown workflow or version is terminal. */
+function asTaskError(node: GraphNode, error: unknown): unknown {
+  if (error instanceof WeftError && !(error instanceof TerminalError) && error.code === "NotFound")
+    return new TerminalError(`node "${node.id}": ${error.message}`, {
+      code: "WorkflowNotFound",
+      cause: error,
+    });
+  return error;
+}
+
+/**
+ * Tells the parent's `workflow` node that its child ended (a message to that node's attempt, handled
+ * as its check). A lost message only delays the parent until the sweeper's check.
+ */
+export async function notifyParent(ctx: EngineContext, child: ExecutionRecord): Promise<void> {
+  if (!child.parent) return;
+  const { executionId, nodeId, attempt } = child.parent;
+  await sendTasks(ctx, [{ message: { executionId, nodeId, attempt } }]);
+}
