@@ -12,66 +12,79 @@ import type { ExecutionView } from "../../shared/engine/views.js";
 import { type ApiClient, apiClient } from "../support/runtime.js";
 import { examplesDir, startExampleRuntime } from "./support.js";
 
-const EXPECTED: Record<string, { status: string; check?: (view: ExecutionView) => void }> = {
-  etl: {
-    status: "SUCCEEDED",
-    check: (view) => expect(view.output).toEqual({ load: { table: "analytics.daily_orders", loaded: true } }),
-  },
-  order: {
-    status: "SUCCEEDED",
-    check: (view) => expect(node(view, "charge-payment")).toMatchObject({ status: "COMPLETED", attempt: 3 }),
-  },
-  "order-declined": {
-    status: "FAILED",
-    check: (view) => {
-      expect(node(view, "charge-payment")).toMatchObject({ status: "FAILED", attempt: 1 });
-      expect(view.error?.message).toContain("card declined");
-      expect(node(view, "send-confirmation").status).toBe("CANCELLED");
+/** `before`: definitions in the folder to register first (a sub-workflow's child). */
+const EXPECTED: Record<string, { status: string; before?: string[]; check?: (view: ExecutionView) => void }> =
+  {
+    etl: {
+      status: "SUCCEEDED",
+      check: (view) =>
+        expect(view.output).toEqual({ load: { table: "analytics.daily_orders", loaded: true } }),
     },
-  },
-  "fan-out": {
-    status: "SUCCEEDED",
-    check: (view) => {
-      expect(view.output).toEqual({ "publish-gallery": { published: true } });
-      const workers = view.nodes.filter((n) => n.id.startsWith("resize-"));
-      expect(workers).toHaveLength(8);
-      expect(workers.filter((n) => n.status === "COMPLETED").length).toBeGreaterThanOrEqual(6);
+    order: {
+      status: "SUCCEEDED",
+      check: (view) =>
+        expect(node(view, "charge-payment")).toMatchObject({ status: "COMPLETED", attempt: 3 }),
     },
-  },
-  choice: {
-    status: "SUCCEEDED",
-    check: (view) => {
-      expect(view.output).toEqual({
-        route: { "manual-review": { route: "review", reason: "amount 2400 needs a person" } },
-      });
-      expect(["SKIPPED", "CANCELLED"]).toContain(node(view, "auto-approve").status);
+    "order-declined": {
+      status: "FAILED",
+      check: (view) => {
+        expect(node(view, "charge-payment")).toMatchObject({ status: "FAILED", attempt: 1 });
+        expect(view.error?.message).toContain("card declined");
+        expect(node(view, "send-confirmation").status).toBe("CANCELLED");
+      },
     },
-  },
-  compensation: {
-    status: "FAILED",
-    check: (view) => {
-      expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
-        ["reserve-room", "COMPLETED"],
-        ["charge-card", "FAILED"],
-        ["release-room", "COMPLETED"],
-        ["confirm", "SKIPPED"],
-        ["notify-guest", "FAILED"],
-      ]);
-      expect(view.error?.message).toContain("mail server unreachable");
+    "fan-out": {
+      status: "SUCCEEDED",
+      check: (view) => {
+        expect(view.output).toEqual({
+          "publish-gallery": { published: true, thumbnails: 8, first: "thumbs/summer-2026/1.jpg" },
+        });
+        expect(node(view, "resize").status).toBe("COMPLETED");
+        expect(node(view, "resize").output).toHaveLength(8);
+      },
     },
-  },
-  "http-and-lambda": {
-    status: "SUCCEEDED",
-    check: (view) => {
-      expect(node(view, "score").output).toMatchObject({
-        leadId: "42",
-        company: "Acme Logistics",
-        tier: "hot",
-      });
-      expect(view.output).toMatchObject({ "notify-sales": { status: 202, body: { accepted: true } } });
+    "sub-workflow": {
+      status: "SUCCEEDED",
+      before: ["invoice.json"],
+      check: (view) => {
+        expect(view.output).toEqual({ confirm: { order: "o-88", total: 340 } });
+        expect(node(view, "invoice").childExecutionId).toEqual(expect.any(String));
+      },
     },
-  },
-};
+    choice: {
+      status: "SUCCEEDED",
+      check: (view) => {
+        expect(view.output).toEqual({
+          route: { "manual-review": { route: "review", reason: "amount 2400 needs a person" } },
+        });
+        expect(["SKIPPED", "CANCELLED"]).toContain(node(view, "auto-approve").status);
+      },
+    },
+    compensation: {
+      status: "FAILED",
+      check: (view) => {
+        expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
+          ["reserve-room", "COMPLETED"],
+          ["charge-card", "FAILED"],
+          ["release-room", "COMPLETED"],
+          ["confirm", "SKIPPED"],
+          ["notify-guest", "FAILED"],
+        ]);
+        expect(view.error?.message).toContain("mail server unreachable");
+      },
+    },
+    "http-and-lambda": {
+      status: "SUCCEEDED",
+      check: (view) => {
+        expect(node(view, "score").output).toMatchObject({
+          leadId: "42",
+          company: "Acme Logistics",
+          tier: "hot",
+        });
+        expect(view.output).toMatchObject({ "notify-sales": { status: 202, body: { accepted: true } } });
+      },
+    },
+  };
 
 function node(view: ExecutionView, id: string) {
   const found = view.nodes.find((n) => n.id === id);
@@ -106,6 +119,10 @@ describe("examples/", () => {
   it.each(Object.entries(EXPECTED))("%s ends %s", async (folder, expected) => {
     const read = async (file: string) =>
       JSON.parse(await readFile(path.join(examplesDir, folder, file), "utf8"));
+    for (const file of expected.before ?? []) {
+      const child = await api.call("POST", "/workflows", await read(file));
+      expect([200, 201], JSON.stringify(child.body)).toContain(child.status);
+    }
     let definition = await read("workflow.json");
     // The example calls its services on :4010; here they listen on a free port.
     definition = JSON.parse(JSON.stringify(definition).replaceAll("http://127.0.0.1:4010", server.url));

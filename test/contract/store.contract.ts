@@ -483,6 +483,51 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
 
     // ── nodes ───────────────────────────────────────────────────────────────────────────────────
 
+    describe("map items", () => {
+      it("keeps a map's items apart from the nodes: listed per map attempt, in the history only on request", async () => {
+        const id = randomUUID();
+        const write = (nodeId: string, status: "QUEUED" | "RUNNING", at: number) =>
+          store.transitionNode(
+            id,
+            nodeId,
+            { status: ["PENDING"] },
+            { status, attempt: 1, queuedAt: at, composite: { kind: "workflow", executionId: `child-${at}` } },
+            event(at, "NodeQueued", { nodeId, attempt: 1 }),
+          );
+        await write("m", "RUNNING", 1);
+        await write("m[1.0]", "QUEUED", 2);
+        await write("m[1.1]", "RUNNING", 3);
+        await write("m[2.0]", "QUEUED", 4);
+        await write("mm[1.0]", "QUEUED", 5);
+        expect((await store.listNodes(id)).map((n) => n.nodeId)).toEqual(["m"]);
+        const items = await store.listMapItems(id, "m", 1);
+        expect(items.map((n) => n.nodeId).sort()).toEqual(["m[1.0]", "m[1.1]"]);
+        expect(items.find((n) => n.nodeId === "m[1.1]")).toMatchObject({
+          status: "RUNNING",
+          queuedAt: 3,
+          composite: { kind: "workflow", executionId: "child-3" },
+        });
+        const progress = await store.listMapItems(id, "m", 1, { statusOnly: true });
+        expect(progress.map((n) => [n.nodeId, n.status, n.attempt]).sort()).toEqual([
+          ["m[1.0]", "QUEUED", 1],
+          ["m[1.1]", "RUNNING", 1],
+        ]);
+        expect(await store.listMapItems(id, "m", 2)).toHaveLength(1);
+        expect(await store.getNodes(id, ["m[1.1]", "m"])).toHaveLength(2);
+        expect((await store.listHistory(id)).map((e) => e.nodeId)).toEqual(["m"]);
+        expect((await store.listHistory(id, { withItems: true })).map((e) => e.nodeId)).toEqual([
+          "m",
+          "m[1.0]",
+          "m[1.1]",
+          "m[2.0]",
+          "mm[1.0]",
+        ]);
+        // A null composite removes it.
+        const cleared = await store.transitionNode(id, "m", { status: ["RUNNING"] }, { composite: null });
+        expect(cleared.ok && cleared.record.composite).toBe(undefined);
+      });
+    });
+
     describe("nodes", () => {
       it("has no stored record for an untouched node", async () => {
         const id = randomUUID();

@@ -458,3 +458,97 @@ describe("validateDefinition (v2): rules expressions cannot get around", () => {
     ]);
   });
 });
+
+describe("validateDefinition (v2): map and workflow nodes", () => {
+  const registry = async () => (await import("../../shared/tasks/builtins.js")).createTaskRegistry();
+  const withMap = (params: Record<string, unknown>) => ({
+    name: "w",
+    nodes: [
+      { id: "list", type: "pass" },
+      { id: "each", type: "map", dependsOn: ["list"], params: { items: "{% deps.list %}", ...params } },
+    ],
+  });
+
+  it("accepts a map whose task params use $item and $index, and a workflow node", async () => {
+    const result = validateDefinition(
+      {
+        name: "w",
+        nodes: [
+          { id: "list", type: "pass" },
+          {
+            id: "each",
+            type: "map",
+            dependsOn: ["list"],
+            params: {
+              items: "{% deps.list.files %}",
+              task: { type: "pass", params: { value: "{% $item.name & $index & deps.list.tag %}" } },
+              maxConcurrency: 20,
+              toleratedFailurePercentage: 10,
+            },
+          },
+          {
+            id: "child",
+            type: "workflow",
+            dependsOn: ["each"],
+            params: { name: "other", input: "{% deps.each %}" },
+          },
+        ],
+      },
+      await registry(),
+    );
+    expect(result.ok, JSON.stringify(result)).toBe(true);
+  });
+
+  it("refuses a map's unknown task type, and task types that cannot run per item", async () => {
+    const tasks = await registry();
+    for (const [type, code] of [
+      ["nope", "unknown_task_type"],
+      ["merge", "invalid_params"],
+      ["wait", "invalid_params"],
+      ["map", "invalid_params"],
+    ] as const) {
+      const result = validateDefinition(withMap({ task: { type } }), tasks);
+      expect(result.ok).toBe(false);
+      if (result.ok) continue;
+      expect(result.problems).toEqual([expect.objectContaining({ path: "nodes[1].params.task.type", code })]);
+    }
+  });
+
+  it("checks a map task's params against its type, and refuses expressions where the map reads its settings", async () => {
+    const result = validateDefinition(
+      withMap({
+        task: { type: "pass", params: { value: "{% $item %}", extra: 1 } },
+        maxConcurrency: "{% 4 %}",
+      }),
+      await registry(),
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems.map((p) => p.path).sort()).toEqual([
+      "nodes[1].params.maxConcurrency",
+      "nodes[1].params.task.params.extra",
+    ]);
+  });
+
+  it("refuses $item in a map's items (it is only in scope per item), and a map without a task", async () => {
+    const tasks = await registry();
+    const item = validateDefinition(withMap({ items: "{% $item %}", task: { type: "noop" } }), tasks);
+    expect(item.ok).toBe(false);
+    if (!item.ok)
+      expect(item.problems).toEqual([
+        expect.objectContaining({ path: "nodes[1].params.items", code: "unknown_variable" }),
+      ]);
+    const bare = validateDefinition(withMap({}), tasks);
+    expect(bare.ok).toBe(false);
+    if (!bare.ok) expect(bare.problems.map((p) => p.path)).toContain("nodes[1].params.task");
+  });
+
+  it("refuses a workflow node without a workflow name", async () => {
+    const result = validateDefinition(
+      { name: "w", nodes: [{ id: "child", type: "workflow", params: { input: 1 } }] },
+      await registry(),
+    );
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems.map((p) => p.path)).toEqual(["nodes[0].params.name"]);
+  });
+});
