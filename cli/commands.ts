@@ -129,6 +129,8 @@ async function validationRegistry(customTasksDir: string | undefined) {
 async function registerFile(ctx: Context, file: string) {
   const definition = await readJsonFile(file);
   const { status, body } = await ctx.client().registerWorkflow(definition);
+  // Accepted, but worth a word (e.g. a `workflow` node naming a workflow not registered yet).
+  for (const warning of body.warnings ?? []) ctx.note(`warning: ${warning.path}: ${warning.message}`);
   return { ...body, created: status === 201 };
 }
 

@@ -42,6 +42,7 @@ export interface ExecutionView {
   outputRef?: { sha256?: string; bytes: number; url?: string };
   error?: { name?: string; message?: string };
   nodes: NodeView[];
+  onFailure?: NodeView;
 }
 
 export const TERMINAL = ["SUCCEEDED", "FAILED", "CANCELLED"];

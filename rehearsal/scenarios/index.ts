@@ -7,6 +7,7 @@ import { customTaskScenario } from "./custom-task.js";
 import { diamondScenario } from "./diamond.js";
 import { gatewayScenario } from "./gateway.js";
 import { idempotencyScenario } from "./idempotency.js";
+import { languageScenario } from "./language.js";
 import { listingScenario } from "./listing.js";
 import { payloadScenario } from "./payload.js";
 import { poisonScenario } from "./poison.js";
@@ -32,4 +33,5 @@ export const SCENARIOS: readonly Scenario[] = [
   crashScenario,
   propagationScenario,
   payloadScenario,
+  languageScenario,
 ];
