@@ -1,6 +1,7 @@
 /** The bench report: its shape, and the markdown rendering. */
 import { type Cost, cost, type FORMULAS, type PerNode, PRICES, perNode } from "./cost.js";
 import type { EngineCpuResult } from "./engine-cpu.js";
+import type { MapComparison } from "./map.js";
 import type { WorkloadRun } from "./run.js";
 import type { SweepPoint, SweepResult } from "./sweep.js";
 import type { WorkerTimeoutComparison } from "./worker-timeouts.js";
@@ -74,6 +75,8 @@ export interface BenchReport {
   sweep?: SweepResult;
   /** The chain under other worker timeouts beside the main runs' (worker-timeouts.ts), when it ran. */
   workerTimeouts?: WorkerTimeoutComparison;
+  /** The map workload per item, beside Step Functions' Distributed Map (map.ts), when it ran. */
+  map?: MapComparison;
 }
 
 export function toRow(run: WorkloadRun): ResultRow {
@@ -441,6 +444,7 @@ export function renderMarkdown(report: BenchReport): string {
     ),
   );
   out.push("");
+  if (report.map) out.push(...renderMap(report.map), "");
   if (report.workerTimeouts) out.push(...renderWorkerTimeouts(report.workerTimeouts), "");
   if (report.sweep) out.push(...renderSweep(report.sweep), "");
   out.push("## Calls by operation (totals over the run)");
@@ -486,6 +490,52 @@ function summaryRows(report: BenchReport): string[][] {
       ),
     );
   return rows;
+}
+
+function renderMap(comparison: MapComparison): string[] {
+  const p = comparison.prices;
+  return [
+    "## Map: per item, beside Step Functions' Distributed Map",
+    "",
+    `The map workload's counts (the map's own node included) over its items. SQS: send calls (each item's message, batched per invocation) + receives + deletes, billed as above. Lambda GB-s: the worker's billed duration × ${PRICES.lambdaMemoryGb} GB. Step Functions, per million items: **Standard child workflows** (the comparison: like a weft item, each is a durable record with its own retries, run once, no 5-minute limit) at $${p.standardPerMillionTransitions} per million transitions, ${p.standardTransitionsPerItem} per item as in every other row (its Pass state; a lower bound: AWS also bills one per child execution the Distributed Map starts, ${p.standardTransitionsPerItemBilled} per item with one item per child); **Express child workflows** for reference (at-least-once, no per-item record, 5 minutes at most): $${p.expressPerMillionRequests} per million requests + ${p.expressMinBilledMs} ms × ${p.expressMinBilledGb * 1024} MB at $${p.expressPerGbSecond} per GB-s + the parent's transition per child started, one item per child (an ItemBatcher divides it by the batch size).`,
+    "",
+    table(
+      [
+        "workload",
+        "items (lanes)",
+        "counted on",
+        "DynamoDB write units / item",
+        "read units / item",
+        "SQS requests / item (send calls + receives + deletes)",
+        "SQS messages / item",
+        "S3 PUT / item",
+        "worker invocations / item",
+        "Lambda GB-s / item",
+        "modeled $ per million items",
+        "(calls summed)",
+        "Step Functions Standard children (billed)",
+        "Step Functions Express children",
+        "SFN Standard / weft",
+      ],
+      comparison.points.map((m) => [
+        m.workload,
+        `${m.items} (${m.lanes})`,
+        `${m.countedOn}; Lambda on ${m.timedOn}`,
+        f(m.writeUnits, 3),
+        f(m.readUnits, 3),
+        `${f(m.sqsRequests, 3)} (${f(m.sqsSendCalls, 3)} + ${f(m.sqsReceives, 3)} + ${f(m.sqsDeleteCalls, 3)})`,
+        f(m.sqsMessages, 3),
+        f(m.s3Puts, 4),
+        f(m.workerInvocations, 3),
+        f(m.lambdaGbSeconds, 4),
+        m.modeled === undefined ? "–" : `**${f(m.modeled)}**`,
+        f(m.summed),
+        `${f(m.stepFunctionsStandard)} (${f(m.stepFunctionsStandardBilled)})`,
+        f(m.stepFunctionsExpress),
+        `${f(m.stepFunctionsStandard / (m.modeled ?? m.summed), 1)}×`,
+      ]),
+    ),
+  ];
 }
 
 function renderWorkerTimeouts(comparison: WorkerTimeoutComparison): string[] {

@@ -13,6 +13,7 @@ import { ensureBucket } from "../shared/adapters/s3/bucket.js";
 import { ensureQueues } from "../shared/adapters/sqs/queues.js";
 import { loadConfig } from "../shared/config/env.js";
 import { createAwsClients, createAwsPorts } from "../shared/config/wiring.js";
+import { MAP_LIMITS } from "../shared/domain/map.js";
 import { blobsOf, PAYLOAD_LIMITS, type Payload } from "../shared/domain/payload.js";
 import { silentLogger } from "../shared/engine/context.js";
 import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/engine/worker-time.js";
@@ -266,7 +267,10 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     const started = await Promise.all(
       Array.from({ length: workload.executions }, async (_, i) => {
         const at = Date.now();
-        const body = await post("/executions", { workflow: workload.definition.name, input: { i } });
+        const body = await post("/executions", {
+          workflow: workload.definition.name,
+          input: { ...workload.input, i },
+        });
         return { executionId: String(body.executionId), at };
       }),
     );
@@ -295,6 +299,8 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     let coldBlobGets = 0;
     for (const execution of started) {
       coldBlobGets += await coldGets(raw!, workload, execution.executionId);
+      // A map's items are nodes with no events in the history (a map's default): counted from the store.
+      completed += await completedMapItems(raw!, workload, execution.executionId);
       const history: HistoryEventLike[] = await store.listHistory(execution.executionId);
       const byNode = new Map<string, { queued?: number; started?: number; done?: number }>();
       for (const event of history) {
@@ -321,8 +327,8 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
       backend: options.backend,
       ...(workload.notInTargets === undefined ? {} : { notInTargets: workload.notInTargets }),
       executions: workload.executions,
-      nodesPerExecution: workload.definition.nodes.length,
-      totalNodes: workload.executions * workload.definition.nodes.length,
+      nodesPerExecution: nodesPerExecution(workload),
+      totalNodes: workload.executions * nodesPerExecution(workload),
       completedNodes: completed,
       cancelledNodes: cancelled,
       failedExecutions: finished.filter((f) => f.status !== "SUCCEEDED").length,
@@ -354,6 +360,28 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
   }
 }
 
+/** The nodes of one execution: the definition's, and the items its map runs (Workload.mapItems). */
+export function nodesPerExecution(workload: Workload): number {
+  return workload.definition.nodes.length + (workload.mapItems ?? 0);
+}
+
+/** The completed items of an execution's maps (their latest attempt's). */
+async function completedMapItems(
+  ports: EnginePorts,
+  workload: Workload,
+  executionId: string,
+): Promise<number> {
+  let completed = 0;
+  for (const spec of workload.definition.nodes) {
+    if (spec.type !== "map") continue;
+    const map = await ports.store.getNode(executionId, spec.id);
+    if (!map || map.attempt < 1) continue;
+    const items = await ports.store.listMapItems(executionId, spec.id, map.attempt, { statusOnly: true });
+    completed += items.filter((item) => item.status === "COMPLETED").length;
+  }
+  return completed;
+}
+
 /** DynamoDB's stored bytes of the executions' items: each item's size and 100 bytes of overhead. */
 function storedItemBytes(log: CallLog, executionIds: readonly string[]): number {
   const prefixes = executionIds.map((id) => `EX#${id}|`);
@@ -377,6 +405,18 @@ async function coldGets(ports: EnginePorts, workload: Workload, executionId: str
     if (record?.status !== "COMPLETED") continue;
     const depIds = record.okDeps.length > 0 ? record.okDeps.map((i) => specs[i]!.id) : (spec.dependsOn ?? []);
     const deps = depIds.flatMap((id) => keys(records.get(id)?.output));
+    if (spec.type === "map") {
+      // Each item loads its chunk of the list (a blob when over the inline threshold); the map's
+      // check loads the items' outputs, inline here.
+      const state = record.composite;
+      if (state?.kind === "map")
+        for (let i = 0; i < state.items; i++) {
+          const chunk = state.chunks[Math.floor(i / MAP_LIMITS.chunkSize)];
+          gets += keys(chunk).length;
+        }
+      gets += new Set([...input, ...deps]).size * Math.max(1, record.attempt);
+      continue;
+    }
     if (spec.type === "merge") {
       // Composed without loading, unless too wide to keep as parts: then loaded whole and written as one blob.
       const output = record.output;

@@ -8,7 +8,7 @@ import { defineTask, type TaskType } from "../shared/tasks/task-type.js";
 
 export interface NodeSpec {
   id: string;
-  type: "pass" | "noop" | "merge" | typeof SIZED_TASK_TYPE;
+  type: "pass" | "noop" | "merge" | "map" | typeof SIZED_TASK_TYPE;
   dependsOn?: string[];
   fanIn?: string;
   params?: Record<string, unknown>;
@@ -26,6 +26,15 @@ export interface Workload {
   definition: Definition;
   /** Executions started together. */
   executions: number;
+  /** Each execution's input, beside its number `i` (default `{ i }` alone). */
+  input?: Record<string, unknown>;
+  /**
+   * Items each execution's map runs (its `map` node's list, known here to count them): node records
+   * of their own, counted with the nodes. Their events are not in the history (a map's default).
+   */
+  mapItems?: number;
+  /** The lanes its map runs them in (min(maxConcurrency, items)). */
+  mapLanes?: number;
   /**
    * Why the workload is left out of the per-node targets (which measure the engine's own cost with
    * small values), when it is.
@@ -33,7 +42,14 @@ export interface Workload {
   notInTargets?: string;
 }
 
-export const WORKLOAD_NAMES = ["chain", "fanout", "random-dag", "many-small", "large-payloads"] as const;
+export const WORKLOAD_NAMES = [
+  "chain",
+  "fanout",
+  "random-dag",
+  "many-small",
+  "large-payloads",
+  "map",
+] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
 export function chain(length: number): Workload {
@@ -281,8 +297,44 @@ export function largePayloads(quick: boolean): Workload {
   };
 }
 
+/** The map workload's lanes: the map's default `maxConcurrency` (MAP_LIMITS.defaultMaxConcurrency). */
+export const MAP_CONCURRENCY = 40;
+
+/**
+ * One `map` node over `items` items: its list an expression over the execution's input (`[0..count
+ * - 1]`), each item a `pass` of its element (`{% $item %}`), `maxConcurrency` lanes. The map's own
+ * node and its items are the workload's nodes; the row's per-item figures are in map.ts.
+ */
+export function mapOf(items: number, maxConcurrency = MAP_CONCURRENCY): Workload {
+  return {
+    name: "map",
+    description: `a map of ${items} pass items (maxConcurrency ${maxConcurrency}), its list an expression over the input`,
+    definition: {
+      name: `bench-map-${items}-${maxConcurrency}`,
+      description: "benchmark map",
+      nodes: [
+        {
+          id: "items",
+          type: "map",
+          params: {
+            items: "{% [0..input.count - 1] %}",
+            task: { type: "pass", params: { value: "{% $item %}" } },
+            maxConcurrency,
+          },
+        },
+      ],
+    },
+    executions: 1,
+    input: { count: items },
+    mapItems: items,
+    mapLanes: Math.min(maxConcurrency, items),
+    notInTargets:
+      "its nodes are one map's items, reported per item beside Step Functions' Distributed Map (## Map); in the targets its 10,000 items would outweigh every other workload",
+  };
+}
+
 export function workloads(quick: boolean): Workload[] {
   return quick
-    ? [chain(10), fanout(20), randomDag(60), manySmall(10), largePayloads(true)]
-    : [chain(100), fanout(500), randomDag(1000), manySmall(200), largePayloads(false)];
+    ? [chain(10), fanout(20), randomDag(60), manySmall(10), largePayloads(true), mapOf(200)]
+    : [chain(100), fanout(500), randomDag(1000), manySmall(200), largePayloads(false), mapOf(10_000)];
 }

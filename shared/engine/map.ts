@@ -216,32 +216,43 @@ export class Maps {
    * item of its lane sent, or its lane recorded as ended — and, the last lane, the map told.
    * Idempotent: a redelivery or the sweeper may drive it again.
    */
-  async afterItem(execution: ExecutionRecord, graph: WorkflowGraph, item: MapItem): Promise<void> {
+  async afterItem(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    item: MapItem,
+    /** How it ended, when the caller wrote it just now (else it is read). */
+    known?: "COMPLETED" | "FAILED",
+  ): Promise<void> {
     const { executionId } = execution;
+    const itemId = mapItemId(item.mapId, item.mapAttempt, item.index);
     // The map's state as this container knows it (fixed once the map waits) spares a read; whether
     // the map still runs matters only on a failure, and the next item's run checks it anyway.
-    const known = this.attempts.get(`${executionId}/${item.mapId}[${item.mapAttempt}]`);
-    const [map, ended] = await Promise.all([
-      known ? undefined : this.ctx.store.getNode(executionId, item.mapId),
-      this.ctx.store.getNode(executionId, mapItemId(item.mapId, item.mapAttempt, item.index)),
+    const attempt = this.attempts.get(`${executionId}/${item.mapId}[${item.mapAttempt}]`);
+    const [map, read] = await Promise.all([
+      attempt ? undefined : this.ctx.store.getNode(executionId, item.mapId),
+      known ? undefined : this.ctx.store.getNode(executionId, itemId),
     ]);
     if (
-      !known &&
+      !attempt &&
       (map?.status !== "RUNNING" || map.attempt !== item.mapAttempt || map.composite?.kind !== "map")
     )
       return;
-    if (!ended || !isTerminalNode(ended.status)) return;
-    const state = known?.state ?? (map!.composite as MapState);
+    const ended = known ?? read?.status;
+    if (!ended || !isTerminalNode(ended)) return;
+    const state = attempt?.state ?? (map!.composite as MapState);
     const params = mapParamsOf(item.map);
-    if (ended.status !== "COMPLETED") {
+    if (ended !== "COMPLETED") {
       const failures = await this.recordFailure(executionId, item, state);
       const tolerated = toleratedFailures(params, state.items);
       if (failures > tolerated) {
-        const current = map ?? (await this.ctx.store.getNode(executionId, item.mapId));
+        const [current, failed] = await Promise.all([
+          map ?? this.ctx.store.getNode(executionId, item.mapId),
+          read ?? this.ctx.store.getNode(executionId, itemId),
+        ]);
         if (current?.status !== "RUNNING" || current.attempt !== item.mapAttempt) return;
         await this.fail(execution, graph, item.map, current, {
           name: "MapFailed",
-          message: `${failures} of ${state.items} items of map "${item.mapId}" failed; ${tolerated} tolerated (item ${item.index}: ${ended.error?.message ?? ended.status.toLowerCase()})`,
+          message: `${failures} of ${state.items} items of map "${item.mapId}" failed; ${tolerated} tolerated (item ${item.index}: ${failed?.error?.message ?? ended.toLowerCase()})`,
           retryable: false,
         });
         return;

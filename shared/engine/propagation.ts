@@ -77,13 +77,22 @@ export class Propagation {
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
-    options: { recovery: boolean; keepOne?: boolean; arrivals?: ArrivalBatcher; skipped?: boolean },
+    options: {
+      recovery: boolean;
+      keepOne?: boolean;
+      arrivals?: ArrivalBatcher;
+      skipped?: boolean;
+      /** It FAILED (under `onError: "continue"`), written just now. */
+      failed?: boolean;
+    },
   ): Promise<ByMessage | undefined> {
     // The onFailure handler's end changes nothing else: it is recorded, and that is all.
     if (node.onFailureHandler) return undefined;
     // A map item's end moves its lane on (engine/map.ts).
     if (node.item) {
-      await this.itemEnded?.(execution, graph, node);
+      // Written just now by this caller (not a recovery): its end is known, and need not be read.
+      const ended = options.recovery ? undefined : options.failed ? "FAILED" : "COMPLETED";
+      await this.itemEnded?.(execution, graph, node, ended);
       return undefined;
     }
     const end: ParentEnd = options.skipped ? "skip" : "ok";
@@ -166,7 +175,7 @@ export class Propagation {
     options: { recovery: boolean } = { recovery: false },
   ): Promise<void> {
     if (node.onError === "continue") {
-      await this.afterCompletion(execution, graph, node, options);
+      await this.afterCompletion(execution, graph, node, { ...options, failed: true });
       return;
     }
     await this.afterFailure(execution, graph, node, error);
@@ -393,7 +402,12 @@ export class Propagation {
   }
 
   /** Set by the worker (engine/map.ts): what follows the end of a map's item. */
-  itemEnded?: (execution: ExecutionRecord, graph: WorkflowGraph, item: GraphNode) => Promise<void>;
+  itemEnded?: (
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    item: GraphNode,
+    ended?: "COMPLETED" | "FAILED",
+  ) => Promise<void>;
 
   /** Set by the engine: a dead worker's attempt of the handler is recovered like any attempt's. */
   recoverHandler?: (

@@ -68,8 +68,8 @@ export class TaskRunner {
     };
     this.maps = new Maps(ctx, propagation, failAttempt);
     this.children = new ChildWorkflows(ctx, propagation, new Executions(ctx, propagation), failAttempt);
-    propagation.itemEnded = (execution, graph, item) =>
-      item.item ? this.maps.afterItem(execution, graph, item.item) : Promise.resolve();
+    propagation.itemEnded = (execution, graph, item, ended) =>
+      item.item ? this.maps.afterItem(execution, graph, item.item, ended) : Promise.resolve();
   }
 
   /** A worker died holding the lease: count its attempt as failed and retry or fail by policy. */
