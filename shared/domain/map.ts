@@ -36,9 +36,14 @@ export const mapParamsSchema = z
     items: z.union([expressionSchema, z.array(z.unknown())]),
     /** What runs per item; `$item` and `$index` are in scope in its params' expressions. */
     task: mapItemTaskSchema.optional(),
-    /** Reserved for child executions per item (not yet available). */
+    /** Or a child execution of this workflow per item (engine/children.ts), waited for without compute. */
     workflow: z
-      .object({ name: workflowNameSchema, version: z.number().int().min(1).optional() })
+      .object({
+        name: workflowNameSchema,
+        version: z.number().int().min(1).optional(),
+        /** Each child's input (default: the item, `{% $item %}`). */
+        input: z.unknown().optional(),
+      })
       .strict()
       .optional(),
     maxConcurrency: z.number().int().min(1).max(MAP_LIMITS.maxConcurrency).optional(),
@@ -52,13 +57,10 @@ export const mapParamsSchema = z
     itemEvents: z.boolean().optional(),
   })
   .strict()
-  .refine((params) => params.task !== undefined, {
-    message: "a map needs a `task` ({type, params}) to run per item",
+  .refine((params) => (params.task === undefined) !== (params.workflow === undefined), {
+    message:
+      "a map runs either a `task` ({type, params}) or a `workflow` ({name, version?, input?}) per item",
     path: ["task"],
-  })
-  .refine((params) => params.workflow === undefined, {
-    message: "a map over child workflows (`workflow`) is not available yet; use `task`",
-    path: ["workflow"],
   });
 
 export type MapParams = z.output<typeof mapParamsSchema>;

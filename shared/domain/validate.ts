@@ -531,16 +531,18 @@ function checkTasks(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDet
 function checkMapTask(node: LooseNode, label: string, tasks: TaskCatalog, problems: ProblemDetail[]): void {
   if (!isRecord(node.params)) return;
   const prefix = ["nodes", node.index, "params"];
-  const { items: _items, task, ...rest } = node.params;
+  const { items: _items, task, workflow, ...rest } = node.params;
   for (const found of findExpressions({
     ...rest,
     task: isRecord(task) ? { ...task, params: undefined } : task,
+    workflow: isRecord(workflow) ? { ...workflow, input: undefined } : workflow,
   }))
     problems.push({
       path: formatPath([...prefix, ...found.path]),
       code: "invalid_params",
-      message: `${label}, ${formatPath(["params", ...found.path])}: only a map's \`items\` and its task's params may be expressions`,
+      message: `${label}, ${formatPath(["params", ...found.path])}: only a map's \`items\`, its task's params and its workflow's input may be expressions`,
     });
+  // A map over a workflow: its child's name and version are checked like a `workflow` node's (schema).
   if (!isRecord(task) || typeof task.type !== "string" || task.type === "") return;
   const inner = tasks.get(task.type);
   if (!inner) {
@@ -680,23 +682,25 @@ function checkNodeExpressions(nodes: LooseNode[], problems: ProblemDetail[]): vo
     const context = { deps: node.deps.map((dep) => dep.name) };
     const prefix = `nodes[${node.index}]`;
     // A map's task params are evaluated per item, with `$item` and `$index`.
-    const mapTask = node.type === "map" && isRecord(node.params) && isRecord(node.params.task);
-    const params = mapTask
-      ? {
-          ...(node.params as Record<string, unknown>),
-          task: { ...(node.params as { task: object }).task, params: undefined },
-        }
-      : node.params;
-    addExpressionProblems(checkExpressions(params, `${prefix}.params`, context), prefix, label, problems);
-    if (mapTask) {
-      const taskParams = (node.params as { task: Record<string, unknown> }).task.params;
+    // A map's per-item parts (its task's params, its workflow's input) see `$item` and `$index`.
+    const perItem: Array<{ key: "task" | "workflow"; field: "params" | "input" }> = [
+      { key: "task", field: "params" },
+      { key: "workflow", field: "input" },
+    ];
+    const map = node.type === "map" && isRecord(node.params) ? node.params : undefined;
+    const outer = map ? { ...map } : node.params;
+    for (const { key, field } of perItem) {
+      const part = map?.[key];
+      if (!map || !isRecord(part)) continue;
+      (outer as Record<string, unknown>)[key] = { ...part, [field]: undefined };
       addExpressionProblems(
-        checkExpressions(taskParams, `${prefix}.params.task.params`, { ...context, allowItem: true }),
+        checkExpressions(part[field], `${prefix}.params.${key}.${field}`, { ...context, allowItem: true }),
         prefix,
         label,
         problems,
       );
     }
+    addExpressionProblems(checkExpressions(outer, `${prefix}.params`, context), prefix, label, problems);
     if (typeof node.when === "string") {
       addExpressionProblems(checkExpressions(node.when, `${prefix}.when`, context), prefix, label, problems);
     }

@@ -47,10 +47,12 @@ export class ChildWorkflows {
     node: GraphNode,
     record: NodeRecord,
     lease: Lease,
+    /** A map item's `$item` and `$index` (a map over a workflow runs a child per item). */
+    bindings?: Record<string, unknown>,
   ): Promise<void> {
     let childId: string;
     try {
-      const params = await this.params(execution, graph, node, record);
+      const params = await this.params(execution, graph, node, record, bindings);
       const depth = (execution.depth ?? 0) + 1;
       if (depth > CHILD_LIMITS.maxDepth)
         throw new TerminalError(
@@ -151,14 +153,20 @@ export class ChildWorkflows {
     graph: WorkflowGraph,
     node: GraphNode,
     record: NodeRecord,
+    bindings?: Record<string, unknown>,
   ) {
     let params = node.params;
     if (hasExpressions(params)) {
+      // A map item's scope is its map's: the map's dependencies.
+      const owner = node.item?.map ?? node;
+      const okDeps = node.item
+        ? ((await this.ctx.store.getNode(execution.executionId, owner.id))?.okDeps ?? [])
+        : record.okDeps;
       const deps = await loadDeps(
         this.ctx,
         execution.executionId,
         graph,
-        depIndexesOf(dispatchMode(this.ctx, node), node, record.okDeps),
+        depIndexesOf(dispatchMode(this.ctx, owner), owner, okDeps),
       );
       const [input, values] = await Promise.all([
         this.ctx.payloads.load(execution.input),
@@ -167,7 +175,7 @@ export class ChildWorkflows {
       params = await resolveExpressions(
         params,
         expressionScope(execution, input, values),
-        { now: () => this.ctx.clock.now() },
+        { now: () => this.ctx.clock.now(), ...(bindings ? { bindings } : {}) },
         "params",
       );
     }

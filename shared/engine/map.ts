@@ -73,12 +73,20 @@ export function itemNode(graph: WorkflowGraph, nodeId: string): GraphNode | unde
   const map = ref && graph.byId.get(ref.mapId);
   if (!ref || !map || map.type !== "map") return undefined;
   const params = mapParamsOf(map);
-  const task = params.task!;
+  // Per item: the task, or a child execution of the workflow (whose input is the item by default).
+  const { type, params: itemParams } = params.task ?? {
+    type: "workflow",
+    params: {
+      name: params.workflow!.name,
+      ...(params.workflow!.version !== undefined ? { version: params.workflow!.version } : {}),
+      input: params.workflow!.input === undefined ? "{% $item %}" : params.workflow!.input,
+    },
+  };
   return {
     index: -1,
     id: nodeId,
-    type: task.type,
-    params: task.params,
+    type,
+    params: itemParams,
     parents: [],
     children: [],
     fanIn: { kind: "all" },

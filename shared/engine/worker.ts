@@ -263,13 +263,9 @@ export class TaskRunner {
       await this.maps.start(execution, graph, node, record, lease);
       return undefined;
     }
-    if (task.composite === "workflow") {
-      await this.children.start(execution, graph, node, record, lease);
-      return undefined;
-    }
     const began = this.ctx.clock.now();
     const mode = dispatchMode(this.ctx, node);
-    let deps: Array<[string, Payload]>;
+    let deps: Array<[string, Payload]> = [];
     let bindings: Record<string, unknown> | undefined;
     if (node.item) {
       // An item sees its element of the list, its index, and what its map saw.
@@ -280,7 +276,12 @@ export class TaskRunner {
         return undefined;
       }
       ({ deps, bindings } = item);
-    } else {
+    }
+    if (task.composite === "workflow") {
+      await this.children.start(execution, graph, node, record, lease, bindings);
+      return undefined;
+    }
+    if (!node.item) {
       // The onFailure handler is given every output there is (propagation.ts).
       const depIndexes = node.onFailureHandler
         ? graph.nodes.map((n) => n.index)

@@ -134,6 +134,26 @@ describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) 
     expect(node(view, "again").error).toMatchObject({ name: "WorkflowDepthExceeded" });
   });
 
+  it("maps over a workflow: one child execution per item, outputs in item order", async () => {
+    await register({
+      name: `square-${kind}`,
+      nodes: [{ id: "sq", type: "pass", params: { value: "{% input * input %}" } }],
+    });
+    await register({
+      name: `squares-${kind}`,
+      nodes: [
+        {
+          id: "each",
+          type: "map",
+          params: { items: "{% input.numbers %}", workflow: { name: `square-${kind}` }, maxConcurrency: 3 },
+        },
+      ],
+    });
+    const view = await api.waitForEnd(await start(`squares-${kind}`, { numbers: [1, 2, 3, 4, 5, 6, 7] }));
+    expect(view.status).toBe("SUCCEEDED");
+    expect(view.output).toEqual({ each: [1, 4, 9, 16, 25, 36, 49].map((sq) => ({ sq })) });
+  });
+
   it("warns, but registers, a workflow node naming a workflow that is not registered", async () => {
     const registered = await register({
       name: `forward-${kind}`,
