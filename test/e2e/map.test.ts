@@ -10,6 +10,8 @@ import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
 import { TerminalError } from "../../shared/tasks/errors.js";
 import { defineTask, type TaskType } from "../../shared/tasks/task-type.js";
+import { startMoto } from "../../tools/emulators/moto.js";
+import type { RunningEmulator } from "../../tools/emulators/process.js";
 import { BACKEND_KINDS } from "../support/backends.js";
 import { PATIENT, waitForProgress } from "../support/progress.js";
 import { type ApiClient, apiClient, startRuntime } from "../support/runtime.js";
@@ -42,16 +44,23 @@ describe.each(BACKEND_KINDS)("map end to end (%s)", PATIENT, (kind) => {
   let runtime: LocalRuntime;
   let api: ApiClient;
 
+  let ownMoto: RunningEmulator | undefined;
+
   beforeAll(async () => {
+    // Moto serves one request at a time: a 1,000-item map keeps it busy for minutes, so it gets a
+    // server of its own rather than slowing every other test file's on the shared one.
+    ownMoto = kind === "moto" ? await startMoto() : undefined;
     runtime = await startRuntime(kind, {
       // More workers than any map here allows, so the bound seen is the map's own.
       concurrency: 32,
       tasks: createTaskRegistry([probe as TaskType<unknown>]),
+      ...(ownMoto ? { endpoint: ownMoto.endpoint } : {}),
     });
     api = apiClient(runtime.url);
   });
   afterAll(async () => {
     await runtime?.stop();
+    await ownMoto?.stop();
   });
 
   async function start(definition: { name: string; [field: string]: unknown }, input?: unknown) {

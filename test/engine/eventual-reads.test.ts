@@ -11,6 +11,7 @@ import type { Consistency, Store } from "../../shared/ports.js";
 import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { runToEnd } from "../support/harness.js";
+import { PATIENT } from "../support/progress.js";
 
 /** A task node that reports the dependency outputs it was given. */
 const echoDeps = defineTask({
@@ -54,7 +55,7 @@ function laggingReplica(reads: { eventual: number }) {
     });
 }
 
-describe.each(BACKEND_KINDS)("eventually consistent reads (%s)", (kind) => {
+describe.each(BACKEND_KINDS)("eventually consistent reads (%s)", PATIENT, (kind) => {
   it("a replica that missed the execution's creation and every completion changes nothing: the worker reads again strongly", async () => {
     const reads = { eventual: 0 };
     const backend = await createBackend(kind, { tasks: [echoDeps], wrapStore: laggingReplica(reads) });

@@ -9,8 +9,9 @@ import type { Store } from "../../shared/ports.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptCalls, interceptTransitions } from "../support/faults.js";
 import { collectTask, countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
+import { PATIENT } from "../support/progress.js";
 
-describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", (kind) => {
+describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", PATIENT, (kind) => {
   it("a wide `any` fan-in is decided by its first completion: the others, all delivered twice at once, write nothing to it", async () => {
     const writesToJoin: string[] = [];
     const backend = await createBackend(kind, {

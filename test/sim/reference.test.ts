@@ -184,12 +184,101 @@ describe("reference evaluator", () => {
   it("the generator draws flow control in a share of the workflows only, and never when told not to", () => {
     let withFlow = 0;
     for (let seed = 1; seed <= 200; seed++) {
-      const text = JSON.stringify(generateWorkflow(seed, "wf").definition);
+      // Maps carry expressions and onError of their own (below): left out here.
+      const text = JSON.stringify(generateWorkflow(seed, "wf", { maps: false }).definition);
       if (/"when"|"onError"|\{%/.test(text)) withFlow++;
-      const plain = JSON.stringify(generateWorkflow(seed, "wf", { flowControl: false }).definition);
+      const plain = JSON.stringify(
+        generateWorkflow(seed, "wf", { flowControl: false, maps: false }).definition,
+      );
       expect(plain).not.toMatch(/"when"|"onError"|\{%/);
     }
     expect(withFlow).toBeGreaterThan(30);
     expect(withFlow).toBeLessThan(120);
+  });
+
+  it("the generator draws maps in a share of the workflows only, leaving the others as they were", () => {
+    let withMaps = 0;
+    for (let seed = 1; seed <= 300; seed++) {
+      const drawn = generateWorkflow(seed, "wf");
+      const plain = generateWorkflow(seed, "wf", { maps: false });
+      const maps = drawn.definition.nodes.filter((n) => n.type === "map");
+      expect(plain.definition.nodes.some((n) => n.type === "map")).toBe(false);
+      if (maps.length > 0) withMaps++;
+      else expect(drawn).toEqual(plain);
+    }
+    expect(withMaps).toBeGreaterThan(50);
+    expect(withMaps).toBeLessThan(140);
+  });
+
+  const mapOf = (params: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    wf([
+      { id: "list", type: "pass", params: { value: [10, 20, 30, 40] } },
+      {
+        id: "m",
+        type: "map",
+        dependsOn: ["list"],
+        params: { items: "{% deps.list %}", ...params },
+        ...extra,
+      },
+    ]);
+
+  it("a map's output is its items' outputs in item order, `$item` and `$index` bound", async () => {
+    const { run } = await statuses(
+      mapOf({ task: { type: "pass", params: { value: { i: "{% $index %}", v: "{% $item * 2 %}" } } } }),
+    );
+    const m = run.nodes.get("m")!;
+    expect(m.status).toBe("COMPLETED");
+    expect(m.output).toEqual([
+      { i: 0, v: 20 },
+      { i: 1, v: 40 },
+      { i: 2, v: 60 },
+      { i: 3, v: 80 },
+    ]);
+    expect(m.map?.items.map((item) => item.id)).toEqual(["m[1.0]", "m[1.1]", "m[1.2]", "m[1.3]"]);
+    expect(m.map?.lanes).toBe(4);
+  });
+
+  it("a map fails with MapFailed once more items fail than tolerated (the smaller of count and percentage)", async () => {
+    // every other item fails for good: 2 of 4
+    const task = { type: "fail", params: { times: "{% $index % 2 = 0 ? 99 : 0 %}" } };
+    const failed = (await statuses(mapOf({ task, toleratedFailureCount: 1 }))).run.nodes.get("m")!;
+    expect(failed.status).toBe("FAILED");
+    expect(failed.error?.name).toBe("MapFailed");
+    const both = (await statuses(mapOf({ task, toleratedFailureCount: 3, toleratedFailurePercentage: 25 })))
+      .run;
+    expect(both.nodes.get("m")!.status).toBe("FAILED"); // ⌊25 % of 4⌋ = 1 < 2
+    const tolerated = (await statuses(mapOf({ task, toleratedFailurePercentage: 50 }))).run.nodes.get("m")!;
+    expect(tolerated.status).toBe("COMPLETED");
+    expect(tolerated.output).toEqual([
+      { error: { name: "RetryableError", message: "fail task failed on attempt 2" } },
+      { attempt: 1 },
+      { error: { name: "RetryableError", message: "fail task failed on attempt 2" } },
+      { attempt: 1 },
+    ]);
+  });
+
+  it("a map takes its items' ends from the run (an item's attempts lost), and no array is InvalidMapItems", async () => {
+    const { run } = await statuses(
+      mapOf({
+        task: { type: "pass", params: { value: "{% $item %}" } },
+        toleratedFailureCount: 1,
+        maxConcurrency: 2,
+      }),
+      facts({
+        mapAttemptOf: () => 2,
+        endedAs: (id) =>
+          id === "m[2.1]"
+            ? { status: "FAILED", error: { name: "LeaseExpired", message: "lost" } }
+            : undefined,
+      }),
+    );
+    const m = run.nodes.get("m")!;
+    expect(m.output).toEqual([10, { error: { name: "LeaseExpired", message: "lost" } }, 30, 40]);
+    expect(m.map?.lanes).toBe(2);
+    const empty = (await statuses(mapOf({ items: [], task: { type: "noop" } }))).run.nodes.get("m")!;
+    expect(empty.output).toEqual([]);
+    const bad = (await statuses(mapOf({ items: "{% 42 %}", task: { type: "noop" } }))).run.nodes.get("m")!;
+    expect(bad.status).toBe("FAILED");
+    expect(bad.error?.name).toBe("InvalidMapItems");
   });
 });

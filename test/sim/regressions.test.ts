@@ -20,10 +20,11 @@ import { runWorld } from "../../sim/world.js";
 
 /**
  * With `redrive: false`, the world as it was before operators' redrives were simulated; always
- * without flow control (`when`, `onError`, params expressions), as the worlds were when these were found.
+ * without flow control (`when`, `onError`, params expressions) and maps, as the worlds were when
+ * these were found.
  */
 async function violationsOf(seed: number, redrive = false) {
-  const result = await runWorld({ seed, redrive, flowControl: false });
+  const result = await runWorld({ seed, redrive, flowControl: false, maps: false });
   return { rules: [...new Set(result.violations.map((v) => v.rule))], report: formatResult(result) };
 }
 
