@@ -253,6 +253,8 @@ export class DeadLetters {
         notBefore: null,
         badDeps: null,
         ...(record.cancelRequested ? { cancelRequested: false } : {}),
+        // What a map or workflow attempt started belongs to that attempt: the next starts afresh.
+        ...(record.composite ? { composite: null } : {}),
       } as const;
       const revived = await this.ctx.store.transitionNode(
         execution.executionId,

@@ -25,6 +25,7 @@ import {
 import { Executions } from "./executions.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { itemNode, Maps } from "./map.js";
+import { skipReason } from "./prepare.js";
 import { type ByMessage, loadDeps, needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
 import { sendTasks } from "./send.js";
@@ -259,13 +260,9 @@ export class TaskRunner {
     delivery: Delivery,
     continued = false,
   ): Promise<ByMessage | undefined> {
-    if (task.composite === "map") {
-      await this.maps.start(execution, graph, node, record, lease);
-      return undefined;
-    }
     const began = this.ctx.clock.now();
     const mode = dispatchMode(this.ctx, node);
-    let deps: Array<[string, Payload]> = [];
+    let deps: Array<[string, Payload]>;
     let bindings: Record<string, unknown> | undefined;
     if (node.item) {
       // An item sees its element of the list, its index, and what its map saw.
@@ -276,17 +273,28 @@ export class TaskRunner {
         return undefined;
       }
       ({ deps, bindings } = item);
-    }
-    if (task.composite === "workflow") {
-      await this.children.start(execution, graph, node, record, lease, bindings);
-      return undefined;
-    }
-    if (!node.item) {
+    } else {
       // The onFailure handler is given every output there is (propagation.ts).
       const depIndexes = node.onFailureHandler
         ? graph.nodes.map((n) => n.index)
         : depIndexesOf(mode, node, record.okDeps);
       deps = await loadDeps(this.ctx, execution.executionId, graph, depIndexes);
+    }
+    if (task.composite) {
+      // A map or a child workflow runs no handler here, but its `when` (and its skipped inputs)
+      // decide whether it starts at all, as for any node (prepare.ts).
+      let skip: string | undefined;
+      try {
+        skip = await skipReason(this.ctx, execution, node, deps);
+      } catch (error) {
+        const { retryAfterSeconds, ...failure } = classifyError(error, node.retry);
+        await this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
+        return undefined;
+      }
+      if (skip !== undefined) return this.endings.skipClaimed(execution, graph, node, record, lease, skip);
+      if (task.composite === "map") await this.maps.start(execution, graph, node, record, lease);
+      else await this.children.start(execution, graph, node, record, lease, bindings);
+      return undefined;
     }
     const result = await runAttempt(
       this.ctx,

@@ -194,6 +194,34 @@ describe.each(BACKEND_KINDS)("the workflow language end to end (%s)", PATIENT, (
     });
   });
 
+  it("skips a map or a child workflow whose `when` is false, like any node", async () => {
+    await api.call("POST", "/workflows", { name: `leaf-${kind}`, nodes: [{ id: "x", type: "noop" }] });
+    const view = await run(
+      {
+        name: `skip-composites-${kind}`,
+        nodes: [
+          {
+            id: "each",
+            type: "map",
+            when: "{% input.map = true %}",
+            params: { items: [1, 2], task: { type: "noop" } },
+          },
+          {
+            id: "child",
+            type: "workflow",
+            when: "{% input.child = true %}",
+            params: { name: `leaf-${kind}` },
+          },
+          { id: "after", type: "merge", dependsOn: ["each", "child"] },
+        ],
+      },
+      { map: false, child: true },
+    );
+    expect(view.status).toBe("SUCCEEDED");
+    expect(statuses(view)).toEqual({ each: "SKIPPED", child: "COMPLETED", after: "COMPLETED" });
+    expect(view.output).toEqual({ after: { child: { x: null } } });
+  });
+
   it("fails a node whose `when` gives no boolean with a terminal ExpressionError", async () => {
     const view = await run({
       name: `bad-when-${kind}`,
