@@ -11,6 +11,8 @@
  */
 import jsonata from "jsonata";
 import { TerminalError } from "./errors.js";
+import { encodeJson, PayloadError } from "./json.js";
+import { PAYLOAD_LIMITS } from "./payload.js";
 
 export interface ExpressionScope {
   input: unknown;
@@ -425,31 +427,52 @@ function isJsonataFunction(value: unknown): boolean {
 function toJson(result: unknown, expression: string, where: string, maxBytes: number): unknown {
   if (result === undefined) return undefined;
   const prefix = `${where}: the expression ${quote(expression)}`;
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(result, (_key, value: unknown) => {
-      if (isJsonataFunction(value)) throw new FunctionResult();
-      return value;
-    });
-  } catch (error) {
-    if (error instanceof FunctionResult) {
-      return fail(`${prefix} gives a function, which is not a JSON value`);
-    }
-    if (error instanceof RangeError) return fail(`${prefix} gives a value nested too deeply for JSON`);
-    return fail(`${prefix} gives a value that is not JSON`);
-  }
-  if (text === undefined) return undefined;
-  // A UTF-16 unit is at least one UTF-8 byte: over in units is over in bytes.
-  const bytes = text.length > maxBytes ? undefined : Buffer.byteLength(text, "utf8");
-  if (bytes === undefined || bytes > maxBytes) {
-    const size = bytes === undefined ? `more than ${maxBytes}` : `${bytes}`;
-    return fail(`${prefix} gives ${size} bytes of JSON; the limit is ${maxBytes} bytes`);
-  }
-  return JSON.parse(text);
-
-  function fail(message: string): never {
+  const fail = (message: string): never => {
     throw new ExpressionError(message, { path: where });
+  };
+  let value: unknown;
+  try {
+    value = plainCopy(result);
+  } catch (error) {
+    if (error instanceof FunctionResult) fail(`${prefix} gives a function, which is not a JSON value`);
+    if (error instanceof RangeError) fail(`${prefix} gives a value nested too deeply for JSON`);
+    throw error;
   }
+  // Measured as exact JSON (domain/json.ts): -0 and ±1e400 (±Infinity) stay what they are, as in
+  // every other value weft keeps, where JSON.stringify would turn them into 0 and null.
+  try {
+    encodeJson(value, { maxBytes, maxDepth: PAYLOAD_LIMITS.maxDepth, what: "the expression's value" });
+  } catch (error) {
+    if (!(error instanceof PayloadError)) throw error;
+    if (error.code === "PayloadTooDeep") fail(`${prefix} gives a value nested too deeply for JSON`);
+    fail(`${prefix} gives more than ${maxBytes} bytes of JSON; the limit is ${maxBytes} bytes`);
+  }
+  return value;
+}
+
+/**
+ * A fresh copy of jsonata's result with nothing but JSON in it: arrays (a sequence's extra
+ * properties dropped; undefined members null), plain objects (undefined members dropped), and the
+ * scalars as they are. A function anywhere is refused (FunctionResult).
+ */
+function plainCopy(value: unknown): unknown {
+  if (isJsonataFunction(value)) throw new FunctionResult();
+  if (Array.isArray(value)) return value.map((member) => (member === undefined ? null : plainCopy(member)));
+  if (isObject(value)) {
+    const copy: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) {
+      if (member === undefined) continue;
+      // defineProperty: a "__proto__" key is a member, never the prototype.
+      Object.defineProperty(copy, key, {
+        value: plainCopy(member),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return copy;
+  }
+  return value;
 }
 
 /**

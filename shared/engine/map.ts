@@ -149,7 +149,8 @@ export class Maps {
     }
     const now = this.ctx.clock.now();
     if (items.length === 0) {
-      await this.complete(execution, graph, node, record, { json: "[]" }, { items: 0, failed: 0 });
+      const empty = await this.ctx.payloads.save(executionId, [], `the output of map "${node.id}"`);
+      await this.complete(execution, graph, node, record, empty, { items: 0, failed: 0 });
       return;
     }
     const state: MapState = {

@@ -27,7 +27,7 @@ import { cancelExecution } from "./cancellation.js";
 import { notifyParent } from "./children.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
-import { claimedByMessage, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
+import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import { FanInGate, notBeforeOf, outcomeIn, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
 import {
   executionEvent,
@@ -455,7 +455,6 @@ export class Propagation {
       fenced,
     );
     const unclaimed = readyUnclaimed(
-      this.ctx,
       graph ? { graph, started: true } : await this.scopeOf(executionId),
       nodes,
     );
@@ -774,11 +773,13 @@ export function continuedFailure(error: ErrorInfo | undefined): Payload {
 export const needsFence = (status: ExecutionStatus) => status !== "CANCELLED" && status !== "SUCCEEDED";
 
 /**
- * The ids of nodes with no record that may be claimed any moment: direct and join nodes (whose
- * first claim creates their record) whose ended parents meet their fan-in — entries included.
+ * The ids of nodes with no record that may be started any moment: nodes whose ended parents meet
+ * their fan-in — entries included —, whether their first write is a claim (direct and join nodes)
+ * or a decision (PENDING → QUEUED: deferred, inline and wide `count:N` ones, and inline or deferred
+ * entries, queued by the start). Cancelled first, that write is refused: a start or a decider that
+ * stalled across the end cannot leave one QUEUED in a finished execution (simulation seed 6246).
  */
 function readyUnclaimed(
-  ctx: EngineContext,
   scope: { graph: WorkflowGraph; started: boolean } | undefined,
   records: readonly NodeRecord[],
 ): string[] {
@@ -791,7 +792,6 @@ function readyUnclaimed(
       // An entry is ready once the execution started (its message may be in flight); one that
       // never started (cancelled while PENDING) sent none.
       if (node.parents.length === 0 && !started) return false;
-      if (!claimedByMessage(dispatchMode(ctx, node))) return false;
       const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, (id) => status.get(id)));
       return verdictOf(node.fanIn, node.parents.length, tally) === "ready";
     })

@@ -235,7 +235,7 @@ describe("resolveExpressions", () => {
     const multibyte = await rejection(
       resolveExpressions("{% $pad('', 40, 'é€') %}", scope, { ...options, limits }),
     );
-    expect(multibyte.message).toMatch(/gives \d+ bytes of JSON/);
+    expect(multibyte.message).toMatch(/gives more than 100 bytes of JSON/);
   });
 
   it("has the documented default limits", () => {
@@ -458,5 +458,23 @@ describe("checkExpressions", () => {
       ["onFailure.params[1]", "invalid_expression"],
       ["onFailure.params[2]", "unknown_dependency"],
     ]);
+  });
+});
+
+describe("resolveExpressions keeps exact JSON", () => {
+  it("passes -0 and ±1e400 (±Infinity) through as they are, like every other value weft keeps", async () => {
+    const exact = {
+      input: { zero: -0, big: Number.POSITIVE_INFINITY, list: [Number.NEGATIVE_INFINITY] },
+      deps: {},
+      execution: { id: "e", workflow: "w", version: 1 },
+    };
+    const value = (await resolveExpressions(
+      { zero: "{% input.zero %}", big: "{% input.big %}", list: "{% input.list %}" },
+      exact,
+      { now: () => 0 },
+    )) as { zero: number; big: number; list: number[] };
+    expect(Object.is(value.zero, -0)).toBe(true);
+    expect(value.big).toBe(Number.POSITIVE_INFINITY);
+    expect(value.list).toEqual([Number.NEGATIVE_INFINITY]);
   });
 });
