@@ -19,6 +19,7 @@
 import { TerminalError } from "../domain/errors.js";
 import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
 import { type GraphNode, resolveRetry, type WorkflowGraph } from "../domain/graph.js";
+import { PayloadError } from "../domain/json.js";
 import {
   laneCount,
   MAP_LIMITS,
@@ -323,7 +324,19 @@ export class Maps {
       if (item?.status === "COMPLETED") return item.output ? this.ctx.payloads.load(item.output) : null;
       return this.ctx.payloads.load(continuedFailure(item?.error));
     });
-    const output = await this.ctx.payloads.save(executionId, values, `the output of map "${node.id}"`);
+    let output: Payload;
+    try {
+      output = await this.ctx.payloads.save(executionId, values, `the output of map "${node.id}"`);
+    } catch (error) {
+      // The items' outputs together are over a payload limit: the map's own failure, for good.
+      if (!(error instanceof PayloadError)) throw error;
+      await this.fail(execution, graph, node, record, {
+        name: error.code,
+        message: error.message,
+        retryable: false,
+      });
+      return;
+    }
     await this.complete(execution, graph, node, record, output, { items: state.items, failed });
   }
 
@@ -350,7 +363,8 @@ export class Maps {
       items = await resolveExpressions(
         items,
         expressionScope(execution, input, values),
-        { now: () => this.ctx.clock.now() },
+        // A list of up to 100,000 items is larger than a param usually is: bounded as a payload.
+        { now: () => this.ctx.clock.now(), limits: { maxResultBytes: this.ctx.payloads.settings.maxBytes } },
         "params.items",
       );
     }

@@ -189,6 +189,27 @@ describe.each(BACKEND_KINDS)("map end to end (%s)", PATIENT, (kind) => {
     expect(seen.get(executionId)!.runs).toBe(5);
   });
 
+  it("fails a map given more than 100,000 items with MapTooLarge, before running any", async () => {
+    const executionId = await start(
+      {
+        name: `map-too-large-${kind}`,
+        nodes: [
+          {
+            id: "each",
+            type: "map",
+            params: { items: "{% [0..100000] %}", task: { type: "probe", params: { value: 1, ms: 0 } } },
+            retry: { maxAttempts: 1 },
+          },
+        ],
+      },
+      null,
+    );
+    const view = await api.waitForEnd(executionId);
+    expect(view.status).toBe("FAILED");
+    expect(view.nodes[0]).toMatchObject({ status: "FAILED", error: { name: "MapTooLarge" } });
+    expect(seen.get(executionId)).toBeUndefined();
+  });
+
   it("refuses a map whose task type is unknown, runs inside the engine, or uses $item outside the task", async () => {
     const refused = await api.call("POST", "/workflows", {
       name: `map-bad-${kind}`,
