@@ -10,18 +10,16 @@
 
 import { CHILD_LIMITS, childKey, childWorkflowParamsSchema } from "../domain/child.js";
 import { RetryableError, TerminalError, WeftError } from "../domain/errors.js";
-import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
+import { hasExpressions } from "../domain/expressions.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
-import { loadValues } from "./attempt.js";
 import type { EngineContext } from "./context.js";
-import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import type { Executions } from "./executions.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
-import { expressionScope } from "./prepare.js";
-import { loadDeps, type Propagation } from "./propagation.js";
+import type { Propagation } from "./propagation.js";
 import { sendTasks } from "./send.js";
+import { checkLater, evaluateInScope, startWaiting } from "./waiting.js";
 
 export type FailAttempt = (
   execution: ExecutionRecord,
@@ -74,11 +72,12 @@ export class ChildWorkflows {
     }
     const now = this.ctx.clock.now();
     const state: ChildState = { kind: "workflow", executionId: childId };
-    const waiting = await this.ctx.store.transitionNode(
+    const waiting = await startWaiting(
+      this.ctx,
       execution.executionId,
       node.id,
-      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
-      { composite: state, lease: { token: lease.token, expiresAt: now + this.ctx.sweep.idleMs } },
+      lease,
+      state,
       nodeEvent(HISTORY.childStarted, now, node.id, record.attempt, { childExecutionId: childId }),
     );
     if (!waiting.ok) {
@@ -111,12 +110,7 @@ export class ChildWorkflows {
     const child = await this.ctx.store.getExecution(state.executionId);
     const now = this.ctx.clock.now();
     if (child && !isTerminalExecution(child.status)) {
-      await this.ctx.store.transitionNode(
-        execution.executionId,
-        node.id,
-        { status: ["RUNNING"], leaseToken: lease.token },
-        { lease: { token: lease.token, expiresAt: now + this.ctx.sweep.idleMs } },
-      );
+      await checkLater(this.ctx, execution.executionId, node.id, lease);
       return;
     }
     if (child?.status !== "SUCCEEDED") {
@@ -155,30 +149,15 @@ export class ChildWorkflows {
     record: NodeRecord,
     bindings?: Record<string, unknown>,
   ) {
-    let params = node.params;
-    if (hasExpressions(params)) {
-      // A map item's scope is its map's: the map's dependencies.
-      const owner = node.item?.map ?? node;
-      const okDeps = node.item
+    // A map item's scope is its map's: the map's dependencies.
+    const owner = node.item?.map ?? node;
+    const okDeps =
+      node.item && hasExpressions(node.params)
         ? ((await this.ctx.store.getNode(execution.executionId, owner.id))?.okDeps ?? [])
         : record.okDeps;
-      const deps = await loadDeps(
-        this.ctx,
-        execution.executionId,
-        graph,
-        depIndexesOf(dispatchMode(this.ctx, owner), owner, okDeps),
-      );
-      const [input, values] = await Promise.all([
-        this.ctx.payloads.load(execution.input),
-        loadValues(this.ctx, deps),
-      ]);
-      params = await resolveExpressions(
-        params,
-        expressionScope(execution, input, values),
-        { now: () => this.ctx.clock.now(), ...(bindings ? { bindings } : {}) },
-        "params",
-      );
-    }
+    const params = await evaluateInScope(this.ctx, execution, graph, owner, okDeps, node.params, "params", {
+      ...(bindings ? { bindings } : {}),
+    });
     const parsed = childWorkflowParamsSchema.safeParse(params);
     if (!parsed.success || hasExpressions(parsed.data.name))
       throw new TerminalError(`the params of node "${node.id}" do not name a workflow to run`, {

@@ -17,7 +17,6 @@
  * time) passes.
  */
 import { TerminalError } from "../domain/errors.js";
-import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
 import { type GraphNode, resolveRetry, type WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import {
@@ -37,15 +36,14 @@ import {
 import type { Payload } from "../domain/payload.js";
 import type { ErrorInfo, ExecutionRecord, Lease, MapState, NodeRecord } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
-import { loadValues } from "./attempt.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
-import { expressionScope } from "./prepare.js";
 import { continuedFailure, loadDeps, type Propagation } from "./propagation.js";
 import { readCompletedDeps } from "./reads.js";
 import { sendTasks } from "./send.js";
+import { checkLater, evaluateInScope, startWaiting } from "./waiting.js";
 
 /** An item's place: its map node, the map attempt it belongs to, its index. */
 export interface MapItem extends MapItemRef {
@@ -160,11 +158,12 @@ export class Maps {
       lanes: laneCount(mapParamsOf(node), items.length),
       chunks,
     };
-    const waiting = await this.ctx.store.transitionNode(
+    const waiting = await startWaiting(
+      this.ctx,
       executionId,
       node.id,
-      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
-      { composite: state, lease: { token: lease.token, expiresAt: now + this.ctx.sweep.idleMs } },
+      lease,
+      state,
       nodeEvent(HISTORY.mapStarted, now, node.id, record.attempt, { items: state.items, lanes: state.lanes }),
     );
     if (!waiting.ok) return;
@@ -298,13 +297,7 @@ export class Maps {
     );
     const endedLanes = lanes.reduce((sum, shard) => sum + shard.okDeps.length, 0);
     if (endedLanes < state.lanes) {
-      const now = this.ctx.clock.now();
-      await this.ctx.store.transitionNode(
-        executionId,
-        node.id,
-        { status: ["RUNNING"], leaseToken: record.lease.token },
-        { lease: { token: record.lease.token, expiresAt: now + this.ctx.sweep.idleMs } },
-      );
+      await checkLater(this.ctx, executionId, node.id, record.lease);
       return;
     }
     const ids = Array.from({ length: state.items }, (_, i) => mapItemId(node.id, record.attempt, i));
@@ -347,27 +340,19 @@ export class Maps {
     node: GraphNode,
     record: NodeRecord,
   ): Promise<unknown[]> {
-    const params = mapParamsOf(node);
-    let items: unknown = params.items;
-    if (hasExpressions(items)) {
-      const deps = await loadDeps(
-        this.ctx,
-        execution.executionId,
-        graph,
-        depIndexesOf(dispatchMode(this.ctx, node), node, record.okDeps),
-      );
-      const [input, values] = await Promise.all([
-        this.ctx.payloads.load(execution.input),
-        loadValues(this.ctx, deps),
-      ]);
-      items = await resolveExpressions(
-        items,
-        expressionScope(execution, input, values),
-        // A list of up to 100,000 items is larger than a param usually is: bounded as a payload.
-        { now: () => this.ctx.clock.now(), limits: { maxResultBytes: this.ctx.payloads.settings.maxBytes } },
-        "params.items",
-      );
-    }
+    // A list of up to 100,000 items is larger than a param usually is: bounded as a payload.
+    const items = await evaluateInScope(
+      this.ctx,
+      execution,
+      graph,
+      node,
+      record.okDeps,
+      mapParamsOf(node).items,
+      "params.items",
+      {
+        limits: { maxResultBytes: this.ctx.payloads.settings.maxBytes },
+      },
+    );
     if (!Array.isArray(items))
       throw new TerminalError(
         `the items of map "${node.id}" must be an array; its expression gave ${items === null ? "null" : typeof items}`,

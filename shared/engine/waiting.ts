@@ -1,0 +1,83 @@
+/**
+ * What the nodes that wait holding no worker share (a `map` for its items, a `workflow` node for its
+ * child; docs/architecture.md): the write that makes a claimed attempt wait, the next check time its
+ * lease stands for, and its params' expressions evaluated over its scope.
+ */
+import type { EvaluationOptions } from "../domain/expressions.js";
+import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { CompositeState, ExecutionRecord, HistoryEvent, Lease, NodeRecord } from "../domain/records.js";
+import type { Outcome } from "../ports.js";
+import { loadValues } from "./attempt.js";
+import type { EngineContext } from "./context.js";
+import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
+import { expressionScope } from "./prepare.js";
+import { loadDeps } from "./propagation.js";
+
+/** The lease of a waiting node: only the time of its next check (the sweeper's idle interval). */
+function checkTime(ctx: EngineContext, token: string): Lease {
+  return { token, expiresAt: ctx.clock.now() + ctx.sweep.idleMs };
+}
+
+/** The claimed attempt waits for `state` (fenced on its lease, refused once told to stop). */
+export function startWaiting(
+  ctx: EngineContext,
+  executionId: string,
+  nodeId: string,
+  lease: Lease,
+  state: CompositeState,
+  event: HistoryEvent,
+): Promise<Outcome<NodeRecord>> {
+  return ctx.store.transitionNode(
+    executionId,
+    nodeId,
+    { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+    { composite: state, lease: checkTime(ctx, lease.token) },
+    event,
+  );
+}
+
+/** A check found it not done: it waits until the next one. */
+export async function checkLater(
+  ctx: EngineContext,
+  executionId: string,
+  nodeId: string,
+  lease: Lease,
+): Promise<void> {
+  await ctx.store.transitionNode(
+    executionId,
+    nodeId,
+    { status: ["RUNNING"], leaseToken: lease.token },
+    { lease: checkTime(ctx, lease.token) },
+  );
+}
+
+/**
+ * `value` (part of a node's params) with its expressions evaluated over the scope of `owner` — the
+ * node itself, or a map item's map — whose inputs are `okDeps` as its record holds them.
+ */
+export async function evaluateInScope(
+  ctx: EngineContext,
+  execution: ExecutionRecord,
+  graph: WorkflowGraph,
+  owner: GraphNode,
+  okDeps: readonly number[],
+  value: unknown,
+  path: string,
+  options: Omit<EvaluationOptions, "now"> = {},
+): Promise<unknown> {
+  if (!hasExpressions(value)) return value;
+  const deps = await loadDeps(
+    ctx,
+    execution.executionId,
+    graph,
+    depIndexesOf(dispatchMode(ctx, owner), owner, okDeps),
+  );
+  const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
+  return resolveExpressions(
+    value,
+    expressionScope(execution, input, values),
+    { ...options, now: () => ctx.clock.now() },
+    path,
+  );
+}
