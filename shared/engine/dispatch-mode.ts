@@ -114,15 +114,16 @@ export function dispatchMode(
 }
 
 /**
- * The dependencies a node's handler receives: all its parents (a direct node, an `all` join), or
- * those recorded when it was decided or claimed.
+ * The dependencies a node's handler receives: all its parents (a direct node, any `all` fan-in —
+ * the done ones, as loadDeps reads them), or those recorded when it was decided or claimed. An `all`
+ * node's record may hold none: one cancelled at an end and revived by a redrive (simulation seed 3556).
  */
 export function depIndexesOf(
   mode: DispatchMode,
   node: GraphNode,
   okDeps: readonly number[],
 ): readonly number[] {
-  return mode === "direct" || (mode === "join" && node.fanIn.kind === "all") ? node.parents : okDeps;
+  return mode === "direct" || node.fanIn.kind === "all" ? node.parents : okDeps;
 }
 
 /**

@@ -27,7 +27,7 @@ import { cancelExecution } from "./cancellation.js";
 import { notifyParent } from "./children.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
-import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
+import { depIndexesOf, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import { FanInGate, notBeforeOf, outcomeIn, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
 import {
   executionEvent,
@@ -617,7 +617,8 @@ export class Propagation {
     const attempt = fresh ? 1 : record.attempt;
     const condition = { status: [record.status], attempt: record.attempt };
     const decided = fresh ? { attempt, okDeps: record.okDeps, queuedAt: now } : {};
-    const deps = await loadDeps(this.ctx, execution.executionId, graph, record.okDeps);
+    const inputs = depIndexesOf(dispatchMode(this.ctx, node), node, record.okDeps);
+    const deps = await loadDeps(this.ctx, execution.executionId, graph, inputs);
     let output: Payload;
     try {
       const skip = await skipReason(this.ctx, execution, node, deps);
