@@ -78,6 +78,11 @@ export class AuditStore implements Store {
   /** Executions still in the sweeper's index (a sweepAt set), kept in step with the writes. */
   readonly sweepPending = new Set<string>();
   private seq = 0;
+
+  /** The seq of the latest accepted write (0 before any). */
+  get lastSeq(): number {
+    return this.seq;
+  }
   /** Each item's version before its latest accepted write (undefined: the write created it). */
   private readonly earlier = new Map<string, { record: ExecutionRecord | NodeRecord | undefined }>();
 

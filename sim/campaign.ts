@@ -15,6 +15,8 @@ export interface CampaignOptions {
   redrive?: boolean;
   /** Workflows use `when`, `onError` and params expressions in a share of them (default true). */
   flowControl?: boolean;
+  /** Workflows have `map` nodes in a share of them (default true). */
+  maps?: boolean;
   onProgress?: (done: number, failures: number, elapsedMs: number) => void;
 }
 
@@ -44,6 +46,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
       seed,
       ...(options.redrive === undefined ? {} : { redrive: options.redrive }),
       ...(options.flowControl === undefined ? {} : { flowControl: options.flowControl }),
+      ...(options.maps === undefined ? {} : { maps: options.maps }),
     });
     done++;
     steps += result.steps;

@@ -17,6 +17,16 @@
  * continued failures and params mapping are exercised. Three workflows in ten (a fourth draw) have
  * an `onFailure` handler (noop, pass — a constant, or {% error.name %} —, a failing one, a sleep).
  * `generateWorkflow(seed, name, { flowControl: false })` gives the workflows as they were before.
+ *
+ * Maps (a fifth draw, so the graphs, values and flow control are those the seed gave before): in
+ * about three workflows in ten, some nodes (one at least) are `map` nodes instead: over a literal
+ * array (empty, one element, up to 30 small or large values) or an expression over the input or
+ * the deps (`{% [1..N] %}`, the sorted dep ids, a dep's array, now and then one that gives no
+ * array: InvalidMapItems), with 1–5 lanes (or the default, one per item), each item a `pass` of
+ * `$item`/`$index`/deps, a flaky `fail`, a `fail` that fails for good on some indexes or on all,
+ * an item whose params expression fails, or a `sleep` of `$index` × ms; tolerated failures (a
+ * count, a percentage, both) in about half of them, an item retry policy of its own in some, and
+ * `onError: "continue"` in some. `generateWorkflow(seed, name, { maps: false })` leaves them out.
  */
 import fc from "fast-check";
 import type { NodeDefinition, OnFailureDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
@@ -266,6 +276,8 @@ export interface GeneratedWorkflow {
 export interface GenerateOptions {
   /** Draw `when`, `onError` and params expressions (default true); off: the workflows as before. */
   flowControl?: boolean;
+  /** Make some nodes `map` nodes in a share of the workflows (default true); off: no maps. */
+  maps?: boolean;
 }
 
 /** One random valid workflow, the same for the same seed. */
@@ -279,13 +291,18 @@ export function generateWorkflow(
   const [values] = fc.sample(valuesArb, { seed: (seed ^ 0x0dd5eed) | 0, numRuns: 1 });
   // Flow control from a third stream, for the same reason; an onFailure handler from a fourth.
   const [flow] = fc.sample(flowArb, { seed: (seed ^ 0x5ce1a11) | 0, numRuns: 1 });
-  if (!draw || !values || !flow) throw new Error("fast-check produced no sample");
+  // Maps from a fifth stream, for the same reason.
+  const [maps] = fc.sample(mapsArb, { seed: (seed ^ 0x3a9c0de) | 0, numRuns: 1 });
+  if (!draw || !values || !flow || !maps) throw new Error("fast-check produced no sample");
   const parents = parentsOf(draw);
-  const ids = parents.map((_, i) => `n${i}-${kindName(draw.kinds[i]!)}`);
+  const isMap = mapsOf(parents.length, options.maps !== false ? maps : undefined, seed);
+  const ids = parents.map((_, i) => `n${i}-${isMap[i] ? "map" : kindName(draw.kinds[i]!)}`);
   const nodes = parents.map((ps, i) => {
     const k = draw.kinds[i]!;
     const large = values.values[i];
-    const node = nodeOf(ids[i]!, k.type === "pass" && large !== null ? { ...k, value: large } : k);
+    const node: NodeDefinition = isMap[i]
+      ? { id: ids[i]!, type: "map" }
+      : nodeOf(ids[i]!, k.type === "pass" && large !== null ? { ...k, value: large } : k);
     if (ps.length > 0) node.dependsOn = ps.map((p) => ids[p]!);
     const fanIn = fanInOf(ps.length, draw.fans[i]!);
     if (fanIn !== undefined) node.fanIn = fanIn;
@@ -293,6 +310,15 @@ export function generateWorkflow(
   });
   if (options.flowControl !== false && flow.enabled < FLOW_PERCENT)
     addFlowControl(nodes, parents, flow, draw.defaultAttempts);
+  // After flow control, which leaves a map's params alone (a map is no `pass`, `fail` or `sleep`).
+  nodes.forEach((node, i) => {
+    if (isMap[i])
+      mapNodeOf(
+        node,
+        (parents[i] ?? []).map((p) => ids[p]!),
+        maps.nodes[i]!,
+      );
+  });
   // Plain JSON (fast-check may build objects with a null prototype); the input as exact JSON, so
   // -0 and ±Infinity stay what they are.
   const onFailure = options.flowControl !== false ? onFailureOf(mix(seed ^ 0x0f4115)) : undefined;
@@ -464,4 +490,129 @@ function onFailureOf(draw: number): OnFailureDefinition | undefined {
 
 function kindName(k: Kind): string {
   return k.type === "failHard" ? "hard" : k.type;
+}
+
+// ── maps ─────────────────────────────────────────────────────────────────────────────────────────
+
+/** The share of workflows (in percent) that have map nodes. */
+const MAP_PERCENT = 30;
+/** The share of a map workflow's nodes (in percent) that are maps (one at least). */
+const MAP_NODE_PERCENT = 25;
+
+const itemCount = fc.oneof(
+  { weight: 2, arbitrary: fc.constant(0) },
+  { weight: 2, arbitrary: fc.constant(1) },
+  { weight: 3, arbitrary: fc.integer({ min: 2, max: 6 }) },
+  { weight: 3, arbitrary: fc.integer({ min: 7, max: 30 }) },
+);
+const perMap = fc.record({
+  /** Where its items come from. */
+  source: fc.nat(99),
+  count: itemCount,
+  /** Literal items, cycled to `count` elements; large ones now and then. */
+  literal: fc.array(fc.oneof({ weight: 6, arbitrary: small }, { weight: 1, arbitrary: largeValue }), {
+    minLength: 1,
+    maxLength: 8,
+  }),
+  /** Which parent an expression names. */
+  parent: fc.nat(99),
+  /** The item task, and a number it uses. */
+  task: fc.nat(9999),
+  knob: fc.nat(9999),
+  /** undefined: the default maxConcurrency (40, so one lane per item here). */
+  lanes: fc.option(fc.integer({ min: 1, max: 5 }), { freq: 5 }),
+  /** < 50 none; < 70 a count; < 85 a percentage; else both. */
+  tolerance: fc.nat(99),
+  toleratedCount: fc.integer({ min: 0, max: 4 }),
+  toleratedPercent: fc.oneof(fc.constantFrom(0, 10, 25, 50, 100), fc.integer({ min: 0, max: 100 })),
+  /** The items' retry policy: params.retry (< 35), the map node's own (< 55), else the defaults. */
+  retryWhere: fc.nat(99),
+  retry: fc.record({
+    maxAttempts: fc.integer({ min: 1, max: 4 }),
+    initialSeconds: fc.constantFrom(0, 0.1, 0.5, 1),
+  }),
+  /** < 35: `onError: "continue"`. */
+  onError: fc.nat(99),
+  itemEvents: fc.boolean(),
+});
+const mapsArb = fc.record({
+  /** The node made a map when none was drawn. */
+  first: fc.nat(999),
+  nodes: fc.array(perMap, { minLength: MAX_NODES, maxLength: MAX_NODES }),
+});
+type MapsDraw = typeof mapsArb extends fc.Arbitrary<infer T> ? T : never;
+type MapDraw = MapsDraw["nodes"][number];
+
+/**
+ * Which of `n` nodes are maps: none unless the workflow has maps, then one at least. Drawn with
+ * `mix` (uniform), so the shares are what they say.
+ */
+function mapsOf(n: number, maps: MapsDraw | undefined, seed: number): boolean[] {
+  if (!maps || mix(seed ^ 0x3a9) % 100 >= MAP_PERCENT) return Array.from({ length: n }, () => false);
+  const isMap = Array.from({ length: n }, (_, i) => mix((seed ^ 0x3a9c) + i) % 100 < MAP_NODE_PERCENT);
+  if (!isMap.includes(true)) isMap[maps.first % n] = true;
+  return isMap;
+}
+
+/** Makes `node` a map: its items, its item task, its lanes, tolerance, retries and onError. */
+function mapNodeOf(node: NodeDefinition, parentIds: readonly string[], m: MapDraw): void {
+  const p = parentIds.length > 0 ? parentIds[m.parent % parentIds.length]! : undefined;
+  // The drawn values, then small ones cycled (large values cycled to 30 would overflow the definition).
+  const cycled = m.literal.filter((v) => JSON.stringify(v).length <= 40);
+  const literal = Array.from({ length: m.count }, (_, i) =>
+    i < m.literal.length ? m.literal[i] : cycled.length > 0 ? cycled[i % cycled.length] : i,
+  );
+  const sources: Array<[number, unknown]> = [
+    [8, literal],
+    [4, `{% [1..${m.count}] %}`],
+    [2, `{% [[1..${m.count}].($ * 3)] %}`],
+    [2, "{% [$sort($keys(deps))] %}"],
+    [1, "{% input = null ? [] : [input] %}"],
+    // no array (a number): the map fails with InvalidMapItems
+    [m.count === 0 ? 1 : 0, "{% 42 %}"],
+  ];
+  if (p !== undefined)
+    sources.push(
+      [2, `{% $type(deps.\`${p}\`) = "array" ? deps.\`${p}\` : [deps.\`${p}\`] %}`],
+      // a dep's output as it is: an array only if that dep gave one (else InvalidMapItems)
+      [1, `{% deps.\`${p}\` %}`],
+    );
+  const items = weighted(sources, m.source);
+  const attempts = m.retry.maxAttempts;
+  const k = 2 + (m.knob % 4);
+  const tasks: Array<[number, { type: string; params?: unknown }]> = [
+    [5, { type: "pass", params: { value: "{% $item %}" } }],
+    [2, { type: "pass", params: { value: { i: "{% $index %}", v: "{% $item %}" } } }],
+    [1, { type: "pass", params: { value: "{% [$index, $count($keys(deps)), execution.workflow] %}" } }],
+    [1, { type: "pass" }],
+    // flaky: passes on attempt times + 1, when the items have that many attempts
+    [3, { type: "fail", params: { times: m.knob % 3 } }],
+    // every k-th item fails for good
+    [3, { type: "fail", params: { times: `{% $index % ${k} = 0 ? 99 : 0 %}`, message: "item fails" } }],
+    // one item fails, not retryable
+    [
+      1,
+      {
+        type: "fail",
+        params: { times: `{% $index = ${m.knob % 5} ? 1 : 0 %}`, retryable: false, message: "bad item" },
+      },
+    ],
+    [1, { type: "fail", params: { retryable: false, message: "every item is bad" } }],
+    // one item's params fail to evaluate: an ExpressionError, for good
+    [1, { type: "pass", params: { value: `{% $index = ${m.knob % 4} ? $error("no") : $index %}` } }],
+    [2, { type: "sleep", params: { ms: `{% $index * ${m.knob % 300} %}` } }],
+    [1, { type: "sleep", params: { ms: m.knob % 2500 } }],
+  ];
+  const task = weighted(tasks, m.task);
+  const params: Record<string, unknown> = { items, task };
+  if (m.lanes !== null) params.maxConcurrency = m.lanes;
+  if (m.tolerance >= 50 && (m.tolerance < 70 || m.tolerance >= 85))
+    params.toleratedFailureCount = m.toleratedCount;
+  if (m.tolerance >= 70) params.toleratedFailurePercentage = m.toleratedPercent;
+  const retry = { maxAttempts: attempts, backoff: { initialSeconds: m.retry.initialSeconds, maxSeconds: 2 } };
+  if (m.retryWhere < 35) params.retry = retry;
+  else if (m.retryWhere < 55) node.retry = retry;
+  if (m.itemEvents) params.itemEvents = true;
+  node.params = params;
+  if (m.onError < 35) node.onError = "continue";
 }

@@ -48,15 +48,38 @@
  *  - idempotency keys (per workflow): at most one execution per (workflow, key), each of a key a
  *    client created with; every answer to a client's creates names that one execution; a create
  *    with the key but another input or start flag is refused (never answered with an execution,
- *    so it never creates one), and the same request never is.
+ *    so it never creates one), and the same request never is;
+ *  - every handler run (a node's or a map item's) belongs to an attempt whose claim (NodeStarted)
+ *    was accepted before the run began [handler-claimed];
+ *  - maps (checkMaps below): each item's life follows the state machine, fenced, with one start
+ *    per attempt, at most one completion and one terminal event of its status; every item of a
+ *    COMPLETED map's attempt ended COMPLETED or FAILED, exactly the items of its list
+ *    [map-item-once]; no item is written before its map attempt's waiting write, item j ≥ lanes is
+ *    claimed only once item j − lanes ended, and never more than `lanes` items of one map attempt
+ *    are RUNNING at once in true write order [map-concurrency]; an item claimed after its map
+ *    attempt ended never runs its handler nor completes (items claimed before the end may finish
+ *    after it) [map-ended]; a map ends as the reference decides from its items — COMPLETED with
+ *    their outputs in item order, tolerated failures as {error}, the NodeCompleted detail
+ *    {items, failed} — or FAILED with MapFailed only once more items failed than tolerated, each
+ *    item's output the reference's [map-output, map-tolerance]; a SKIPPED map has no items
+ *    [skipped-ran]; items' outputs and the chunks of a map's list are stored as any payload.
  *
- * Warnings (reported, not failures): nodes left QUEUED or RUNNING in a finished execution.
+ * The history compared with the accepted writes includes the map items' events.
+ *
+ * Warnings (reported, not failures): nodes left QUEUED or RUNNING in a finished execution, and map
+ * items left so after their map attempt and execution ended [leftover-item].
  */
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { WorkflowDefinition } from "../shared/domain/definition.js";
 import { requiredCompletions } from "../shared/domain/fan-in.js";
-import { compileGraph, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../shared/domain/graph.js";
+import {
+  compileGraph,
+  type GraphNode,
+  ON_FAILURE_NODE_ID,
+  type WorkflowGraph,
+} from "../shared/domain/graph.js";
+import { parseMapItemId } from "../shared/domain/map.js";
 import {
   blobKey,
   blobsOf,
@@ -72,7 +95,7 @@ import { HISTORY } from "../shared/engine/lifecycle.js";
 import { Payloads } from "../shared/engine/payloads.js";
 import type { BlobStore, Store } from "../shared/ports.js";
 import type { AuditStore, NodeWrite } from "./audit-store.js";
-import { type ReferenceNode, referenceOnFailure, referenceRun } from "./reference.js";
+import { type Reference, type ReferenceNode, referenceOnFailure, referenceRun } from "./reference.js";
 import type { HandlerRun } from "./watched-tasks.js";
 
 export interface Violation {
@@ -80,6 +103,8 @@ export interface Violation {
   executionId?: string;
   nodeId?: string;
   message: string;
+  /** The open finding (sim/open-findings.ts) the checker attributes it to, when it can tell. */
+  finding?: string;
 }
 
 export interface CheckResult {
@@ -162,6 +187,20 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     expressionErrors: 0,
     paramsMapped: 0,
     onFailureRuns: 0,
+    // maps: completed (empty ones among them), failed with MapFailed, their items written (with
+    // attempts lost to crashes or expired leases, cancelled, tolerated failures in completed maps),
+    // maps whose items filled every lane at once, items claimed after their map attempt ended and
+    // item handlers that began after it (a claim that raced the end)
+    mapsCompleted: 0,
+    mapsEmpty: 0,
+    mapsFailed: 0,
+    mapItems: 0,
+    mapItemsLost: 0,
+    mapItemsCancelled: 0,
+    mapItemsTolerated: 0,
+    mapsAtFullWidth: 0,
+    itemsClaimedAfterMapEnd: 0,
+    itemRunsAfterMapEnd: 0,
   };
   const runsByNode = new Map<string, HandlerRun[]>();
   for (const run of input.handlerRuns ?? []) {
@@ -194,8 +233,14 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
 
   for (const execution of executions) {
     const id = execution.executionId;
-    const v = (rule: string, message: string, nodeId?: string) =>
-      violations.push({ rule, executionId: id, ...(nodeId ? { nodeId } : {}), message });
+    const v = (rule: string, message: string, nodeId?: string, finding?: string) =>
+      violations.push({
+        rule,
+        executionId: id,
+        ...(nodeId ? { nodeId } : {}),
+        message,
+        ...(finding ? { finding } : {}),
+      });
     const definition = input.definitions.get(execution.workflow);
     const graph = graphs.get(execution.workflow);
     if (!definition || !graph) {
@@ -237,7 +282,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         v("execution-terminal-stable", `event ${write.event.type} after its terminal event`);
       if (write.event && EXECUTION_TERMINAL_EVENTS.has(write.event.type)) terminalSeen = true;
     }
-    const history = await input.store.listHistory(id);
+    // Map items' events too: they are the items' records' (the API shows them only on request).
+    const history = await input.store.listHistory(id, { withItems: true });
     const executionEvents = history.filter((e) => e.nodeId === undefined);
     const terminalEvents = executionEvents.filter((e) => EXECUTION_TERMINAL_EVENTS.has(e.type));
     // One end per life: the first, and one after each redrive of a failed execution.
@@ -277,6 +323,14 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
 
     // ── nodes ─────────────────────────────────────────────────────────────────────────────────
     const records = new Map((await input.store.listNodes(id)).map((r) => [r.nodeId, r]));
+    // Map items (records of their own, `<map>[<attempt>.<index>]`): their writes, in write order.
+    const itemWrites = new Map<string, NodeWrite[]>();
+    for (const w of input.audit.nodeWrites)
+      if (w.executionId === id && parseMapItemId(w.nodeId))
+        itemWrites.set(w.nodeId, [...(itemWrites.get(w.nodeId) ?? []), w]);
+    const itemRecords = new Map(
+      (await input.store.getNodes(id, [...itemWrites.keys()])).map((r) => [r.nodeId, r]),
+    );
     const idOf = (index: number) => graph.nodes[index]!.id;
 
     // ── payloads: every one the store accepted, in the final records and in every write ───────
@@ -335,6 +389,29 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
           );
       }
     };
+    // A map's items' outputs, and the chunks its list is kept in: stored like any value.
+    const itemPayloads = new Map<string, { payload: Payload; what: string; nodeId: string }>();
+    for (const [itemId, writes] of itemWrites)
+      for (const w of writes)
+        if (w.after.output !== undefined)
+          itemPayloads.set(encodeStoredPayload(w.after.output), {
+            payload: w.after.output,
+            what: "the item's output",
+            nodeId: itemId,
+          });
+    for (const node of graph.nodes)
+      for (const w of writesByNode.get(`${id}/${node.id}`) ?? [])
+        for (const chunk of w.after.composite?.kind === "map" ? w.after.composite.chunks : [])
+          itemPayloads.set(encodeStoredPayload(chunk), {
+            payload: chunk,
+            what: "a chunk of its items",
+            nodeId: node.id,
+          });
+    for (const { payload, what, nodeId } of itemPayloads.values()) {
+      await checkBlobs(payload, nodeId);
+      checkForm(payload, what, nodeId);
+      if ("parts" in payload) v("payload-form", `${what} is kept as parts`, nodeId);
+    }
     for (const stored of inputs) {
       const payload = decodeStoredPayload(stored);
       await checkBlobs(payload);
@@ -672,11 +749,14 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         return record.okDeps.map(idOf);
       },
       passingAttemptOf: (nodeId, times) => {
-        const record = records.get(nodeId);
-        return lostAttempts.get(nodeId) && record ? record.attempt : times + 1;
+        const record = records.get(nodeId) ?? itemRecords.get(nodeId);
+        const lost = lostAttempts.get(nodeId) ?? lostItemAttempts(itemWrites.get(nodeId) ?? []);
+        return lost && record ? record.attempt : times + 1;
       },
+      mapAttemptOf: (mapId) => records.get(mapId)?.attempt ?? 1,
+      attemptsLost: (nodeId) => lostAttempts.get(nodeId) ?? lostItemAttempts(itemWrites.get(nodeId) ?? []),
       endedAs: (nodeId) => {
-        const record = records.get(nodeId);
+        const record = records.get(nodeId) ?? itemRecords.get(nodeId);
         if (!record || !NODE_ENDS.has(record.status)) return undefined;
         return {
           status: record.status,
@@ -689,7 +769,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     /** Nothing but skips and continued failures can stop it: it must succeed. */
     const clean = reference.status === "SUCCEEDED" && !input.cancelRequested.has(id) && !redriven;
     const outputRule = (ref: ReferenceNode | undefined) =>
-      ref && ref.continued.length > 0 ? "continue-deps" : "output";
+      ref?.map ? "map-output" : ref && ref.continued.length > 0 ? "continue-deps" : "output";
     for (const node of graph.nodes) {
       const record = records.get(node.id);
       const ref = reference.nodes.get(node.id)!;
@@ -766,6 +846,24 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         );
     }
 
+    // ── maps: their items' lives, lanes, ends and outputs ─────────────────────────────────────
+    await checkMaps({
+      resolve,
+      graph,
+      definition,
+      execution,
+      records,
+      writesByNode,
+      itemWrites,
+      itemRecords,
+      reference,
+      runsByNode,
+      counts,
+      v,
+      warn: (rule, message, nodeId) =>
+        warnings.push({ rule, executionId: id, ...(nodeId ? { nodeId } : {}), message }),
+    });
+
     // A node failed for good under `onError: "fail"` (a continued failure is no cause).
     const failedForGoodNode = [...records.values()].some(
       (r: NodeRecord) => r.status === "FAILED" && !continues(r.nodeId) && r.nodeId !== ON_FAILURE_NODE_ID,
@@ -797,7 +895,11 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
           v("execution-output", `describing it failed (${view.name}: ${view.message})`);
         else {
           if (!isDeepStrictEqual(view.output, expected))
-            v("execution-output", `output ${json(view.output)} but the reference says ${json(expected)}`);
+            v(
+              "execution-output",
+              `output ${json(view.output)} but the reference says ${json(expected)}`,
+              undefined,
+            );
           if (!isDeepStrictEqual(view.input, sent))
             v("input", `described with the input ${json(view.input)}, but the client sent ${json(sent)}`);
         }
@@ -881,7 +983,405 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     if (failedForGood && execution.status === "RUNNING")
       v("fail-fast", "a node failed for good, yet it still runs");
   }
+  violations.push(...checkHandlerClaims(input.audit.nodeWrites, input.handlerRuns ?? []));
   return { violations, warnings, counts };
+}
+
+/** Every handler run (of a node or a map item) belongs to an attempt whose claim was accepted before it began. */
+function checkHandlerClaims(writes: readonly NodeWrite[], runs: readonly HandlerRun[]): Violation[] {
+  const claimed = new Map<string, number>();
+  for (const w of writes)
+    for (const e of w.events)
+      if (e.type === HISTORY.nodeStarted) {
+        const key = `${w.executionId}/${w.nodeId}/${e.attempt ?? 0}`;
+        if (!claimed.has(key)) claimed.set(key, w.seq);
+      }
+  const violations: Violation[] = [];
+  for (const run of runs) {
+    const seq = claimed.get(`${run.executionId}/${run.nodeId}/${run.attempt}`);
+    if (seq === undefined || (run.seq !== undefined && seq > run.seq))
+      violations.push({
+        rule: "handler-claimed",
+        executionId: run.executionId,
+        nodeId: run.nodeId,
+        message: `a handler run of attempt ${run.attempt} ${seq === undefined ? "whose claim was never accepted" : `began before its claim was accepted (write ${seq}, run after write ${run.seq})`}`,
+      });
+  }
+  return violations;
+}
+
+/** An item's attempts lost to something else than its handler's retryable failure (crashes, expired leases). */
+function lostItemAttempts(writes: readonly NodeWrite[]): boolean {
+  return writes.some((w) =>
+    w.events.some((e) => e.type === HISTORY.nodeRetryScheduled && errorName(e) !== "RetryableError"),
+  );
+}
+
+interface MapCheck {
+  resolve: (payload: Payload) => Promise<{ value: unknown } | { error: string }>;
+  graph: WorkflowGraph;
+  definition: WorkflowDefinition;
+  execution: ExecutionRecord;
+  records: ReadonlyMap<string, NodeRecord>;
+  writesByNode: ReadonlyMap<string, NodeWrite[]>;
+  itemWrites: ReadonlyMap<string, NodeWrite[]>;
+  itemRecords: ReadonlyMap<string, NodeRecord>;
+  reference: Reference;
+  runsByNode: ReadonlyMap<string, HandlerRun[]>;
+  counts: Record<string, number>;
+  v: (rule: string, message: string, nodeId?: string, finding?: string) => void;
+  warn: (rule: string, message: string, nodeId?: string) => void;
+}
+
+/** One attempt of a map: when it started waiting (its list and lanes), and when it ended. */
+interface MapLife {
+  startSeq?: number;
+  items: number;
+  lanes: number;
+  endSeq?: number;
+}
+
+/**
+ * The map rules, per map node of the execution:
+ *  - each item's own life as a node's: the state machine, never left once ended, one terminal event
+ *    of its status, fenced writes, at most one start per attempt and one completion [map-item-once];
+ *    a failure for good only for a reason [failed-node-cause];
+ *  - every item of a COMPLETED map's attempt ended COMPLETED or FAILED, exactly the items of its
+ *    list, and no more failed than tolerated [map-item-once, map-tolerance];
+ *  - lanes: no item is claimed before its map attempt's waiting write; item j ≥ lanes only once
+ *    item j − lanes (the one before it in its lane) ended; never more than `lanes` items of one map
+ *    attempt RUNNING at once, in the audit's true write order [map-concurrency];
+ *  - an item claimed after its map attempt ended never runs its handler and never completes: it is
+ *    stopped (items claimed before the end may still finish) [map-ended];
+ *  - a map ends as the reference decides from its items: COMPLETED with their outputs in item order
+ *    (a failed item as {error}), or FAILED with MapFailed once more items failed than tolerated;
+ *    each item's output is the reference's [map-output, map-tolerance];
+ *  - a SKIPPED map has no items and ran no item handler [skipped-ran].
+ */
+async function checkMaps(c: MapCheck): Promise<void> {
+  const id = c.execution.executionId;
+  for (const node of c.graph.nodes) {
+    if (node.type !== "map") continue;
+    await checkMap(c, node);
+  }
+  // Items of a map of this execution only.
+  for (const itemId of c.itemWrites.keys()) {
+    const ref = parseMapItemId(itemId);
+    if (!ref || c.graph.byId.get(ref.mapId)?.type !== "map")
+      c.v("map-item-once", `an item record of no map of ${id}'s workflow`, itemId);
+  }
+}
+
+async function checkMap(c: MapCheck, node: GraphNode): Promise<void> {
+  const id = c.execution.executionId;
+  const record = c.records.get(node.id);
+  const ref = c.reference.nodes.get(node.id);
+  const mapWrites = c.writesByNode.get(`${id}/${node.id}`) ?? [];
+  // Its attempts' lives, from its writes.
+  const lives = new Map<number, MapLife>();
+  const lifeOf = (attempt: number) => {
+    let life = lives.get(attempt);
+    if (!life) {
+      life = { items: 0, lanes: 0 };
+      lives.set(attempt, life);
+    }
+    return life;
+  };
+  for (const w of mapWrites) {
+    const { before, after } = w;
+    const waiting = after.status === "RUNNING" && after.composite?.kind === "map";
+    const wasWaiting =
+      before?.status === "RUNNING" && before.composite?.kind === "map" && before.attempt === after.attempt;
+    if (waiting && !wasWaiting && after.composite?.kind === "map") {
+      const life = lifeOf(after.attempt);
+      life.startSeq ??= w.seq;
+      life.items = after.composite.items;
+      life.lanes = after.composite.lanes;
+    }
+    if (before?.status === "RUNNING" && (after.status !== "RUNNING" || after.attempt !== before.attempt))
+      lifeOf(before.attempt).endSeq ??= w.seq;
+  }
+  // Its items, by attempt.
+  const byAttempt = new Map<number, string[]>();
+  for (const itemId of c.itemWrites.keys()) {
+    const item = parseMapItemId(itemId);
+    if (item?.mapId !== node.id) continue;
+    byAttempt.set(item.mapAttempt, [...(byAttempt.get(item.mapAttempt) ?? []), itemId]);
+  }
+  const itemRuns = (itemId: string) => c.runsByNode.get(`${id}/${itemId}`) ?? [];
+
+  if (record?.status === "SKIPPED") {
+    const items = [...byAttempt.values()].flat();
+    if (items.length > 0) c.v("skipped-ran", `SKIPPED, yet it has ${items.length} item record(s)`, node.id);
+    if (items.some((itemId) => itemRuns(itemId).length > 0))
+      c.v("skipped-ran", "SKIPPED, yet an item's handler ran", node.id);
+  }
+
+  const paramsOf = (node.params ?? {}) as { retry?: { maxAttempts?: number } };
+  const itemMaxAttempts = paramsOf.retry?.maxAttempts ?? node.retry.maxAttempts;
+
+  for (const [attempt, itemIds] of byAttempt) {
+    const life = lives.get(attempt);
+    // Every item write of this map attempt, in true write order.
+    const writes = itemIds.flatMap((itemId) => c.itemWrites.get(itemId) ?? []).sort((a, b) => a.seq - b.seq);
+    for (const itemId of itemIds) {
+      const item = parseMapItemId(itemId)!;
+      const iv = (rule: string, message: string) => c.v(rule, message, itemId);
+      const own = c.itemWrites.get(itemId) ?? [];
+      const itemRecord = c.itemRecords.get(itemId);
+      checkItemLife(own, itemRecord, iv);
+      c.counts.mapItems = (c.counts.mapItems ?? 0) + 1;
+      if (lostItemAttempts(own)) c.counts.mapItemsLost = (c.counts.mapItemsLost ?? 0) + 1;
+      if (!life?.startSeq) {
+        iv("map-concurrency", `written though map attempt ${attempt} never started waiting for its items`);
+        continue;
+      }
+      if (item.index >= life.items)
+        iv("map-item-once", `index ${item.index}, beyond the ${life.items} items of map attempt ${attempt}`);
+      if ((own[0]?.seq ?? Number.POSITIVE_INFINITY) < life.startSeq)
+        iv(
+          "map-concurrency",
+          `written (write ${own[0]?.seq}) before its map started waiting (${life.startSeq})`,
+        );
+      // Claimed after its map attempt ended: stopped, never run, never completed.
+      for (const w of own) {
+        const started = w.events.find((e) => e.type === HISTORY.nodeStarted);
+        if (!started) continue;
+        const claimedAttempt = started.attempt ?? w.after.attempt;
+        const runs = itemRuns(itemId).filter((r) => r.attempt === claimedAttempt);
+        if (life.endSeq !== undefined && runs.some((r) => (r.seq ?? 0) >= life.endSeq!))
+          c.counts.itemRunsAfterMapEnd = (c.counts.itemRunsAfterMapEnd ?? 0) + 1;
+        if (life.endSeq === undefined || w.seq < life.endSeq) continue;
+        c.counts.itemsClaimedAfterMapEnd = (c.counts.itemsClaimedAfterMapEnd ?? 0) + 1;
+        if (runs.length > 0)
+          iv(
+            "map-ended",
+            `attempt ${claimedAttempt} was claimed (write ${w.seq}) after map attempt ${attempt} ended (write ${life.endSeq}), yet its handler ran`,
+          );
+        if (
+          own.some((x) => x.seq > w.seq && x.after.status === "COMPLETED" && x.before?.status !== "COMPLETED")
+        )
+          iv(
+            "map-ended",
+            `attempt ${claimedAttempt} was claimed (write ${w.seq}) after map attempt ${attempt} ended (write ${life.endSeq}), yet it completed`,
+          );
+      }
+      // Left open: in a map attempt that ended, or an execution that did.
+      if (itemRecord && !isTerminalNode(itemRecord.status)) {
+        const mapMovedOn = record?.status !== "RUNNING" || record.attempt !== attempt;
+        if (mapMovedOn && isTerminalExecution(c.execution.status))
+          c.warn(
+            "leftover-item",
+            `left ${itemRecord.status} (attempt ${itemRecord.attempt}) after its map (${record?.status}) and execution (${c.execution.status}) ended`,
+            itemId,
+          );
+      }
+    }
+    if (!life?.startSeq) continue;
+    // Lanes: item j only once item j − lanes ended; never more than `lanes` RUNNING at once.
+    const status = new Map<number, NodeStatus>();
+    let running = 0;
+    let maxRunning = 0;
+    let reported = false;
+    for (const w of writes) {
+      const index = parseMapItemId(w.nodeId)!.index;
+      const from = status.get(index);
+      const to = w.after.status;
+      if (to === "RUNNING" && from !== "RUNNING" && index >= life.lanes) {
+        const previous = status.get(index - life.lanes);
+        if (previous === undefined || !isTerminalNode(previous))
+          c.v(
+            "map-concurrency",
+            `claimed (write ${w.seq}) while item ${index - life.lanes}, before it in its lane of ${life.lanes}, was ${previous ?? "not yet written"}`,
+            w.nodeId,
+          );
+      }
+      if (from === "RUNNING") running--;
+      if (to === "RUNNING") running++;
+      status.set(index, to);
+      maxRunning = Math.max(maxRunning, running);
+      if (running > life.lanes && !reported) {
+        reported = true;
+        c.v(
+          "map-concurrency",
+          `${running} items of attempt ${attempt} RUNNING at once (write ${w.seq}), over its ${life.lanes} lanes`,
+          node.id,
+        );
+      }
+    }
+    if (maxRunning === life.lanes && life.lanes > 1)
+      c.counts.mapsAtFullWidth = (c.counts.mapsAtFullWidth ?? 0) + 1;
+  }
+
+  // ── the map's end against the reference ──
+  if (!record || !ref) return;
+  const nv = (rule: string, message: string) => c.v(rule, message, node.id);
+  const map = ref.map;
+  const attempt = record.attempt;
+  const life = lives.get(attempt);
+  const itemIdOf = (index: number) => `${node.id}[${attempt}.${index}]`;
+  if (record.status === "COMPLETED") {
+    const n = life?.items ?? 0;
+    c.counts.mapsCompleted = (c.counts.mapsCompleted ?? 0) + 1;
+    if (n === 0) c.counts.mapsEmpty = (c.counts.mapsEmpty ?? 0) + 1;
+    if (map && map.items.length !== n)
+      nv("map-output", `COMPLETED over ${n} items, but the reference's list has ${map.items.length}`);
+    let failed = 0;
+    for (let index = 0; index < n; index++) {
+      const item = c.itemRecords.get(itemIdOf(index));
+      if (item?.status === "FAILED") failed++;
+      else if (item?.status !== "COMPLETED")
+        c.v(
+          "map-item-once",
+          `item ${index} of a COMPLETED map is ${item?.status ?? "not written"}, not COMPLETED or FAILED`,
+          itemIdOf(index),
+        );
+    }
+    c.counts.mapItemsTolerated = (c.counts.mapItemsTolerated ?? 0) + failed;
+    if (map && failed > map.tolerated)
+      nv("map-tolerance", `COMPLETED with ${failed} failed items, ${map.tolerated} tolerated`);
+    if (map?.decided === "FAILED")
+      nv(
+        "map-tolerance",
+        `COMPLETED, but the reference fails it: ${map.failures} of ${map.items.length} items failed, ${map.tolerated} tolerated`,
+      );
+    const done = (c.writesByNode.get(`${id}/${node.id}`) ?? [])
+      .flatMap((w) => w.events)
+      .findLast((e) => e.type === HISTORY.nodeCompleted);
+    if (done && !isDeepStrictEqual(done.detail, { items: n, failed }))
+      nv("map-output", `its NodeCompleted says ${json(done.detail)}, not {"items":${n},"failed":${failed}}`);
+  }
+  if (record.status === "FAILED" && record.error?.name === "MapFailed") {
+    c.counts.mapsFailed = (c.counts.mapsFailed ?? 0) + 1;
+    const failed = [...c.itemRecords.values()].filter((item) => {
+      const r = parseMapItemId(item.nodeId);
+      return (
+        r?.mapId === node.id &&
+        r.mapAttempt === attempt &&
+        NODE_ENDS.has(item.status) &&
+        item.status !== "COMPLETED"
+      );
+    }).length;
+    if (!map) nv("map-tolerance", "FAILED with MapFailed, but the reference never gets its items");
+    else {
+      if (failed <= map.tolerated)
+        nv("map-tolerance", `FAILED with MapFailed, with ${failed} items failed, ${map.tolerated} tolerated`);
+      if (map.decided === "COMPLETED")
+        nv(
+          "map-tolerance",
+          `FAILED with MapFailed, but the reference completes it: ${map.failures} of ${map.items.length} items failed, ${map.tolerated} tolerated`,
+        );
+    }
+  }
+  // Each item of its last attempt against the reference's.
+  if (!map || map.attempt !== attempt) return;
+  for (const item of map.items) {
+    const itemRecord = c.itemRecords.get(item.id);
+    if (!itemRecord) continue;
+    const iv = (rule: string, message: string) => c.v(rule, message, item.id);
+    if (itemRecord.status === "COMPLETED") {
+      if (item.predicted === "FAILED") iv("map-output", `COMPLETED, but the reference fails it: ${item.why}`);
+      else if (itemRecord.output === undefined) iv("map-output", "COMPLETED without an output");
+      else {
+        const output = await c.resolve(itemRecord.output);
+        if ("error" in output) iv("map-output", `its output cannot be resolved (${output.error})`);
+        else if (!isDeepStrictEqual(output.value, item.output ?? null))
+          c.v(
+            "map-output",
+            `output ${json(output.value)} but the reference says ${json(item.output)}`,
+            item.id,
+          );
+      }
+    }
+    if (itemRecord.status === "FAILED") {
+      const error = itemRecord.error;
+      const byHandler = ["RetryableError", "TerminalError", "ExpressionError"].includes(error?.name ?? "");
+      if (byHandler && item.predicted === "COMPLETED")
+        iv(
+          "map-output",
+          `FAILED by its handler (${error?.name}: ${error?.message}), but the reference passes it`,
+        );
+      const legit =
+        error?.name === "DeadLettered" ||
+        error?.name === "ExpressionError" ||
+        error?.retryable === false ||
+        itemRecord.attempt >= itemMaxAttempts;
+      if (!legit)
+        iv(
+          "failed-node-cause",
+          `FAILED on attempt ${itemRecord.attempt} of ${itemMaxAttempts} with ${error?.name} (${error?.message})`,
+        );
+    }
+    if (itemRecord.status === "CANCELLED") c.counts.mapItemsCancelled = (c.counts.mapItemsCancelled ?? 0) + 1;
+  }
+}
+
+/** An item's own life, as any node's: state machine, terminal stability, fencing, once-only events. */
+function checkItemLife(
+  writes: readonly NodeWrite[],
+  record: NodeRecord | undefined,
+  iv: (rule: string, message: string) => void,
+): void {
+  const events = writes.flatMap((w) => w.events);
+  const count = (type: string, attempt?: number) =>
+    events.filter((e) => e.type === type && (attempt === undefined || e.attempt === attempt)).length;
+  if (count(HISTORY.nodeCompleted) > 1)
+    iv("map-item-once", `${count(HISTORY.nodeCompleted)} NodeCompleted events`);
+  const completions = writes.filter(
+    (w) => w.after.status === "COMPLETED" && w.before?.status !== "COMPLETED",
+  );
+  if (completions.length > 1) iv("map-item-once", `${completions.length} writes completed it`);
+  for (const attempt of new Set(events.map((e) => e.attempt ?? 0))) {
+    if (count(HISTORY.nodeStarted, attempt) > 1)
+      iv("map-item-once", `attempt ${attempt} started ${count(HISTORY.nodeStarted, attempt)} times`);
+    if (count(HISTORY.nodeRetryScheduled, attempt) > 1)
+      iv("map-item-once", `attempt ${attempt} scheduled ${count(HISTORY.nodeRetryScheduled, attempt)} times`);
+  }
+  let maxAttempt = 0;
+  let terminalEvent: string | undefined;
+  for (const w of writes) {
+    const from: NodeStatus = w.before?.status ?? "PENDING";
+    const to = w.after.status;
+    if (NODE_ENDS.has(from)) iv("node-terminal-stable", `a ${w.op} write was accepted on a ${from} item`);
+    else if (from !== to && !canTransitionNode(from, to)) iv("state-machine", `${from} → ${to}`);
+    if (to === "SKIPPED") iv("state-machine", `${from} → SKIPPED (an item is never skipped)`);
+    const cond = w.condition;
+    if (cond?.leaseToken !== undefined && w.before?.lease?.token !== cond.leaseToken)
+      iv(
+        "superseded-write",
+        `a write fenced on token ${cond.leaseToken} was accepted while the lease was ${w.before?.lease?.token ?? "none"} (attempt ${w.before?.attempt}) [${w.process}]`,
+      );
+    if (cond?.attempt !== undefined && w.before !== undefined && w.before.attempt !== cond.attempt)
+      iv(
+        "superseded-write",
+        `a write for attempt ${cond.attempt} was accepted at attempt ${w.before.attempt}`,
+      );
+    for (const e of w.events) {
+      if (terminalEvent) iv("node-terminal-stable", `${e.type} after ${terminalEvent}`);
+      if (NODE_TERMINAL_EVENTS.has(e.type)) terminalEvent = e.type;
+      const attempt = e.attempt ?? 0;
+      if (attempt > 0 && attempt < maxAttempt)
+        iv(
+          "superseded-write",
+          `${e.type} of attempt ${attempt} accepted after attempt ${maxAttempt} began [${w.process}]`,
+        );
+      maxAttempt = Math.max(maxAttempt, attempt);
+    }
+  }
+  if (record && NODE_ENDS.has(record.status)) {
+    const ends = events.filter((e) => NODE_TERMINAL_EVENTS.has(e.type));
+    const expected = TERMINAL_EVENT_OF[record.status];
+    if (ends.length !== 1 || ends[0]!.type !== expected)
+      iv(
+        "terminal-event",
+        `${record.status} with terminal events [${ends.map((e) => e.type).join(", ")}], not one ${expected}`,
+      );
+  }
+  if (record?.status === "COMPLETED") {
+    const done = events.find((e) => e.type === HISTORY.nodeCompleted);
+    if (done && (done.attempt !== record.attempt || record.attempt !== maxAttempt))
+      iv("superseded-write", `completed by attempt ${done.attempt}; the last attempt is ${maxAttempt}`);
+  }
 }
 
 /** One execution per (workflow, idempotency key), and every answer to a key as its request deserved. */

@@ -5,6 +5,7 @@
  *                                                      (with --keep-going, every failing seed by rule)
  *   add --no-redrive to either: no operator redrives dead letters (worlds as before redrives were simulated)
  *   add --no-flow-control to either: no `when`, `onError` or params expressions in the workflows
+ *   add --no-maps to either: no `map` nodes in the workflows
  *   add --help: this text
  * Exit code 1 when an invariant is violated.
  */
@@ -26,6 +27,7 @@ async function main(): Promise<number> {
         "npm run sim -- --runs N [--start S] [--keep-going]  a campaign of N seeds from S (default 100 from 1)",
         "  --no-redrive        no operator redrives dead letters",
         "  --no-flow-control   no when / onError / params expressions in the workflows",
+        "  --no-maps           no map nodes in the workflows",
       ].join("\n"),
     );
     return 0;
@@ -37,6 +39,7 @@ async function main(): Promise<number> {
       keepTrace: flag("trace") || option("grep") !== undefined,
       redrive: !flag("no-redrive"),
       flowControl: !flag("no-flow-control"),
+      maps: !flag("no-maps"),
     });
     const grep = option("grep");
     if (flag("trace") || grep !== undefined) {
@@ -53,6 +56,7 @@ async function main(): Promise<number> {
     stopAtFirstFailure: !flag("keep-going"),
     redrive: !flag("no-redrive"),
     flowControl: !flag("no-flow-control"),
+    maps: !flag("no-maps"),
     onProgress: (done, failures, ms) => {
       if (done % 500 === 0)
         console.error(`  ${done}/${runs} seeds, ${failures} failing, ${(ms / 1000).toFixed(1)} s`);

@@ -139,3 +139,41 @@ export function skipsAsCompletions(store: Store): Store {
     ),
   );
 }
+
+/**
+ * Maps broken: a map starts one item more at once than the lanes it records (its waiting write
+ * keeps lanes − 1), as an engine sending too many first items would.
+ */
+export function mapStartsTooMany(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) => {
+    const state = patch.composite;
+    if (state?.kind === "map" && state.lanes >= 2)
+      return store.transitionNode(
+        executionId,
+        nodeId,
+        condition,
+        { ...patch, composite: { ...state, lanes: state.lanes - 1 } },
+        event,
+      );
+    return store.transitionNode(executionId, nodeId, condition, patch, event);
+  });
+}
+
+/** Maps broken: a map's output (an inline array) is written in reverse item order. */
+export function mapOutputReversed(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) => {
+    const output = patch.output;
+    if (patch.status === "COMPLETED" && nodeId.endsWith("-map") && output && "json" in output) {
+      const value = JSON.parse(output.json) as unknown;
+      if (Array.isArray(value))
+        return store.transitionNode(
+          executionId,
+          nodeId,
+          condition,
+          { ...patch, output: { json: JSON.stringify(value.reverse()) } },
+          event,
+        );
+    }
+    return store.transitionNode(executionId, nodeId, condition, patch, event);
+  });
+}

@@ -22,6 +22,17 @@
  * saw, the attempt a flaky node passed on when attempts were lost, and nodes that ended for reasons
  * outside the definition (a dead letter, attempts lost to crashes, a cancellation, a redrive): those
  * ends are taken as they are, and the nodes downstream of them judged from them.
+ *
+ * A `map` node, once ready and its `when` true: its `items` (a literal array, or an expression over
+ * {input, deps, execution}) must give an array (an evaluation error: ExpressionError; anything else:
+ * InvalidMapItems). Each item `i` of value `v` is its task run with params mapped over the map's
+ * scope and the bindings `$item` = v, `$index` = i, under the items' retry policy (the map's
+ * `retry` param over the map node's): its end and output as for a node of that type. An item's end
+ * outside the definition (lost attempts, a cancellation) is taken from the run (its id
+ * `<map>[<attempt>.<i>]`, the map's last attempt). More failed (or cancelled) items than tolerated
+ * (`toleratedFailureCount`, ⌊`toleratedFailurePercentage`/100 · items⌋, the smaller of the two when
+ * both are given, else none) fail the map with MapFailed; otherwise it completes with its items'
+ * outputs in item order, a failed item as {error: {name, message}}.
  */
 import jsonata from "jsonata";
 import type { NodeDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
@@ -43,6 +54,10 @@ export interface ReferenceFacts {
   endedAs?(
     nodeId: string,
   ): { status: NodeStatus; error?: { name: string; message: string }; handlerRan?: boolean } | undefined;
+  /** A map node's last attempt in the run, which names its items (default 1). */
+  mapAttemptOf?(mapId: string): number;
+  /** Some of the node's (or item's) attempts were lost to crashes or expired leases, not its handler. */
+  attemptsLost?(nodeId: string): boolean;
 }
 
 export type ReferenceStatus = "COMPLETED" | "FAILED" | "SKIPPED" | "CANCELLED";
@@ -74,6 +89,38 @@ export interface ReferenceNode {
   error?: NodeError;
   /** The definition alone says it fails for good once run (a failing handler, an ExpressionError). */
   failsForGood: boolean;
+  /** A map node that got its items: each item's end, and what they decide for the map. */
+  map?: ReferenceMap;
+}
+
+export interface ReferenceItem {
+  index: number;
+  /** `<map>[<attempt>.<index>]`. */
+  id: string;
+  /** Its end: the handler's (predicted), or the run's where it ended otherwise. */
+  status: ReferenceStatus;
+  /** What its handler gives it (before the run's end is taken). */
+  predicted: "COMPLETED" | "FAILED";
+  /** COMPLETED (or predicted so): its output. */
+  output?: unknown;
+  error?: NodeError;
+  /** The run ended it (its record is terminal). */
+  ended: boolean;
+  why: string;
+}
+
+export interface ReferenceMap {
+  /** The map attempt whose items these are. */
+  attempt: number;
+  items: ReferenceItem[];
+  lanes: number;
+  tolerated: number;
+  /** Items failed or cancelled (the run's ends, else the predicted ones). */
+  failures: number;
+  /** COMPLETED with `output` when failures ≤ tolerated, else FAILED (MapFailed). */
+  decided: "COMPLETED" | "FAILED";
+  /** The item retry policy's attempts. */
+  maxAttempts: number;
 }
 
 export interface Reference {
@@ -85,6 +132,23 @@ export interface Reference {
 }
 
 const EXPRESSION = /^\{%([\s\S]*)%\}$/;
+/** A node's attempts when neither it nor the workflow's defaults say (the engine's built-in policy). */
+const DEFAULT_MAX_ATTEMPTS = 3;
+/** A map's lanes when it gives no maxConcurrency. */
+const DEFAULT_MAX_CONCURRENCY = 40;
+const NODE_ENDED = new Set<NodeStatus>(["COMPLETED", "FAILED", "CANCELLED", "SKIPPED"]);
+
+/** How many failed items a map tolerates: the smaller limit when both are given, none when neither. */
+export function toleratedOf(
+  params: { toleratedFailureCount?: number; toleratedFailurePercentage?: number },
+  items: number,
+): number {
+  const limits: number[] = [];
+  if (params.toleratedFailureCount !== undefined) limits.push(params.toleratedFailureCount);
+  if (params.toleratedFailurePercentage !== undefined)
+    limits.push(Math.floor((params.toleratedFailurePercentage * items) / 100));
+  return limits.length === 0 ? 0 : Math.min(...limits);
+}
 
 /** The value a node's dependants see for it when it is done: its output, or {error} when it failed. */
 export function seenAs(node: ReferenceNode): unknown {
@@ -190,10 +254,163 @@ export async function referenceRun(
       if (when.value !== true)
         return settle(node, expressionFailure(ready, `its when gave ${JSON.stringify(when.value)}`));
     }
+    if (node.type === "map") return settle(node, await runMap(node, ready, scope));
     const params = await resolveParams(node.params, scope);
     if ("error" in params)
       return settle(node, expressionFailure(ready, `its params failed: ${params.error}`));
     return settle(node, run(node, ready, (params.value ?? {}) as Record<string, unknown>));
+  };
+
+  /** A map node's items, their ends, and the map's end and output. */
+  const runMap = async (
+    node: NodeDefinition,
+    ready: ReferenceNode,
+    scope: Record<string, unknown>,
+  ): Promise<ReferenceNode> => {
+    const params = (node.params ?? {}) as {
+      items?: unknown;
+      task?: { type: string; params?: unknown };
+      maxConcurrency?: number;
+      toleratedFailureCount?: number;
+      toleratedFailurePercentage?: number;
+      retry?: { maxAttempts?: number };
+    };
+    const list = await resolveParams(params.items, scope);
+    if ("error" in list) return expressionFailure(ready, `its items failed: ${list.error}`);
+    if (!Array.isArray(list.value))
+      return {
+        ...ready,
+        status: "FAILED",
+        why: `its items are ${list.value === undefined ? "undefined" : JSON.stringify(list.value)?.slice(0, 40)}, not an array`,
+        error: { name: "InvalidMapItems" },
+        failsForGood: true,
+      };
+    const values = list.value as unknown[];
+    const task = params.task ?? { type: "noop" };
+    const maxAttempts =
+      params.retry?.maxAttempts ??
+      node.retry?.maxAttempts ??
+      definition.defaults?.retry?.maxAttempts ??
+      DEFAULT_MAX_ATTEMPTS;
+    const attempt = facts.mapAttemptOf?.(node.id) ?? 1;
+    const items: ReferenceItem[] = [];
+    for (const [index, value] of values.entries()) {
+      const id = `${node.id}[${attempt}.${index}]`;
+      const bindings = { item: value ?? null, index };
+      const resolved = await resolveParams(task.params, scope, bindings);
+      const end =
+        "error" in resolved
+          ? {
+              status: "FAILED" as const,
+              why: `its params failed: ${resolved.error}`,
+              error: { name: "ExpressionError" },
+            }
+          : handlerEnd(task.type, id, (resolved.value ?? {}) as Record<string, unknown>, maxAttempts);
+      const item: ReferenceItem = {
+        index,
+        id,
+        status: end.status,
+        predicted: end.status,
+        ...("output" in end ? { output: normalized(end.output) } : {}),
+        ...(end.error ? { error: end.error } : {}),
+        ended: false,
+        why: end.why,
+      };
+      // The run's end, where it is not the handler's: lost attempts, a cancellation.
+      const ended = facts.endedAs?.(id);
+      if (ended && NODE_ENDED.has(ended.status)) {
+        item.ended = true;
+        if (ended.status === "FAILED" || ended.status === "CANCELLED") {
+          item.status = ended.status;
+          item.error = ended.error
+            ? { name: ended.error.name, message: ended.error.message }
+            : { name: "Error", message: "failed" };
+          if (end.status !== "FAILED") item.why = `it ended ${ended.status} (${item.error.name})`;
+        }
+      }
+      items.push(item);
+    }
+    const tolerated = toleratedOf(params, items.length);
+    const failures = items.filter((item) => item.status !== "COMPLETED").length;
+    const lanes = Math.max(1, Math.min(params.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY, items.length));
+    const map: ReferenceMap = {
+      attempt,
+      items,
+      lanes,
+      tolerated,
+      failures,
+      decided: failures > tolerated ? "FAILED" : "COMPLETED",
+      maxAttempts,
+    };
+    if (map.decided === "FAILED")
+      return {
+        ...ready,
+        map,
+        status: "FAILED",
+        why: `${failures} of ${items.length} items failed, ${tolerated} tolerated`,
+        error: { name: "MapFailed" },
+        failsForGood: true,
+      };
+    return {
+      ...ready,
+      map,
+      status: "COMPLETED",
+      why: `its ${items.length} items ran (${failures} failed, ${tolerated} tolerated)`,
+      output: items.map((item) =>
+        item.status === "COMPLETED"
+          ? (item.output ?? null)
+          : { error: { name: item.error?.name, message: item.error?.message } },
+      ),
+    };
+  };
+
+  /** A map item's handler: its end and output (as `run` for a node of that type). */
+  const handlerEnd = (
+    type: string,
+    id: string,
+    params: Record<string, unknown>,
+    attempts: number,
+  ): { status: "COMPLETED" | "FAILED"; output?: unknown; error?: NodeError; why: string } => {
+    switch (type) {
+      case "pass":
+        return { status: "COMPLETED", output: "value" in params ? params.value : facts.input, why: "it ran" };
+      case "noop":
+        return { status: "COMPLETED", output: null, why: "it ran" };
+      case "sleep":
+        return { status: "COMPLETED", output: { sleptMs: params.ms }, why: "it ran" };
+      case "fail": {
+        const times = params.times as number | undefined;
+        const message = params.message as string | undefined;
+        const output = { attempt: facts.passingAttemptOf(id, Number(times ?? Number.NaN)) };
+        // Not retryable, failing its first `times` attempts: one failure ends it — unless those
+        // attempts were all lost before their handler failed (the run says so), when it passes on
+        // the attempt it got to.
+        if (
+          params.retryable === false &&
+          times !== undefined &&
+          facts.attemptsLost?.(id) === true &&
+          output.attempt > times
+        )
+          return { status: "COMPLETED", output, why: "it ran (its first attempts were lost)" };
+        if (params.retryable === false && (times === undefined || times >= 1))
+          return {
+            status: "FAILED",
+            output,
+            why: "its handler fails (not retryable)",
+            error: { name: "TerminalError", ...(message ? { message } : {}) },
+          };
+        if (times === undefined || times >= attempts)
+          return {
+            status: "FAILED",
+            output,
+            why: `its handler fails its ${times ?? "every"} first attempts, of ${attempts}`,
+            error: { name: "RetryableError", message: message ?? `fail task failed on attempt ${attempts}` },
+          };
+        return { status: "COMPLETED", output, why: "it ran" };
+      }
+      default:
+        throw new Error(`reference: no item rule for type ${type}`);
+    }
   };
 
   const expressionFailure = (n: ReferenceNode, why: string): ReferenceNode => ({
@@ -231,7 +448,8 @@ export async function referenceRun(
             error: { name: "TerminalError", ...(message ? { message } : {}) },
             failsForGood: true,
           };
-        const attempts = node.retry?.maxAttempts ?? definition.defaults?.retry?.maxAttempts ?? 3;
+        const attempts =
+          node.retry?.maxAttempts ?? definition.defaults?.retry?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
         if (times === undefined || times >= attempts)
           return {
             ...ran,
@@ -324,11 +542,12 @@ export async function referenceOutputs(
 export async function evaluateExpression(
   text: string,
   scope: Record<string, unknown>,
+  bindings?: Record<string, unknown>,
 ): Promise<{ value: unknown } | { error: string }> {
   const body = EXPRESSION.exec(text)?.[1];
   if (body === undefined) return { error: `not an expression: ${text}` };
   try {
-    const value: unknown = await jsonata(body).evaluate(scope);
+    const value: unknown = await jsonata(body).evaluate(scope, bindings);
     return { value: value === undefined ? undefined : normalized(value) };
   } catch (error) {
     const e = error as { code?: string; message?: string };
@@ -340,13 +559,14 @@ export async function evaluateExpression(
 async function resolveParams(
   params: unknown,
   scope: Record<string, unknown>,
+  bindings?: Record<string, unknown>,
 ): Promise<{ value: unknown } | { error: string }> {
   if (typeof params === "string")
-    return EXPRESSION.test(params) ? evaluateExpression(params, scope) : { value: params };
+    return EXPRESSION.test(params) ? evaluateExpression(params, scope, bindings) : { value: params };
   if (Array.isArray(params)) {
     const out: unknown[] = [];
     for (const item of params) {
-      const r = await resolveParams(item, scope);
+      const r = await resolveParams(item, scope, bindings);
       if ("error" in r) return r;
       out.push(r.value ?? null);
     }
@@ -355,7 +575,7 @@ async function resolveParams(
   if (params !== null && typeof params === "object") {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(params)) {
-      const r = await resolveParams(item, scope);
+      const r = await resolveParams(item, scope, bindings);
       if ("error" in r) return r;
       if (r.value !== undefined)
         Object.defineProperty(out, key, {

@@ -1,7 +1,9 @@
 /**
  * The built-in task types, each handler run recorded: the deadline the engine gave it, its worker
  * invocation's deadline (when the invocation has one), and how it ended. The world checks that no
- * attempt is given time past its invocation's deadline, and counts the runs that deadline cut.
+ * attempt is given time past its invocation's deadline, and counts the runs that deadline cut. Each
+ * run also holds its place in the audit log (how many writes were accepted before it started), so
+ * the checker can tell that it belongs to a claimed attempt, and where it stands against a map's end.
  */
 import { builtinTasks } from "../shared/tasks/builtins.js";
 import { TaskRegistry, type TaskType } from "../shared/tasks/task-type.js";
@@ -22,6 +24,8 @@ export interface HandlerRun {
   endedAt?: number;
   /** Its signal had fired when it ended. */
   aborted?: boolean;
+  /** How many writes the store had accepted when it started (the audit log's seq): its place among them. */
+  seq?: number;
 }
 
 export function watchedTasks(
@@ -29,6 +33,7 @@ export function watchedTasks(
   now: () => number,
   invocationDeadlines: ReadonlyMap<number, number>,
   runs: HandlerRun[],
+  seq?: () => number,
 ): TaskRegistry {
   const watch = (task: TaskType): TaskType =>
     task.inline
@@ -47,6 +52,7 @@ export function watchedTasks(
               deadline: context.deadline,
               ...(invocationDeadline === undefined ? {} : { invocationDeadline }),
               cut: invocationDeadline !== undefined && context.deadline === invocationDeadline,
+              ...(seq ? { seq: seq() } : {}),
             };
             runs.push(run);
             try {

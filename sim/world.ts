@@ -67,6 +67,11 @@ export interface WorldOptions {
    * (default true). Off replays the worlds from before flow control (test/sim/regressions.test.ts).
    */
   flowControl?: boolean;
+  /**
+   * Workflows with `map` nodes in a share of them (default true). Off replays the worlds from
+   * before maps (test/sim/regressions.test.ts, test/sim/flow-control.test.ts).
+   */
+  maps?: boolean;
 }
 
 export interface RunResult extends CheckResult {
@@ -229,6 +234,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       () => scheduler.now,
       invocationDeadlines,
       runs,
+      () => audit.lastSeq,
     );
   const engines = Array.from(
     { length: profile.engines },
@@ -246,6 +252,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const generated = Array.from({ length: profile.workflows }, (_, w) =>
     generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
       flowControl: options.flowControl ?? true,
+      maps: options.maps ?? true,
     }),
   );
   for (const { definition } of generated) await engines[0]!.registerWorkflow(definition);
