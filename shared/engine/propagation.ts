@@ -440,11 +440,12 @@ export class Propagation {
     );
     const settle = async (node: NodeRecord): Promise<boolean> =>
       (await this.settleOutstanding(executionId, [node], reason, fenced)) > 0;
-    // A waiting map's items are records apart (Store.listMapItems): settled with it.
+    // A map's items are records apart (Store.listMapItems): settled with it — those of a map that
+    // already failed or was cancelled too (one claimed as it ended may be left running).
     const items = (
       await Promise.all(
         nodes
-          .filter((n) => n.status === "RUNNING" && n.composite?.kind === "map")
+          .filter((n) => n.status !== "COMPLETED" && n.composite?.kind === "map")
           .map((n) => this.ctx.store.listMapItems(executionId, n.nodeId, n.attempt)),
       )
     ).flat();

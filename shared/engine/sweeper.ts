@@ -220,13 +220,22 @@ export class Sweeper {
     for (const map of records.values()) {
       const node = graph.byId.get(map.nodeId);
       const state = map.composite;
-      if (!node || map.status !== "RUNNING" || state?.kind !== "map") continue;
+      if (!node || state?.kind !== "map" || map.status === "COMPLETED") continue;
       const items = new Map(
         (await this.ctx.store.listMapItems(execution.executionId, node.id, map.attempt)).map((r) => [
           r.nodeId,
           r,
         ]),
       );
+      if (map.status !== "RUNNING") {
+        // Its map failed (under onError "continue") or was cancelled: an item claimed as it ended,
+        // whose worker then died, is settled here (cancelled, or told to stop).
+        const open = [...items.values()].filter((item) => !isTerminalNode(item.status));
+        const reason = `map "${node.id}" ended`;
+        const left = await this.propagation.settleOutstanding(execution.executionId, open, reason, false);
+        if (left > 0) revisitAt(now + graceMs);
+        continue;
+      }
       for (let lane = 0; lane < state.lanes; lane++) {
         const first = mapItemId(node.id, map.attempt, lane);
         if (!items.has(first) && resendNow(map.startedAt ?? now))
