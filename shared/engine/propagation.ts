@@ -321,8 +321,11 @@ export class Propagation {
         : status === "FAILED"
           ? HISTORY.executionFailed
           : HISTORY.executionCancelled;
-    // A succeeded execution has leftovers only when an `any`/`count:N` fan-in fired early.
-    const mayHaveLeftovers = status !== "SUCCEEDED" || graph.nodes.some((n) => n.fanIn.kind !== "all");
+    // A succeeded execution has leftovers only when an `any`/`count:N` fan-in fired early, or when
+    // a map failed under `onError: "continue"` (an item claimed as it ended may still run).
+    const mayHaveLeftovers =
+      status !== "SUCCEEDED" ||
+      graph.nodes.some((n) => n.fanIn.kind !== "all" || (n.type === "map" && n.onError === "continue"));
     const finished = await this.ctx.store.transitionExecution(
       executionId,
       ["RUNNING"],
