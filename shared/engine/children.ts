@@ -16,10 +16,10 @@ import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/r
 import { isTerminalExecution } from "../domain/states.js";
 import type { EngineContext } from "./context.js";
 import type { Executions } from "./executions.js";
-import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
+import { HISTORY, nodeEvent } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 import { sendTasks } from "./send.js";
-import { checkLater, evaluateInScope, startWaiting } from "./waiting.js";
+import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
 
 export type FailAttempt = (
   execution: ExecutionRecord,
@@ -108,7 +108,7 @@ export class ChildWorkflows {
     const lease = record.lease;
     if (record.status !== "RUNNING" || state?.kind !== "workflow" || !lease) return;
     const child = await this.ctx.store.getExecution(state.executionId);
-    const now = this.ctx.clock.now();
+    const _now = this.ctx.clock.now();
     if (child && !isTerminalExecution(child.status)) {
       await checkLater(this.ctx, execution.executionId, node.id, lease);
       return;
@@ -125,16 +125,9 @@ export class ChildWorkflows {
       return;
     }
     const output = await this.executions.outputOf(child);
-    const done = await this.ctx.store.transitionNode(
-      execution.executionId,
-      node.id,
-      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
-      { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
-      nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, { childExecutionId: child.executionId }),
-    );
-    if (!done.ok) return;
-    await publishNodeEvent(this.ctx, execution, graph, "Node Completed", node.id, record.attempt);
-    await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
+    await completeWaiting(this.ctx, this.propagation, execution, graph, node, record, lease, output, {
+      childExecutionId: child.executionId,
+    });
   }
 
   private async cancelChild(childId: string, reason: string): Promise<void> {

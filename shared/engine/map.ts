@@ -43,7 +43,7 @@ import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { continuedFailure, loadDeps, type Propagation } from "./propagation.js";
 import { readCompletedDeps } from "./reads.js";
 import { sendTasks } from "./send.js";
-import { checkLater, evaluateInScope, startWaiting } from "./waiting.js";
+import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
 
 /** An item's place: its map node, the map attempt it belongs to, its index. */
 export interface MapItem extends MapItemRef {
@@ -418,7 +418,7 @@ export class Maps {
     );
   }
 
-  private async complete(
+  private complete(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
@@ -426,17 +426,17 @@ export class Maps {
     output: Payload,
     counts: { items: number; failed: number },
   ): Promise<void> {
-    const now = this.ctx.clock.now();
-    const done = await this.ctx.store.transitionNode(
-      execution.executionId,
-      node.id,
-      { status: ["RUNNING"], leaseToken: record.lease!.token, notCancelRequested: true },
-      { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
-      nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, counts),
+    return completeWaiting(
+      this.ctx,
+      this.propagation,
+      execution,
+      graph,
+      node,
+      record,
+      record.lease!,
+      output,
+      counts,
     );
-    if (!done.ok) return;
-    await publishNodeEvent(this.ctx, execution, graph, "Node Completed", node.id, record.attempt);
-    await this.propagation.afterCompletion(execution, graph, node, { recovery: false });
   }
 
   /** The map fails for good (too many items failed): its items are cancelled, then fail-fast applies. */

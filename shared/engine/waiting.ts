@@ -6,13 +6,15 @@
 import type { EvaluationOptions } from "../domain/expressions.js";
 import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { Payload } from "../domain/payload.js";
 import type { CompositeState, ExecutionRecord, HistoryEvent, Lease, NodeRecord } from "../domain/records.js";
 import type { Outcome } from "../ports.js";
 import { loadValues } from "./attempt.js";
 import type { EngineContext } from "./context.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
+import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { expressionScope } from "./prepare.js";
-import { loadDeps } from "./propagation.js";
+import { loadDeps, type Propagation } from "./propagation.js";
 
 /** The lease of a waiting node: only the time of its next check (the sweeper's idle interval). */
 function checkTime(ctx: EngineContext, token: string): Lease {
@@ -80,4 +82,32 @@ export async function evaluateInScope(
     { ...options, now: () => ctx.clock.now() },
     path,
   );
+}
+
+/**
+ * The waiting node completes with `output` (fenced on its lease, refused once told to stop), and its
+ * dependants go on. `detail` goes on its NodeCompleted event (a map's counts, a child's id).
+ */
+export async function completeWaiting(
+  ctx: EngineContext,
+  propagation: Propagation,
+  execution: ExecutionRecord,
+  graph: WorkflowGraph,
+  node: GraphNode,
+  record: NodeRecord,
+  lease: Lease,
+  output: Payload,
+  detail: Record<string, unknown>,
+): Promise<void> {
+  const now = ctx.clock.now();
+  const done = await ctx.store.transitionNode(
+    execution.executionId,
+    node.id,
+    { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+    { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
+    nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, detail),
+  );
+  if (!done.ok) return;
+  await publishNodeEvent(ctx, execution, graph, "Node Completed", node.id, record.attempt);
+  await propagation.afterCompletion(execution, graph, node, { recovery: false });
 }
