@@ -106,6 +106,11 @@ export interface ExecutionGuard {
    * later redrive (after the execution failed again) that it stalled across.
    */
   reviving?: number;
+  /**
+   * Refuse when a sweep later than this time was recorded (`sweptAt`): a reconcile that stalled
+   * past a later one must not act on what it read before.
+   */
+  notSweptAfter?: number;
 }
 
 export interface ArrivalRequest {

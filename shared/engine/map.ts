@@ -62,6 +62,22 @@ export function mapParamsOf(node: GraphNode): MapParams {
   return params;
 }
 
+/** The lanes of a map attempt recorded as ended (their last item ended and said so). */
+export async function endedLanes(
+  ctx: EngineContext,
+  executionId: string,
+  mapId: string,
+  mapAttempt: number,
+  lanes: number,
+): Promise<Set<number>> {
+  const shards = await ctx.store.getArrivalShards(
+    executionId,
+    mapTallyId(mapId, mapAttempt, "lanes"),
+    shardsFor(lanes, MAP_LIMITS.laneShardSize),
+  );
+  return new Set(shards.flatMap((shard) => shard.okDeps));
+}
+
 /**
  * The node an item id names, as the engine runs it: the map's task with its params (their `$item`
  * and `$index` evaluated per item), the map's item retry policy and timeout. Undefined when the id
@@ -290,13 +306,8 @@ export class Maps {
     const state = record.composite;
     if (record.status !== "RUNNING" || state?.kind !== "map" || !record.lease) return;
     const { executionId } = execution;
-    const lanes = await this.ctx.store.getArrivalShards(
-      executionId,
-      mapTallyId(node.id, record.attempt, "lanes"),
-      shardsFor(state.lanes, MAP_LIMITS.laneShardSize),
-    );
-    const endedLanes = lanes.reduce((sum, shard) => sum + shard.okDeps.length, 0);
-    if (endedLanes < state.lanes) {
+    const ended = await endedLanes(this.ctx, executionId, node.id, record.attempt, state.lanes);
+    if (ended.size < state.lanes) {
       await checkLater(this.ctx, executionId, node.id, record.lease);
       return;
     }

@@ -19,7 +19,7 @@ import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import { outcomeIn, type StatusOf } from "./fan-in.js";
-import { itemNode } from "./map.js";
+import { endedLanes, itemNode } from "./map.js";
 import type { Propagation } from "./propagation.js";
 import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks } from "./send.js";
 import type { TaskRunner } from "./worker.js";
@@ -241,9 +241,12 @@ export class Sweeper {
         if (!items.has(first) && resendNow(map.startedAt ?? now))
           resend.push({ message: { executionId: execution.executionId, nodeId: first, attempt: 1 } });
       }
+      // A lane recorded as ended needs nothing more: driving its last item again would only send
+      // the map's check once more (and under stalls, again at every thinning point).
+      const ended = await endedLanes(this.ctx, execution.executionId, node.id, map.attempt, state.lanes);
       for (const record of items.values()) {
         const item = itemNode(graph, record.nodeId);
-        if (!item?.item) continue;
+        if (!item?.item || ended.has(item.item.index % state.lanes)) continue;
         if (record.status === "RUNNING") {
           const expiresAt = record.lease?.expiresAt ?? now;
           if (expiresAt < now) {
@@ -264,6 +267,17 @@ export class Sweeper {
         }
       }
     }
+    // The sweep is recorded before it acts, so the resends decided above count as made even when
+    // this reconcile is cut short (the next sweep thins from here, not from an older sweep), and a
+    // reconcile that stalled past a later sweep's record acts no more: its view is stale.
+    const swept = await this.ctx.store.transitionExecution(
+      execution.executionId,
+      ["RUNNING"],
+      { sweepAt: Math.max(next, now + MIN_REVISIT_MS), sweptAt: now },
+      undefined,
+      { notSweptAfter: now },
+    );
+    if (!swept.ok) return;
     // A redrive cut short between reviving the execution and its nodes (its `reviving` mark, or
     // failures without the mark a failure of this life sets): finished first, rather than failing
     // the execution again, and before the completions below may end it.
@@ -298,10 +312,6 @@ export class Sweeper {
       );
     }
     report.reDriven += completed.length + failed.length;
-    await this.ctx.store.transitionExecution(execution.executionId, ["RUNNING"], {
-      sweepAt: Math.max(next, now + MIN_REVISIT_MS),
-      sweptAt: now,
-    });
   }
 
   /** A completed node whose effects are not all visible: a child never reached, or a sink not counted. */

@@ -322,6 +322,10 @@ export class DynamoStore implements Store {
       );
     if (guard.failedNode) clauses.push(`attribute_exists(${e.name("failedNode")})`);
     if (guard.reviving !== undefined) clauses.push(`${e.name("reviving")} = ${e.value(guard.reviving)}`);
+    if (guard.notSweptAfter !== undefined) {
+      const sweptAt = e.name("sweptAt");
+      clauses.push(`(attribute_not_exists(${sweptAt}) OR ${sweptAt} <= ${e.value(guard.notSweptAfter)})`);
+    }
     const condition = clauses.join(" AND ");
     const sets: string[] = [];
     const removes: string[] = [];

@@ -132,7 +132,8 @@ export class MemoryStore implements Store {
     const barred =
       (guard.noFailedNode === true && (marked || reviving)) ||
       (guard.failedNode === true && !marked) ||
-      (guard.reviving !== undefined && stored?.record.reviving !== guard.reviving);
+      (guard.reviving !== undefined && stored?.record.reviving !== guard.reviving) ||
+      (guard.notSweptAfter !== undefined && (stored?.record.sweptAt ?? 0) > guard.notSweptAfter);
     if (!stored || !from.includes(stored.record.status) || barred) {
       return { ok: false, current: stored && copy(stored.record) };
     }
