@@ -75,6 +75,8 @@ export class AuditStore implements Store {
   readonly shardWrites: ShardWrite[] = [];
   /** Current execution statuses, kept in step with the writes (read synchronously by the world). */
   readonly executionStatus = new Map<string, ExecutionStatus>();
+  /** Each child execution's parent execution, as created. */
+  readonly parentOf = new Map<string, string>();
   /** Executions still in the sweeper's index (a sweepAt set), kept in step with the writes. */
   readonly sweepPending = new Set<string>();
   private seq = 0;
@@ -285,6 +287,7 @@ export class AuditStore implements Store {
   ): void {
     this.earlier.set(`e/${executionId}`, { record: structuredClone(before) });
     this.executionStatus.set(executionId, after.status);
+    if (after.parent) this.parentOf.set(executionId, after.parent.executionId);
     if (after.sweepAt === undefined) this.sweepPending.delete(executionId);
     else this.sweepPending.add(executionId);
     this.executionWrites.push({

@@ -17,6 +17,7 @@ export interface CampaignOptions {
   flowControl?: boolean;
   /** Workflows have `map` nodes in a share of them (default true). */
   maps?: boolean;
+  children?: boolean;
   onProgress?: (done: number, failures: number, elapsedMs: number) => void;
 }
 
@@ -47,6 +48,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
       ...(options.redrive === undefined ? {} : { redrive: options.redrive }),
       ...(options.flowControl === undefined ? {} : { flowControl: options.flowControl }),
       ...(options.maps === undefined ? {} : { maps: options.maps }),
+      ...(options.children === undefined ? {} : { children: options.children }),
     });
     done++;
     steps += result.steps;

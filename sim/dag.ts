@@ -27,6 +27,13 @@
  * an item whose params expression fails, or a `sleep` of `$index` × ms; tolerated failures (a
  * count, a percentage, both) in about half of them, an item retry policy of its own in some, and
  * `onError: "continue"` in some. `generateWorkflow(seed, name, { maps: false })` leaves them out.
+ *
+ * Child workflows (drawn with `mix` from the seed, so the rest is what the seed gave before): given
+ * workflows to call (`children`, from `childLibrary`: two small ones, one calling the other, and
+ * now and then `deep`, which calls itself until its input reaches a bound or the depth limit
+ * refuses it), four workflows in ten have some nodes made `workflow` nodes (the child's input a
+ * literal, the input, the deps, or none; their own retries in some) and some of their maps run a
+ * child per item (at most five items).
  */
 import fc from "fast-check";
 import type { NodeDefinition, OnFailureDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
@@ -278,6 +285,15 @@ export interface GenerateOptions {
   flowControl?: boolean;
   /** Make some nodes `map` nodes in a share of the workflows (default true); off: no maps. */
   maps?: boolean;
+  /**
+   * Workflows the generated one may run as children (default none): in a share of the workflows
+   * (`childShare` percent, default 40), some nodes become `workflow` nodes calling one of them, and
+   * some maps run one per item.
+   */
+  children?: readonly string[];
+  childShare?: number;
+  /** Keep only the first nodes (a child workflow is kept small). */
+  maxNodes?: number;
 }
 
 /** One random valid workflow, the same for the same seed. */
@@ -294,15 +310,22 @@ export function generateWorkflow(
   // Maps from a fifth stream, for the same reason.
   const [maps] = fc.sample(mapsArb, { seed: (seed ^ 0x3a9c0de) | 0, numRuns: 1 });
   if (!draw || !values || !flow || !maps) throw new Error("fast-check produced no sample");
-  const parents = parentsOf(draw);
+  // Each node's parents come before it, so the first nodes are a workflow of their own.
+  const parents = parentsOf(draw).slice(0, options.maxNodes);
   const isMap = mapsOf(parents.length, options.maps !== false ? maps : undefined, seed);
-  const ids = parents.map((_, i) => `n${i}-${isMap[i] ? "map" : kindName(draw.kinds[i]!)}`);
+  const calls = childCallsOf(parents.length, isMap, options.children ?? [], options.childShare, seed);
+  const ids = parents.map(
+    (_, i) => `n${i}-${isMap[i] ? "map" : calls[i] ? "child" : kindName(draw.kinds[i]!)}`,
+  );
   const nodes = parents.map((ps, i) => {
     const k = draw.kinds[i]!;
     const large = values.values[i];
+    const call = calls[i];
     const node: NodeDefinition = isMap[i]
       ? { id: ids[i]!, type: "map" }
-      : nodeOf(ids[i]!, k.type === "pass" && large !== null ? { ...k, value: large } : k);
+      : call
+        ? childNodeOf(ids[i]!, (ps ?? []).length > 0, call)
+        : nodeOf(ids[i]!, k.type === "pass" && large !== null ? { ...k, value: large } : k);
     if (ps.length > 0) node.dependsOn = ps.map((p) => ids[p]!);
     const fanIn = fanInOf(ps.length, draw.fans[i]!);
     if (fanIn !== undefined) node.fanIn = fanIn;
@@ -317,6 +340,7 @@ export function generateWorkflow(
         node,
         (parents[i] ?? []).map((p) => ids[p]!),
         maps.nodes[i]!,
+        calls[i],
       );
   });
   // Plain JSON (fast-check may build objects with a null prototype); the input as exact JSON, so
@@ -554,24 +578,28 @@ function mapsOf(n: number, maps: MapsDraw | undefined, seed: number): boolean[] 
   return isMap;
 }
 
-/** Makes `node` a map: its items, its item task, its lanes, tolerance, retries and onError. */
-function mapNodeOf(node: NodeDefinition, parentIds: readonly string[], m: MapDraw): void {
+/**
+ * Makes `node` a map: its items, its item task, its lanes, tolerance, retries and onError. With
+ * `call`, a map over a child workflow: at most MAX_CHILD_ITEMS items, from a literal or a range.
+ */
+function mapNodeOf(node: NodeDefinition, parentIds: readonly string[], m: MapDraw, call?: ChildCall): void {
   const p = parentIds.length > 0 ? parentIds[m.parent % parentIds.length]! : undefined;
+  const count = call ? Math.min(m.count, MAX_CHILD_ITEMS) : m.count;
   // The drawn values, then small ones cycled (large values cycled to 30 would overflow the definition).
   const cycled = m.literal.filter((v) => JSON.stringify(v).length <= 40);
-  const literal = Array.from({ length: m.count }, (_, i) =>
+  const literal = Array.from({ length: count }, (_, i) =>
     i < m.literal.length ? m.literal[i] : cycled.length > 0 ? cycled[i % cycled.length] : i,
   );
   const sources: Array<[number, unknown]> = [
     [8, literal],
-    [4, `{% [1..${m.count}] %}`],
-    [2, `{% [[1..${m.count}].($ * 3)] %}`],
+    [4, `{% [1..${count}] %}`],
+    [2, `{% [[1..${count}].($ * 3)] %}`],
     [2, "{% [$sort($keys(deps))] %}"],
     [1, "{% input = null ? [] : [input] %}"],
     // no array (a number): the map fails with InvalidMapItems
     [m.count === 0 ? 1 : 0, "{% 42 %}"],
   ];
-  if (p !== undefined)
+  if (p !== undefined && !call)
     sources.push(
       [2, `{% $type(deps.\`${p}\`) = "array" ? deps.\`${p}\` : [deps.\`${p}\`] %}`],
       // a dep's output as it is: an array only if that dep gave one (else InvalidMapItems)
@@ -604,7 +632,9 @@ function mapNodeOf(node: NodeDefinition, parentIds: readonly string[], m: MapDra
     [1, { type: "sleep", params: { ms: m.knob % 2500 } }],
   ];
   const task = weighted(tasks, m.task);
-  const params: Record<string, unknown> = { items, task };
+  const params: Record<string, unknown> = call
+    ? { items, workflow: { name: call.name, input: childItemInputOf(call) } }
+    : { items, task };
   if (m.lanes !== null) params.maxConcurrency = m.lanes;
   if (m.tolerance >= 50 && (m.tolerance < 70 || m.tolerance >= 85))
     params.toleratedFailureCount = m.toleratedCount;
@@ -615,4 +645,118 @@ function mapNodeOf(node: NodeDefinition, parentIds: readonly string[], m: MapDra
   if (m.itemEvents) params.itemEvents = true;
   node.params = params;
   if (m.onError < 35) node.onError = "continue";
+}
+
+// ── child workflows ──────────────────────────────────────────────────────────────────────────────
+
+/** The share of workflows (in percent) with `workflow` nodes, when there are workflows to call. */
+const CHILD_PERCENT = 40;
+/** The share of such a workflow's nodes (in percent) that call a child (one at least). */
+const CHILD_NODE_PERCENT = 20;
+/** The share of its map nodes (in percent) that run a child workflow per item. */
+const CHILD_MAP_PERCENT = 35;
+/** A map over a child workflow runs at most this many items (each is a whole execution). */
+const MAX_CHILD_ITEMS = 5;
+/** The workflow that calls itself, deeper each time, until its input reaches DEEP_LIMIT or the depth limit. */
+export const DEEP_WORKFLOW = "deep";
+const DEEP_LIMIT = 10;
+
+interface ChildCall {
+  name: string;
+  /** Which input (and retry policy) the call gets. */
+  draw: number;
+}
+
+/**
+ * Which nodes call a child workflow, and which one: drawn with `mix` from the seed alone, so a
+ * seed's shapes, values, flow control and maps are those it gave before (but for the nodes made
+ * children). Maps among them run the child per item.
+ */
+function childCallsOf(
+  n: number,
+  isMap: readonly boolean[],
+  children: readonly string[],
+  share: number | undefined,
+  seed: number,
+): Array<ChildCall | undefined> {
+  const none = Array.from({ length: n }, (): ChildCall | undefined => undefined);
+  if (children.length === 0 || mix(seed ^ 0x6c1d) % 100 >= (share ?? CHILD_PERCENT)) return none;
+  const draw = (i: number) => mix((seed ^ 0x6c1d0) + i);
+  const calls = none.map((_, i): ChildCall | undefined => {
+    const d = draw(i);
+    const called = isMap[i] ? d % 100 < CHILD_MAP_PERCENT : d % 100 < CHILD_NODE_PERCENT;
+    return called ? { name: children[(d >>> 8) % children.length]!, draw: d >>> 12 } : undefined;
+  });
+  if (!calls.some((c) => c !== undefined)) {
+    const i = mix(seed ^ 0x6c1) % n;
+    const d = draw(n + i);
+    // A node made a child here is not a map (a map stays a map over its task).
+    if (!isMap[i]) calls[i] = { name: children[d % children.length]!, draw: d >>> 12 };
+  }
+  return calls;
+}
+
+/** A `workflow` node: its child's input from a literal, the input or the deps; now and then its own retries. */
+function childNodeOf(id: string, hasParents: boolean, call: ChildCall): NodeDefinition {
+  const d = call.draw;
+  if (call.name === DEEP_WORKFLOW)
+    return { id, type: "workflow", params: { name: call.name, input: d % (DEEP_LIMIT + 2) } };
+  const inputs: Array<[number, unknown]> = [
+    [2, undefined],
+    [2, { k: d % 7 }],
+    [3, "{% input %}"],
+    [1, '{% {"from": execution.workflow} %}'],
+  ];
+  if (hasParents)
+    inputs.push([3, "{% deps %}"], [2, "{% [$sort($keys(deps))] %}"], [1, "{% $count($keys(deps)) %}"]);
+  const input = weighted(inputs, d);
+  const node: NodeDefinition = {
+    id,
+    type: "workflow",
+    params: { name: call.name, ...(input !== undefined ? { input } : {}) },
+  };
+  if ((d >>> 6) % 3 === 0)
+    node.retry = { maxAttempts: 1 + ((d >>> 8) % 3), backoff: { initialSeconds: 0.5, maxSeconds: 2 } };
+  return node;
+}
+
+/** The input a map's item gives its child workflow. */
+function childItemInputOf(call: ChildCall): unknown {
+  if (call.name === DEEP_WORKFLOW) return `{% $index + ${call.draw % DEEP_LIMIT} %}`;
+  return call.draw % 2 === 0 ? "{% $item %}" : '{% {"i": $index, "v": $item} %}';
+}
+
+/**
+ * The workflows a world's workflows may call (world.ts draws whether a world has them): `lib0`,
+ * small and calling nothing; `lib1`, calling `lib0`; and in half the worlds `deep`, which calls
+ * itself with its input plus one while its input is under DEEP_LIMIT, so a chain of executions
+ * reaches the depth limit (its deepest node fails with WorkflowDepthExceeded) or ends before it.
+ */
+export function childLibrary(seed: number): GeneratedWorkflow[] {
+  const lib0 = generateWorkflow(mix(seed ^ 0x11b0), "lib0", { maxNodes: 3, maps: false });
+  const lib1 = generateWorkflow(mix(seed ^ 0x11b1), "lib1", {
+    maxNodes: 4,
+    maps: false,
+    children: ["lib0"],
+    childShare: 100,
+  });
+  const library = [lib0, lib1];
+  if (mix(seed ^ 0xdee9) % 2 === 0)
+    library.push({
+      definition: {
+        name: DEEP_WORKFLOW,
+        defaults: { retry: { maxAttempts: 1 } },
+        nodes: [
+          {
+            id: "n0-child",
+            type: "workflow",
+            when: `{% $type(input) = "number" and input < ${DEEP_LIMIT} %}`,
+            params: { name: DEEP_WORKFLOW, input: "{% input + 1 %}" },
+          },
+          { id: "n1-pass", type: "pass", dependsOn: ["n0-child"], params: { value: "{% deps %}" } },
+        ],
+      },
+      input: 0,
+    });
+  return library;
 }

@@ -64,10 +64,22 @@
  *    item's output the reference's [map-output, map-tolerance]; a SKIPPED map has no items
  *    [skipped-ran]; items' outputs and the chunks of a map's list are stored as any payload.
  *
+ *  - child executions (checkChildren below): a child is linked to an existing parent one level
+ *    up, never deeper than the limit, the only child of its parent's node attempt [child-link,
+ *    child-depth, child-once]; its input is what its parent's node (or item) mapped, as the
+ *    reference evaluates it [child-input]; a `workflow` node completes only with its last attempt's
+ *    child SUCCEEDED and with that child's output, and fails with its child's end
+ *    [child-end, output]; a child ends CANCELLED only when a client asked, or when its parent's
+ *    node no longer waited for it (it ended otherwise, moved to a later attempt, or the parent was
+ *    asked to stop) [cancel]; children are checked after their parents, and the keys rule holds
+ *    for clients' executions only (a child's key is its parent attempt's).
+ *
  * The history compared with the accepted writes includes the map items' events.
  *
- * Warnings (reported, not failures): nodes left QUEUED or RUNNING in a finished execution, and map
- * items left so after their map attempt and execution ended [leftover-item].
+ * Warnings (reported, not failures): nodes left QUEUED or RUNNING in a finished execution, map
+ * items left so after their map attempt and execution ended [leftover-item], and a child that no
+ * attempt waited for (its attempt lost between starting it and recording it) which ended by itself
+ * before the sweeper cancelled it [orphan-child].
  */
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
@@ -95,7 +107,13 @@ import { HISTORY } from "../shared/engine/lifecycle.js";
 import { Payloads } from "../shared/engine/payloads.js";
 import type { BlobStore, Store } from "../shared/ports.js";
 import type { AuditStore, NodeWrite } from "./audit-store.js";
-import { type Reference, type ReferenceNode, referenceOnFailure, referenceRun } from "./reference.js";
+import {
+  type ChildEnd,
+  type Reference,
+  type ReferenceNode,
+  referenceOnFailure,
+  referenceRun,
+} from "./reference.js";
 import type { HandlerRun } from "./watched-tasks.js";
 
 export interface Violation {
@@ -201,6 +219,16 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     mapsAtFullWidth: 0,
     itemsClaimedAfterMapEnd: 0,
     itemRunsAfterMapEnd: 0,
+    // child executions: started, by their end; those no attempt waited for (orphans), the orphans
+    // the sweeper cancelled; children refused at the depth limit
+    children: 0,
+    childrenSucceeded: 0,
+    childrenFailed: 0,
+    childrenCancelled: 0,
+    orphanChildren: 0,
+    orphansCancelled: 0,
+    depthRefused: 0,
+    childrenOfItems: 0,
   };
   const runsByNode = new Map<string, HandlerRun[]>();
   for (const run of input.handlerRuns ?? []) {
@@ -223,7 +251,14 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     next = page.next;
   }
 
-  violations.push(...checkKeys(executions, input.keys));
+  // Clients' keys only: a child's key is its parent's node attempt's (checked as child-once below).
+  violations.push(
+    ...checkKeys(
+      executions.filter((e) => !e.parent),
+      input.keys,
+    ),
+  );
+  const family = await childFamily(input, executions);
 
   const writesByNode = new Map<string, NodeWrite[]>();
   for (const write of input.audit.nodeWrites) {
@@ -468,8 +503,17 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     }
 
     // ── the input, resolved, is what the client sent ───────────────────────────────────────────
-    const sent = input.inputs.get(execution.workflow) ?? null;
     const storedInput = await resolve(execution.input);
+    // A client's execution: what its client sent; a child: what its parent's node mapped for it.
+    let sent: unknown = input.inputs.get(execution.workflow) ?? null;
+    if (execution.parent) {
+      const mapped = family.inputs.get(childInputKey(execution.parent.executionId, execution.parent.nodeId));
+      if (mapped) sent = mapped.value;
+      else {
+        v("child-input", `its parent's node ${execution.parent.nodeId} maps no input for a child`);
+        sent = "error" in storedInput ? null : storedInput.value;
+      }
+    }
     if ("error" in storedInput) v("input", `the input cannot be resolved (${storedInput.error})`);
     else if (!isDeepStrictEqual(storedInput.value, sent))
       v("input", `the input resolves to ${json(storedInput.value)}, but the client sent ${json(sent)}`);
@@ -737,9 +781,24 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     }
 
     // ── ends and outputs against the reference evaluator ──────────────────────────────────────
+    // ── child executions: this one's link to its parent, and the children its nodes started ─────
+    const childEnds = await checkChildren({
+      input,
+      counts,
+      family,
+      execution,
+      definition,
+      records,
+      itemRecords,
+      v,
+      warn: (rule, message, nodeId) =>
+        warnings.push({ rule, executionId: id, ...(nodeId ? { nodeId } : {}), message }),
+    });
     const reference = await referenceRun(definition, {
       input: sent,
       execution: { id, workflow: execution.workflow, version: execution.version },
+      depth: execution.depth ?? 0,
+      childOf: (nodeId) => childEnds.get(nodeId),
       okDepsOf: (nodeId) => {
         const node = graph.byId.get(nodeId)!;
         const record = records.get(nodeId);
@@ -765,9 +824,15 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         };
       },
     });
+    // The inputs its nodes (and map items) mapped for their children, for the children's checks.
+    for (const ref of reference.nodes.values()) {
+      if ("childInput" in ref) family.inputs.set(childInputKey(id, ref.id), { value: ref.childInput });
+      for (const item of ref.map?.items ?? [])
+        if ("childInput" in item) family.inputs.set(childInputKey(id, item.id), { value: item.childInput });
+    }
     const redriven = executionWrites.some((w) => w.event?.type === HISTORY.executionRedriven);
     /** Nothing but skips and continued failures can stop it: it must succeed. */
-    const clean = reference.status === "SUCCEEDED" && !input.cancelRequested.has(id) && !redriven;
+    const clean = reference.status === "SUCCEEDED" && !family.asked(id) && !redriven;
     const outputRule = (ref: ReferenceNode | undefined) =>
       ref?.map ? "map-output" : ref && ref.continued.length > 0 ? "continue-deps" : "output";
     for (const node of graph.nodes) {
@@ -915,7 +980,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
           );
         break;
       case "CANCELLED":
-        if (!input.cancelRequested.has(id)) v("cancel", "CANCELLED though nobody asked");
+        if (!family.asked(id)) v("cancel", "CANCELLED though nobody asked (nor its parent's node stopped)");
         break;
       default:
         break;
@@ -1454,3 +1519,184 @@ function json(value: unknown): string {
 function onlySweepAtChanged(before: ExecutionRecord, after: ExecutionRecord): boolean {
   return isDeepStrictEqual({ ...before, sweepAt: undefined }, { ...after, sweepAt: undefined });
 }
+
+// ── child executions ─────────────────────────────────────────────────────────────────────────────
+
+interface ChildFamily {
+  /** Executions by id. */
+  byId: ReadonlyMap<string, ExecutionRecord>;
+  /** Children by their parent's node attempt (`<parent>/<node>/<attempt>`). */
+  byLink: ReadonlyMap<string, string[]>;
+  /** The child each node attempt's ChildStarted event names, by `<parent>/<node>/<attempt>`. */
+  started: ReadonlyMap<string, string>;
+  /** The inputs parents' nodes map for children (filled as parents are checked, before their children). */
+  inputs: Map<string, { value: unknown }>;
+  /** Its cancellation has a cause: a client asked, or (a child) its parent's node stopped waiting for it. */
+  asked(executionId: string): boolean;
+}
+
+const linkKey = (executionId: string, nodeId: string, attempt: number) =>
+  `${executionId}/${nodeId}/${attempt}`;
+/** A node's, or a map item's (every attempt of the map maps the same inputs): by index. */
+function childInputKey(executionId: string, nodeId: string): string {
+  const item = parseMapItemId(nodeId);
+  return item ? `${executionId}/${item.mapId}#${item.index}` : `${executionId}/${nodeId}`;
+}
+
+/**
+ * The executions' family: links, and which cancellations have a cause. Sorts `executions` parents
+ * first, so a child is checked after the parent whose node mapped its input.
+ */
+async function childFamily(input: CheckInput, executions: ExecutionRecord[]): Promise<ChildFamily> {
+  executions.sort((a, b) => (a.depth ?? 0) - (b.depth ?? 0));
+  const byId = new Map(executions.map((e) => [e.executionId, e]));
+  const byLink = new Map<string, string[]>();
+  for (const e of executions)
+    if (e.parent) {
+      const key = linkKey(e.parent.executionId, e.parent.nodeId, e.parent.attempt);
+      byLink.set(key, [...(byLink.get(key) ?? []), e.executionId]);
+    }
+  const started = new Map<string, string>();
+  for (const w of input.audit.nodeWrites)
+    for (const e of w.events)
+      if (e.type === HISTORY.childStarted && e.nodeId)
+        started.set(linkKey(w.executionId, e.nodeId, e.attempt ?? 0), String(e.detail?.childExecutionId));
+  // A child is the engine's to cancel once its parent's node no longer waits for it: the node
+  // ended otherwise than completing with it (cancelled, failed, skipped, retried), or the parent
+  // itself was asked to stop. Decided parents first.
+  const cascaded = new Set<string>();
+  for (const e of executions) {
+    if (!e.parent) continue;
+    const { executionId, nodeId, attempt } = e.parent;
+    const node = await input.store.getNode(executionId, nodeId);
+    const waited = node?.status === "COMPLETED" && node.attempt === attempt;
+    if (!waited || input.cancelRequested.has(executionId) || cascaded.has(executionId))
+      cascaded.add(e.executionId);
+  }
+  return {
+    byId,
+    byLink,
+    started,
+    inputs: new Map(),
+    asked: (id) => input.cancelRequested.has(id) || cascaded.has(id),
+  };
+}
+
+interface ChildCheck {
+  input: CheckInput;
+  counts: Record<
+    | "children"
+    | "childrenSucceeded"
+    | "childrenFailed"
+    | "childrenCancelled"
+    | "orphanChildren"
+    | "orphansCancelled"
+    | "depthRefused"
+    | "childrenOfItems",
+    number
+  >;
+  family: ChildFamily;
+  execution: ExecutionRecord;
+  definition: WorkflowDefinition;
+  records: ReadonlyMap<string, NodeRecord>;
+  itemRecords: ReadonlyMap<string, NodeRecord>;
+  v: (rule: string, message: string, nodeId?: string) => void;
+  warn: (rule: string, message: string, nodeId?: string) => void;
+}
+
+/**
+ * The child-execution invariants of one execution, and the children its nodes' last attempts
+ * started (how they ended, their outputs), for the reference:
+ *  - a child is linked to an existing parent one level up, at most CHILD_LIMITS.maxDepth deep, and
+ *    it is the only child of its parent's node attempt [child-link, child-depth, child-once];
+ *  - the node attempt that started it says so (ChildStarted), or it was cancelled (the node had
+ *    stopped before it waited); a child no attempt waited for and left to run is a warning
+ *    [child-link, orphan-child];
+ *  - a `workflow` node (or item) COMPLETED only with its last attempt's child SUCCEEDED; failed
+ *    with ChildWorkflowFailed only when that child FAILED, with ChildWorkflowCancelled only when it
+ *    was CANCELLED, and with WorkflowDepthExceeded only at the depth limit [child-end, child-depth].
+ * (Its output is the child's: the reference takes it from here, and the output rule compares.)
+ */
+async function checkChildren(c: ChildCheck): Promise<Map<string, ChildEnd>> {
+  const { execution, family, v } = c;
+  const id = execution.executionId;
+  const depth = execution.depth ?? 0;
+  if (execution.parent) {
+    const { executionId, nodeId, attempt } = execution.parent;
+    const parent = family.byId.get(executionId);
+    c.counts.children++;
+    if (parseMapItemId(nodeId)) c.counts.childrenOfItems++;
+    if (execution.status === "SUCCEEDED") c.counts.childrenSucceeded++;
+    if (execution.status === "FAILED") c.counts.childrenFailed++;
+    if (execution.status === "CANCELLED") c.counts.childrenCancelled++;
+    if (!parent) v("child-link", `its parent ${executionId} does not exist`);
+    else if (depth !== (parent.depth ?? 0) + 1)
+      v("child-depth", `at depth ${depth} under a parent at depth ${parent.depth ?? 0}`);
+    if (depth > CHILD_MAX_DEPTH) v("child-depth", `at depth ${depth}, over the limit ${CHILD_MAX_DEPTH}`);
+    const siblings = family.byLink.get(linkKey(executionId, nodeId, attempt)) ?? [];
+    if (siblings.length > 1)
+      v(
+        "child-once",
+        `attempt ${attempt} of ${nodeId} started ${siblings.length} children: ${siblings.join(", ")}`,
+      );
+    const named = family.started.get(linkKey(executionId, nodeId, attempt));
+    if (named !== undefined && named !== id)
+      v("child-link", `attempt ${attempt} of ${nodeId} waited for ${named}, not this child`);
+    else if (named === undefined) {
+      c.counts.orphanChildren++;
+      if (execution.status === "CANCELLED" && /no longer waits for it/.test(execution.error?.message ?? ""))
+        c.counts.orphansCancelled++;
+      else if (execution.status !== "CANCELLED")
+        c.warn(
+          "orphan-child",
+          `attempt ${attempt} of ${nodeId} never waited for it (its attempt was lost first); it ended ${execution.status} before the sweeper cancelled it`,
+        );
+    }
+  }
+  const ends = new Map<string, ChildEnd>();
+  const definitions = new Map(c.definition.nodes.map((n) => [n.id, n]));
+  const callsChild = (nodeId: string): boolean => {
+    const item = parseMapItemId(nodeId);
+    if (!item) return definitions.get(nodeId)?.type === "workflow";
+    const map = definitions.get(item.mapId);
+    return map?.type === "map" && (map.params as { workflow?: unknown } | undefined)?.workflow !== undefined;
+  };
+  for (const record of [...c.records.values(), ...c.itemRecords.values()]) {
+    if (!callsChild(record.nodeId)) continue;
+    const childId = family.started.get(linkKey(id, record.nodeId, record.attempt));
+    const child = childId === undefined ? undefined : family.byId.get(childId);
+    if (childId !== undefined && !child)
+      v("child-link", `attempt ${record.attempt} waited for ${childId}, which does not exist`, record.nodeId);
+    if (child) {
+      let output: unknown;
+      if (child.status === "SUCCEEDED") {
+        const view = await c.input.engine.describeExecution(child.executionId).catch(() => undefined);
+        output = view?.output;
+      }
+      ends.set(record.nodeId, {
+        executionId: child.executionId,
+        status: child.status,
+        ...(output !== undefined ? { output } : {}),
+      });
+    }
+    const error = record.error?.name;
+    const nv = (message: string) => v("child-end", message, record.nodeId);
+    if (record.status === "COMPLETED" && child?.status !== "SUCCEEDED")
+      nv(`COMPLETED, but its last attempt's child ${childId ?? "(none)"} is ${child?.status ?? "missing"}`);
+    if (record.status === "FAILED" && error === "ChildWorkflowFailed" && child?.status !== "FAILED")
+      nv(`failed with ChildWorkflowFailed, but its last attempt's child is ${child?.status ?? "missing"}`);
+    if (record.status === "FAILED" && error === "ChildWorkflowCancelled" && child?.status !== "CANCELLED")
+      nv(`failed with ChildWorkflowCancelled, but its last attempt's child is ${child?.status ?? "missing"}`);
+    if (error === "WorkflowDepthExceeded") c.counts.depthRefused++;
+    if (error === "WorkflowDepthExceeded" && depth < CHILD_MAX_DEPTH)
+      v(
+        "child-depth",
+        `refused a child at depth ${depth}, under the limit ${CHILD_MAX_DEPTH}`,
+        record.nodeId,
+      );
+  }
+  return ends;
+}
+
+/** How deep executions may nest: the checker's own statement of CHILD_LIMITS.maxDepth. */
+const CHILD_MAX_DEPTH = 8;

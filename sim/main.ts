@@ -6,6 +6,7 @@
  *   add --no-redrive to either: no operator redrives dead letters (worlds as before redrives were simulated)
  *   add --no-flow-control to either: no `when`, `onError` or params expressions in the workflows
  *   add --no-maps to either: no `map` nodes in the workflows
+ *   add --no-children to either: no child workflows (`workflow` nodes, maps over a workflow)
  *   add --help: this text
  * Exit code 1 when an invariant is violated.
  */
@@ -28,6 +29,7 @@ async function main(): Promise<number> {
         "  --no-redrive        no operator redrives dead letters",
         "  --no-flow-control   no when / onError / params expressions in the workflows",
         "  --no-maps           no map nodes in the workflows",
+        "  --no-children       no child workflows (workflow nodes, maps over a workflow)",
       ].join("\n"),
     );
     return 0;
@@ -40,6 +42,7 @@ async function main(): Promise<number> {
       redrive: !flag("no-redrive"),
       flowControl: !flag("no-flow-control"),
       maps: !flag("no-maps"),
+      children: !flag("no-children"),
     });
     const grep = option("grep");
     if (flag("trace") || grep !== undefined) {
@@ -57,6 +60,7 @@ async function main(): Promise<number> {
     redrive: !flag("no-redrive"),
     flowControl: !flag("no-flow-control"),
     maps: !flag("no-maps"),
+    children: !flag("no-children"),
     onProgress: (done, failures, ms) => {
       if (done % 500 === 0)
         console.error(`  ${done}/${runs} seeds, ${failures} failing, ${(ms / 1000).toFixed(1)} s`);

@@ -177,3 +177,23 @@ export function mapOutputReversed(store: Store): Store {
     return store.transitionNode(executionId, nodeId, condition, patch, event);
   });
 }
+
+/** Child workflows broken: a `workflow` node completes with null, not its child's output. */
+export function childOutputDropped(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) =>
+    store.transitionNode(
+      executionId,
+      nodeId,
+      condition,
+      patch.status === "COMPLETED" && nodeId.endsWith("-child") ? { ...patch, output: NULL_PAYLOAD } : patch,
+      event,
+    ),
+  );
+}
+
+/** Child workflows broken: a child is created one level deep whatever its parent's depth (no limit bites). */
+export function childDepthLost(store: Store): Store {
+  return overrideCreate(store, (record, event, keyed) =>
+    store.createExecution(record.parent ? { ...record, depth: 1 } : record, event, keyed),
+  );
+}

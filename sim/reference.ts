@@ -33,6 +33,11 @@
  * (`toleratedFailureCount`, ⌊`toleratedFailurePercentage`/100 · items⌋, the smaller of the two when
  * both are given, else none) fail the map with MapFailed; otherwise it completes with its items'
  * outputs in item order, a failed item as {error: {name, message}}.
+ *
+ * A `workflow` node (or a map's item over a workflow): its params mapped as any node's, `input`
+ * the child's input; at the depth limit it fails with WorkflowDepthExceeded. Otherwise it ends as
+ * its last attempt's child did (a fact of the run): the child's output when it SUCCEEDED,
+ * ChildWorkflowFailed when it FAILED, ChildWorkflowCancelled when it was CANCELLED.
  */
 import jsonata from "jsonata";
 import type { NodeDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
@@ -58,7 +63,23 @@ export interface ReferenceFacts {
   mapAttemptOf?(mapId: string): number;
   /** Some of the node's (or item's) attempts were lost to crashes or expired leases, not its handler. */
   attemptsLost?(nodeId: string): boolean;
+  /**
+   * The child execution a `workflow` node's (or item's) last attempt started, as it ended (its
+   * output resolved): what the node ends as. Undefined when that attempt started none.
+   */
+  childOf?(nodeId: string): ChildEnd | undefined;
+  /** How deep the execution is in children (0: started by a client); at the limit a child is refused. */
+  depth?: number;
 }
+
+export interface ChildEnd {
+  executionId: string;
+  status: string;
+  output?: unknown;
+}
+
+/** How deep executions nest (the engine's CHILD_LIMITS.maxDepth, restated as the checker's own). */
+const MAX_DEPTH = 8;
 
 export type ReferenceStatus = "COMPLETED" | "FAILED" | "SKIPPED" | "CANCELLED";
 
@@ -91,6 +112,8 @@ export interface ReferenceNode {
   failsForGood: boolean;
   /** A map node that got its items: each item's end, and what they decide for the map. */
   map?: ReferenceMap;
+  /** A `workflow` node: the input its params give its child (every attempt's child gets the same). */
+  childInput?: unknown;
 }
 
 export interface ReferenceItem {
@@ -107,6 +130,8 @@ export interface ReferenceItem {
   /** The run ended it (its record is terminal). */
   ended: boolean;
   why: string;
+  /** A map over a workflow: the input its params give the item's child. */
+  childInput?: unknown;
 }
 
 export interface ReferenceMap {
@@ -270,6 +295,7 @@ export async function referenceRun(
     const params = (node.params ?? {}) as {
       items?: unknown;
       task?: { type: string; params?: unknown };
+      workflow?: unknown;
       maxConcurrency?: number;
       toleratedFailureCount?: number;
       toleratedFailurePercentage?: number;
@@ -286,7 +312,10 @@ export async function referenceRun(
         failsForGood: true,
       };
     const values = list.value as unknown[];
-    const task = params.task ?? { type: "noop" };
+    // A map over a workflow runs a `workflow` item per value, its params the map's `workflow`.
+    const task = params.workflow
+      ? { type: "workflow", params: params.workflow }
+      : (params.task ?? { type: "noop" });
     const maxAttempts =
       params.retry?.maxAttempts ??
       node.retry?.maxAttempts ??
@@ -315,6 +344,7 @@ export async function referenceRun(
         ...(end.error ? { error: end.error } : {}),
         ended: false,
         why: end.why,
+        ...("childInput" in end ? { childInput: end.childInput } : {}),
       };
       // The run's end, where it is not the handler's: lost attempts, a cancellation.
       const ended = facts.endedAs?.(id);
@@ -370,8 +400,16 @@ export async function referenceRun(
     id: string,
     params: Record<string, unknown>,
     attempts: number,
-  ): { status: "COMPLETED" | "FAILED"; output?: unknown; error?: NodeError; why: string } => {
+  ): {
+    status: "COMPLETED" | "FAILED";
+    output?: unknown;
+    error?: NodeError;
+    why: string;
+    childInput?: unknown;
+  } => {
     switch (type) {
+      case "workflow":
+        return childRun(id, params);
       case "pass":
         return { status: "COMPLETED", output: "value" in params ? params.value : facts.input, why: "it ran" };
       case "noop":
@@ -413,6 +451,58 @@ export async function referenceRun(
     }
   };
 
+  /**
+   * A `workflow` node or item: refused at the depth limit; otherwise it ends as its last attempt's
+   * child did — its output when it succeeded, ChildWorkflowFailed when it failed (its retries each
+   * ran a new child), ChildWorkflowCancelled when it was cancelled.
+   */
+  const childRun = (
+    id: string,
+    params: Record<string, unknown>,
+  ): {
+    status: "COMPLETED" | "FAILED";
+    output?: unknown;
+    error?: NodeError;
+    why: string;
+    childInput: unknown;
+    failsForGood: boolean;
+  } => {
+    const childInput = normalized(params.input ?? null);
+    if ((facts.depth ?? 0) >= MAX_DEPTH)
+      return {
+        status: "FAILED",
+        why: `its execution is ${facts.depth} deep, at the limit`,
+        error: { name: "WorkflowDepthExceeded" },
+        childInput,
+        failsForGood: true,
+      };
+    const child = facts.childOf?.(id);
+    if (child?.status === "SUCCEEDED")
+      return {
+        status: "COMPLETED",
+        output: child.output ?? null,
+        why: "its child succeeded",
+        childInput,
+        failsForGood: false,
+      };
+    if (child?.status === "FAILED" || child?.status === "CANCELLED")
+      return {
+        status: "FAILED",
+        why: `its child ${child.executionId} ended ${child.status}`,
+        error: { name: child.status === "FAILED" ? "ChildWorkflowFailed" : "ChildWorkflowCancelled" },
+        childInput,
+        failsForGood: true,
+      };
+    // No child (the node never got to start one), or one still running: the run's end decides.
+    return {
+      status: "FAILED",
+      why: child ? `its child ${child.executionId} is ${child.status}` : "it started no child",
+      error: { name: "NoChild" },
+      childInput,
+      failsForGood: false,
+    };
+  };
+
   const expressionFailure = (n: ReferenceNode, why: string): ReferenceNode => ({
     ...n,
     status: "FAILED",
@@ -435,6 +525,18 @@ export async function referenceRun(
         return { ...ran, output: { sleptMs: params.ms } };
       case "wait":
         return { ...ran, output: { waitedSeconds: params.seconds } };
+      case "workflow": {
+        const { status, output, error, why, childInput, failsForGood } = childRun(node.id, params);
+        return {
+          ...n,
+          status,
+          why,
+          childInput,
+          failsForGood,
+          ...(output !== undefined ? { output } : {}),
+          ...(error ? { error } : {}),
+        };
+      }
       case "fail": {
         const times = params.times as number | undefined;
         const output = { attempt: facts.passingAttemptOf(node.id, Number(times ?? Number.NaN)) };

@@ -17,7 +17,7 @@ import type { BlobStore, Store, TaskMessage, TaskQueue } from "../shared/ports.j
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
 import { AuditStore } from "./audit-store.js";
 import { FakeClock, SIM_EPOCH } from "./clock.js";
-import { generateWorkflow } from "./dag.js";
+import { childLibrary, generateWorkflow } from "./dag.js";
 import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
 import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
@@ -72,7 +72,15 @@ export interface WorldOptions {
    * before maps (test/sim/regressions.test.ts, test/sim/flow-control.test.ts).
    */
   maps?: boolean;
+  /**
+   * Child workflows (`workflow` nodes, maps over a workflow, a workflow that nests to the depth
+   * limit) in a share of the worlds (default true). Off replays the worlds from before children.
+   */
+  children?: boolean;
 }
+
+/** The share of worlds with child workflows to call. */
+const CHILD_WORLDS = 0.35;
 
 export interface RunResult extends CheckResult {
   seed: number;
@@ -89,7 +97,8 @@ export interface RunResult extends CheckResult {
 
 interface ClientOp {
   /** "conflict": a create with the plan's key but another input or start flag (refused, 409). */
-  kind: "create" | "conflict" | "trigger" | "cancel" | "redrive";
+  /** "cancel-child": a client cancels a running child execution of the plan's (by its id). */
+  kind: "create" | "conflict" | "trigger" | "cancel" | "cancel-child" | "redrive";
   plan: number;
   /** What a "conflict" changes from the plan's request. */
   differs?: "input" | "start";
@@ -249,13 +258,19 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const continuation = world.chance(0.5);
 
   // ── workflows and the clients' plan ──────────────────────────────────────────────────────────
+  // Child workflows from their own stream, so the other draws of a seed stay as they were.
+  const family = root.fork("children");
+  const library =
+    (options.children ?? true) && family.chance(CHILD_WORLDS) ? childLibrary(family.seed32()) : [];
   const generated = Array.from({ length: profile.workflows }, (_, w) =>
     generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
       flowControl: options.flowControl ?? true,
       maps: options.maps ?? true,
+      children: library.map((l) => l.definition.name),
     }),
   );
-  for (const { definition } of generated) await engines[0]!.registerWorkflow(definition);
+  // The children first: a workflow may name only registered ones without a warning.
+  for (const { definition } of [...library, ...generated]) await engines[0]!.registerWorkflow(definition);
   const plans: PlannedExecution[] = [];
   const ops: ClientOp[] = [];
   for (let i = 0; i < profile.executions; i++) {
@@ -271,6 +286,11 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     ops.push({ kind: "create", plan: i, at: world.int(0, 5_000) });
     if (world.chance(profile.cancel)) ops.push({ kind: "cancel", plan: i, at: world.int(0, 90_000) });
   }
+  // Clients cancelling a child execution, from the children's stream (only worlds with children).
+  if (library.length > 0)
+    for (let i = 0; i < profile.executions; i++)
+      if (family.chance(profile.cancel / 2))
+        ops.push({ kind: "cancel-child", plan: i, at: family.int(2_000, 60_000) });
   // Clients reusing keys draw from their own stream, so the other draws of a seed stay as they were:
   // the same create again, racing the first; once it exists, the key with another input or start.
   const clients = root.fork("clients-plan");
@@ -306,6 +326,17 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   /** Executions that answered a create with a reused key and another input or start (none may). */
   const conflictsAnswered: Array<{ plan: number; differs: string; executionId: string }> = [];
 
+  /** A RUNNING execution started (maybe through others) by `executionId`, if any: the client's pick. */
+  const runningChildOf = (executionId: string): string | undefined => {
+    const descends = (id: string): boolean => {
+      const parent = audit.parentOf.get(id);
+      return parent !== undefined && (parent === executionId || descends(parent));
+    };
+    const running = [...audit.executionStatus]
+      .filter(([id, status]) => status === "RUNNING" && descends(id))
+      .map(([id]) => id);
+    return running.length > 0 ? family.pick(running) : undefined;
+  };
   const retryLater = (op: ClientOp, why: string) => {
     counters.clientRetries++;
     op.proc = undefined;
@@ -356,6 +387,21 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
             op.proc = undefined;
             op.at = scheduler.now + 30_000;
             return;
+          }
+        } else if (op.kind === "cancel-child") {
+          // A running child of the plan's execution (or of its children), as its parent's view names it.
+          const child = runningChildOf(plan.executionId!);
+          if (child === undefined) {
+            op.tries = (op.tries ?? 0) + 1;
+            if (op.tries < 5) {
+              op.proc = undefined;
+              op.at = scheduler.now + 5_000;
+              return;
+            }
+          } else {
+            cancelRequested.add(child);
+            await engine.cancelExecution(child, "a child cancelled by the simulation");
+            cancelAccepted.add(child);
           }
         } else {
           await engine.cancelExecution(plan.executionId!, "cancelled by the simulation");
@@ -546,7 +592,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     payloads: profile.payloads,
     audit,
     engine: reader,
-    definitions: new Map(generated.map((g) => [g.definition.name, g.definition])),
+    definitions: new Map([...library, ...generated].map((g) => [g.definition.name, g.definition])),
     inputs: new Map(generated.map((g) => [g.definition.name, g.input])),
     cancelRequested,
     cancelAccepted,
@@ -580,7 +626,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     steps: scheduler.stats.steps,
     virtualMs: scheduler.now,
     profile,
-    workflows: generated.map((g) => g.definition),
+    workflows: [...library, ...generated].map((g) => g.definition),
     executions: listed.items
       .map((e) => ({ executionId: e.executionId, workflow: e.workflow, status: e.status }))
       .reverse(),

@@ -12,6 +12,8 @@ import { CHILD_LIMITS, childKey, childWorkflowParamsSchema } from "../domain/chi
 import { RetryableError, TerminalError, WeftError } from "../domain/errors.js";
 import { hasExpressions } from "../domain/expressions.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import { PayloadError } from "../domain/json.js";
+import type { Payload } from "../domain/payload.js";
 import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import type { EngineContext } from "./context.js";
@@ -124,7 +126,19 @@ export class ChildWorkflows {
       await this.failAttempt(execution, graph, node, record, lease, error);
       return;
     }
-    const output = await this.executions.outputOf(child);
+    let output: Payload;
+    try {
+      output = await this.ctx.payloads.adopt(
+        execution.executionId,
+        await this.executions.outputOf(child),
+        `the output of child execution ${child.executionId}`,
+      );
+    } catch (error) {
+      // Its sinks' outputs together are over the limit of a value: the node's failure, for good.
+      if (!(error instanceof PayloadError)) throw error;
+      await this.failAttempt(execution, graph, node, record, lease, error);
+      return;
+    }
     await completeWaiting(this.ctx, this.propagation, execution, graph, node, record, lease, output, {
       childExecutionId: child.executionId,
     });

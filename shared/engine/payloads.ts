@@ -99,6 +99,17 @@ export class Payloads {
   }
 
   /**
+   * Another execution's value kept as this one's: its exact text saved under `executionId` (a
+   * child's output becoming its parent node's), so it never depends on the other execution's
+   * records or blobs, nor on their retention. Throws PayloadError over the limit of a value.
+   */
+  async adopt(executionId: string, payload: Payload, what: string): Promise<Payload> {
+    const text = await this.text(payload);
+    if (Buffer.byteLength(text, "utf8") > this.settings.maxBytes) throw this.tooLarge(what);
+    return this.saveJson(executionId, text);
+  }
+
+  /**
    * An object of payloads (a merge's output) without fetching any: small values are joined inline,
    * large ones stay references. Only an object too wide to keep even so is written whole.
    */

@@ -398,7 +398,7 @@ export class Propagation {
   /** Cancels a child execution (engine/children.ts); one already ended stays as it is. */
   async cancelChild(childId: string, reason: string): Promise<void> {
     try {
-      await cancelExecution(this.ctx, this, childId, `its parent was cancelled or failed: ${reason}`);
+      await cancelExecution(this.ctx, this, childId, reason);
     } catch (error) {
       if (!hasCode(error, "Conflict") && !hasCode(error, "NotFound")) throw error;
     }
@@ -495,7 +495,8 @@ export class Propagation {
       if (node.status !== "RUNNING") return false;
       const waiting = node.composite !== undefined;
       // A waiting child execution is cancelled with its node (whose cancellation it then reports back).
-      if (node.composite?.kind === "workflow") await this.cancelChild(node.composite.executionId, reason);
+      if (node.composite?.kind === "workflow")
+        await this.cancelChild(node.composite.executionId, `its parent was cancelled or failed: ${reason}`);
       if (waiting || (node.lease?.expiresAt ?? now) < now) {
         const cancelled = await this.cancelNode(executionId, node.nodeId, reason, {
           leaseExpiredBy: waiting ? Number.MAX_SAFE_INTEGER : now,

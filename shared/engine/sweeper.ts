@@ -11,7 +11,7 @@
 import { requiredCompletions, tallyParents, verdictOf } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { mapItemId, nextInLane } from "../domain/map.js";
-import { type ExecutionRecord, type NodeRecord, pendingNode } from "../domain/records.js";
+import { type ExecutionRecord, type NodeRecord, type ParentLink, pendingNode } from "../domain/records.js";
 import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { isTerminalNode } from "../domain/states.js";
 import { mapLimit } from "./concurrency.js";
@@ -82,6 +82,16 @@ export class Sweeper {
         execution.executionId,
         execution.status,
         `execution ${execution.status.toLowerCase()}`,
+      );
+      return;
+    }
+    if (execution.parent && (await this.orphaned(execution.parent))) {
+      // Its parent's node no longer waits for it: the attempt that started it was lost before it
+      // recorded the child (a crash between the two), or it ended since. Nobody would use its end.
+      const { executionId, nodeId, attempt } = execution.parent;
+      await this.propagation.cancelChild(
+        execution.executionId,
+        `node "${nodeId}" of execution ${executionId} no longer waits for it (it started it on attempt ${attempt})`,
       );
       return;
     }
@@ -312,6 +322,16 @@ export class Sweeper {
       );
     }
     report.reDriven += completed.length + failed.length;
+  }
+
+  /**
+   * A child execution whose parent's node has moved on: to a later attempt (which starts a child of
+   * its own), or to its end. While that attempt runs, the child is (or is about to be) waited for.
+   */
+  private async orphaned(parent: ParentLink): Promise<boolean> {
+    const node = await this.ctx.store.getNode(parent.executionId, parent.nodeId);
+    if (!node) return false; // its parent's records are gone (retention): nothing to tell
+    return node.attempt > parent.attempt || isTerminalNode(node.status);
   }
 
   /** A completed node whose effects are not all visible: a child never reached, or a sink not counted. */

@@ -281,4 +281,49 @@ describe("reference evaluator", () => {
     expect(bad.status).toBe("FAILED");
     expect(bad.error?.name).toBe("InvalidMapItems");
   });
+  it("a `workflow` node ends as its last attempt's child did, and maps its child's input", async () => {
+    const definition = wf([
+      { id: "a", type: "pass", params: { value: 7 } },
+      { id: "ok", type: "workflow", dependsOn: ["a"], params: { name: "lib", input: "{% deps.a + 1 %}" } },
+      { id: "bad", type: "workflow", dependsOn: ["a"], params: { name: "lib" }, onError: "continue" },
+      {
+        id: "each",
+        type: "map",
+        dependsOn: ["a"],
+        params: { items: [1, 2], workflow: { name: "lib", input: "{% {'i': $index, 'v': $item} %}" } },
+      },
+    ]);
+    const ends: Record<string, { executionId: string; status: string; output?: unknown }> = {
+      ok: { executionId: "c1", status: "SUCCEEDED", output: { sum: 8 } },
+      bad: { executionId: "c2", status: "FAILED" },
+      "each[1.0]": { executionId: "c3", status: "SUCCEEDED", output: "first" },
+      "each[1.1]": { executionId: "c4", status: "CANCELLED" },
+    };
+    const { run, status } = await statuses(
+      definition,
+      facts({ childOf: (id) => ends[id], okDepsOf: () => ["a"] }),
+    );
+    expect(status).toEqual({ a: "COMPLETED", ok: "COMPLETED", bad: "FAILED", each: "FAILED" });
+    expect(run.nodes.get("ok")).toMatchObject({ output: { sum: 8 }, childInput: 8 });
+    expect(run.nodes.get("bad")).toMatchObject({ error: { name: "ChildWorkflowFailed" }, childInput: null });
+    const items = run.nodes.get("each")?.map?.items ?? [];
+    expect(items.map((item) => [item.status, item.childInput])).toEqual([
+      ["COMPLETED", { i: 0, v: 1 }],
+      ["FAILED", { i: 1, v: 2 }],
+    ]);
+    expect(items[1]?.error?.name).toBe("ChildWorkflowCancelled");
+    expect(run.status).toBe("FAILED");
+  });
+
+  it("a `workflow` node at the depth limit fails with WorkflowDepthExceeded, child or not", async () => {
+    const { run, status } = await statuses(
+      wf([{ id: "deeper", type: "workflow", params: { name: "lib" } }]),
+      {
+        ...facts(),
+        depth: 8,
+      },
+    );
+    expect(status).toEqual({ deeper: "FAILED" });
+    expect(run.nodes.get("deeper")?.error?.name).toBe("WorkflowDepthExceeded");
+  });
 });
