@@ -169,6 +169,46 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       write("DynamoDB.DeleteItem");
       return store.deleteDeadLetter(id);
     },
+    putWorker: async (worker) => {
+      write("DynamoDB.UpdateItem");
+      return store.putWorker(worker);
+    },
+    getWorker: async (workerId) => {
+      read("DynamoDB.GetItem");
+      return store.getWorker(workerId);
+    },
+    listWorkers: async () => {
+      read("DynamoDB.Query");
+      return store.listWorkers();
+    },
+    touchWorker: async (workerId, now) => {
+      write("DynamoDB.UpdateItem");
+      return store.touchWorker(workerId, now);
+    },
+    deleteWorker: async (workerId) => {
+      write("DynamoDB.DeleteItem");
+      return store.deleteWorker(workerId);
+    },
+    offerTask: async (task) => {
+      write("DynamoDB.PutItem");
+      return store.offerTask(task);
+    },
+    listReadyTasks: async (pool, limit) => {
+      read("DynamoDB.Query");
+      return store.listReadyTasks(pool, limit);
+    },
+    withdrawTask: async (task) => {
+      write("DynamoDB.DeleteItem");
+      return store.withdrawTask(task);
+    },
+    takeTask: async (take) => {
+      fencedWrite();
+      return store.takeTask(take);
+    },
+    releaseHold: async (workerId, key) => {
+      write("DynamoDB.UpdateItem");
+      return store.releaseHold(workerId, key);
+    },
   };
   const queue: TaskQueue = {
     send: async (messages, options) => {

@@ -9,7 +9,14 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "
 import { MEMORY_BLOB_PATH, type MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 
-export type HttpApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+/**
+ * The api function's handler. `signal` is aborted when the client goes away before its answer (or
+ * the server closes): a long poll stops waiting then, as nothing behind API Gateway could tell it.
+ */
+export type HttpApiHandler = (
+  event: APIGatewayProxyEventV2,
+  invocation?: { signal?: AbortSignal },
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 export interface HttpServerOptions {
   handler: HttpApiHandler;
@@ -29,7 +36,10 @@ export interface HttpServerOptions {
 export interface RunningHttpServer {
   url: string;
   port: number;
-  /** Stops accepting connections and resolves once in-flight requests have been answered. */
+  /**
+   * Stops accepting connections and resolves once in-flight requests have been answered (a long
+   * poll in flight is told to stop waiting, and answers at once).
+   */
   close(): Promise<void>;
 }
 
@@ -188,7 +198,17 @@ export function startHttpServer(options: HttpServerOptions): Promise<RunningHttp
   const onError =
     options.onError ?? ((error: unknown) => console.error("[weft local] api handler failed:", error));
 
+  // The requests being handled: each one's signal is aborted when its client goes away, or at close.
+  const inFlight = new Set<AbortController>();
+
   const server = createServer((request, response) => {
+    const controller = new AbortController();
+    inFlight.add(controller);
+    response.on("close", () => {
+      inFlight.delete(controller);
+      // Closed before the answer was written: the client went away.
+      if (!response.writableFinished) controller.abort();
+    });
     void (async () => {
       try {
         const target = new URL(request.url ?? "/", "http://local");
@@ -215,8 +235,8 @@ export function startHttpServer(options: HttpServerOptions): Promise<RunningHttp
           protocol: `HTTP/${request.httpVersion}`,
           body: body.toString("utf8"),
         });
-        const result = await options.handler(event);
-        writeResult(response, result);
+        const result = await options.handler(event, { signal: controller.signal });
+        if (!response.destroyed) writeResult(response, result);
       } catch (error) {
         // What API Gateway answers when the function itself fails.
         onError(error);
@@ -245,6 +265,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<RunningHttp
               else done();
             });
             server.closeIdleConnections();
+            for (const controller of inFlight) controller.abort();
           }),
       });
     });

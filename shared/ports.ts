@@ -5,6 +5,7 @@
  */
 
 import type { Payload } from "./domain/payload.js";
+import type { Hold, ReadyTask, WorkerRecord } from "./domain/placement.js";
 import type {
   CompositeState,
   DeadLetterRecord,
@@ -279,7 +280,44 @@ export interface Store {
   getDeadLetter(id: string): Promise<DeadLetterRecord | undefined>;
   /** False when it was already gone (another redrive took it). */
   deleteDeadLetter(id: string): Promise<boolean>;
+
+  // ── external workers (domain/placement.ts, engine/external.ts) ────────────────────────────────
+  /** Registers a worker, or registers it again under its id (its holds kept): what is stored. */
+  putWorker(worker: Omit<WorkerRecord, "holds" | "version">): Promise<WorkerRecord>;
+  getWorker(workerId: string): Promise<WorkerRecord | undefined>;
+  /** Every registered worker (a fleet is small: one partition, no scan). */
+  listWorkers(): Promise<WorkerRecord[]>;
+  /** Records a heartbeat at `now`; undefined when no such worker is registered. */
+  touchWorker(workerId: string, now: number): Promise<WorkerRecord | undefined>;
+  deleteWorker(workerId: string): Promise<void>;
+  /** Offers a QUEUED external node to its pool: one offer per node attempt (again: no change). */
+  offerTask(task: ReadyTask): Promise<void>;
+  /** A pool's offers, oldest first, at most `limit`. */
+  listReadyTasks(pool: string, limit: number): Promise<ReadyTask[]>;
+  /** Takes an offer back (gone already: no change). */
+  withdrawTask(task: ReadyTask): Promise<void>;
+  /**
+   * A worker takes an offered task in one atomic write: the offer is withdrawn (it must still be
+   * there), the node claimed (`claim`, conditioned as transitionNode is), and `hold` added to the
+   * worker (conditioned on `workerVersion`, the state its limits were checked against). Nothing is
+   * written unless all three hold; the refusal names the first that did not.
+   */
+  takeTask(take: TakeTask): Promise<TakeOutcome>;
+  /** Removes a hold from its worker (gone already, or no such worker: no change). */
+  releaseHold(workerId: string, key: string): Promise<void>;
 }
+
+export interface TakeTask {
+  task: ReadyTask;
+  workerId: string;
+  workerVersion: number;
+  hold: Hold;
+  claim: { condition: NodeCondition; patch: NodePatch; event: HistoryEvent };
+}
+
+export type TakeOutcome =
+  | { ok: true; node: NodeRecord; worker: WorkerRecord }
+  | { ok: false; refused: "offer" | "node" | "worker"; node?: NodeRecord };
 
 export interface TaskMessage {
   executionId: string;

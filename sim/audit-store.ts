@@ -18,6 +18,8 @@ import type {
   Outcome,
   ShardArrivalRequest,
   Store,
+  TakeOutcome,
+  TakeTask,
 } from "../shared/ports.js";
 
 export interface NodeWrite {
@@ -66,6 +68,7 @@ type Delegated = Omit<
   | "failNode"
   | "recordArrival"
   | "recordShardArrival"
+  | "takeTask"
 >;
 
 export class AuditStore implements Store {
@@ -106,6 +109,15 @@ export class AuditStore implements Store {
   listDeadLetters: Delegated["listDeadLetters"];
   getDeadLetter: Delegated["getDeadLetter"];
   deleteDeadLetter: Delegated["deleteDeadLetter"];
+  putWorker: Delegated["putWorker"];
+  getWorker: Delegated["getWorker"];
+  listWorkers: Delegated["listWorkers"];
+  touchWorker: Delegated["touchWorker"];
+  deleteWorker: Delegated["deleteWorker"];
+  offerTask: Delegated["offerTask"];
+  listReadyTasks: Delegated["listReadyTasks"];
+  withdrawTask: Delegated["withdrawTask"];
+  releaseHold: Delegated["releaseHold"];
 
   constructor(
     private readonly inner: Store,
@@ -130,6 +142,15 @@ export class AuditStore implements Store {
     this.listDeadLetters = inner.listDeadLetters.bind(inner);
     this.getDeadLetter = inner.getDeadLetter.bind(inner);
     this.deleteDeadLetter = inner.deleteDeadLetter.bind(inner);
+    this.putWorker = inner.putWorker.bind(inner);
+    this.getWorker = inner.getWorker.bind(inner);
+    this.listWorkers = inner.listWorkers.bind(inner);
+    this.touchWorker = inner.touchWorker.bind(inner);
+    this.deleteWorker = inner.deleteWorker.bind(inner);
+    this.offerTask = inner.offerTask.bind(inner);
+    this.listReadyTasks = inner.listReadyTasks.bind(inner);
+    this.withdrawTask = inner.withdrawTask.bind(inner);
+    this.releaseHold = inner.releaseHold.bind(inner);
   }
 
   async createExecution(
@@ -196,6 +217,20 @@ export class AuditStore implements Store {
       }
     }
     return result;
+  }
+
+  /** A worker's take claims the node: audited as the node write it is. */
+  async takeTask(take: TakeTask): Promise<TakeOutcome> {
+    let outcome: TakeOutcome | undefined;
+    const { executionId, nodeId } = take.task;
+    const { condition, patch, event } = take.claim;
+    await this.auditNodeWrite(executionId, nodeId, condition, patch, event, async () => {
+      outcome = await this.inner.takeTask(take);
+      return outcome.ok
+        ? { ok: true, record: outcome.node }
+        : { ok: false, current: outcome.node };
+    });
+    return outcome!;
   }
 
   /** Performs a node write and logs it, with the record before and after, when accepted. */

@@ -6,8 +6,12 @@
  * POST /executions 202 (new execution) / 200 (an idempotencyKey returned its execution to the same
  * request) / 409 IdempotencyKeyConflict (the key with another request);
  * POST /executions/{id}/trigger 202 (409 when not PENDING); POST /executions/{id}/cancel 202 (409 when
- * already finished); POST /dlq/redrive 202; GET routes 200. The routes are the contract's
- * (shared/http/contract.ts); their handlers live per resource in *-routes.ts.
+ * already finished); POST /dlq/redrive 202; POST /workers 201; POST /workers/{id}/heartbeat 200
+ * and DELETE /workers/{id} 200 (404 for a worker not registered); POST /workers/{id}/poll 200 with
+ * a task, or 204 without a body when none came within its wait; POST /tasks/heartbeat 200;
+ * POST /tasks/complete, /tasks/fail and /callbacks/{complete,fail,heartbeat} 202 (409 for a token
+ * whose attempt is over, 400 for one this API never gave); GET routes 200. The routes are the
+ * contract's (shared/http/contract.ts); their handlers live per resource in *-routes.ts.
  * Errors: `{ error: { code, message, details } }`, the status chosen by code in problems.ts; 500
  * InternalError only for what nobody raised on purpose (bad input is never a 500).
  */
@@ -23,11 +27,21 @@ import { executionHandlers } from "./execution-routes.js";
 import { internalError, type Problem, problemOf } from "./problems.js";
 import { issuesToDetails, type RouteHandler, type RouteHandlers } from "./request.js";
 import { MalformedPathError, type Route, Router } from "./routes.js";
+import { workerHandlers } from "./worker-routes.js";
 import { workflowHandlers } from "./workflow-routes.js";
 
 export type { ApiRequest } from "./request.js";
 
-export type ApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+/** What the server in front of the handler may add to an event. */
+export interface ApiInvocation {
+  /** Aborted when the caller went away: a long poll (POST /workers/{id}/poll) stops waiting. */
+  signal?: AbortSignal;
+}
+
+export type ApiHandler = (
+  event: APIGatewayProxyEventV2,
+  invocation?: ApiInvocation,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /** How `GET /executions/{id}` shows values kept in the blob store. */
 export interface ViewSettings {
@@ -62,7 +76,7 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   const views = options.views ?? { resolveByDefault: false, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES };
   const router = new Router(apiRoutes(engine, views));
 
-  return async (event) => {
+  return async (event, invocation = {}) => {
     const method = event.requestContext?.http?.method ?? "GET";
     const path = routePath(event);
     try {
@@ -91,7 +105,10 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         params: match.params,
         query: event.queryStringParameters ?? {},
         body,
+        ...(invocation.signal === undefined ? {} : { signal: invocation.signal }),
       });
+      // 204: no body, hence no content-type either.
+      if (result.status === 204) return { statusCode: 204, headers: {} };
       return jsonResponse(result.status, result.body);
     } catch (error) {
       const problem = problemOf(asRequestError(error));
@@ -114,6 +131,7 @@ export function apiRoutes(engine: Engine, views: ViewSettings): Route<RouteHandl
     ...workflowHandlers(engine),
     ...executionHandlers(engine, views),
     ...dlqHandlers(engine),
+    ...workerHandlers(engine),
   };
   return ROUTE_NAMES.map((name) => ({
     method: API_ROUTES[name].method,

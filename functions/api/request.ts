@@ -11,9 +11,15 @@ export interface ApiRequest {
   query: Record<string, string | undefined>;
   /** The raw body text (decoded when API Gateway sent it base64-encoded), or undefined when absent/blank. */
   body: string | undefined;
+  /**
+   * Aborted when the caller went away (the local runtime's HTTP server says so; behind API Gateway
+   * nothing does): a long poll stops waiting then.
+   */
+  signal?: AbortSignal;
 }
 
 export interface ApiResponse<T = unknown> {
+  /** 204 answers no body (the handler's body is then undefined). */
   status: number;
   body: T;
 }

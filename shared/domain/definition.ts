@@ -2,9 +2,11 @@
  * The workflow definition format as a zod schema, with the limits weft enforces at submit.
  * Shape checks live here; graph checks (cycles, reachability, …) and expression checks live in
  * validate.ts. Version 2 of the format only adds optional fields (`when`, `onError`, `onFailure`,
- * `{% %}` expressions in params), so every v1 definition is a v2 definition meaning the same.
+ * `{% %}` expressions in params, `runsOn` and `heartbeatSeconds`), so every v1 definition is a v2
+ * definition meaning the same.
  */
 import { z } from "zod";
+import { PLACEMENT_LIMITS, runsOnSchema } from "./placement.js";
 
 export const LIMITS = {
   /** Largest DAG accepted. Every node is one DynamoDB item, so this bounds an execution's item count. */
@@ -89,7 +91,15 @@ export const nodeDefinitionSchema = z
     dependsOn: z.array(z.string()).max(LIMITS.maxDependsOn).optional(),
     fanIn: fanInSchema.optional(),
     retry: retrySchema.optional(),
-    timeoutSeconds: z.number().int().min(1).max(LIMITS.maxNodeTimeoutSeconds).optional(),
+    /**
+     * Up to the Lambda's 900 s; up to a year for a node that runs on external workers (runsOn),
+     * which must then heartbeat (validate.ts).
+     */
+    timeoutSeconds: z.number().int().min(1).max(PLACEMENT_LIMITS.maxExternalTimeoutSeconds).optional(),
+    /** Run on external workers only (domain/placement.ts), never in the Lambda worker. */
+    runsOn: runsOnSchema.optional(),
+    /** An external worker heartbeats each attempt at least this often, or loses it. */
+    heartbeatSeconds: z.number().int().min(1).max(PLACEMENT_LIMITS.maxHeartbeatSeconds).optional(),
     /** Evaluated when the node is ready; anything but true ends it SKIPPED without running. */
     when: expressionSchema.optional(),
     onError: onErrorSchema.optional(),

@@ -2,6 +2,7 @@
  * The compiled form of a valid definition: nodes by index with parents/children resolved and the
  * retry policy and timeout fully defaulted, so the engine never re-derives them per message.
  */
+
 import {
   type FanIn,
   type OnError,
@@ -9,6 +10,7 @@ import {
   type RetryDefinition,
   type WorkflowDefinition,
 } from "./definition.js";
+import type { RunsOn } from "./placement.js";
 
 export interface ResolvedRetry {
   maxAttempts: number;
@@ -43,6 +45,9 @@ export interface GraphNode {
   mayBeSkipped: boolean;
   /** The workflow's `onFailure` handler: not part of the DAG (ON_FAILURE_NODE_ID). */
   onFailureHandler?: true;
+  /** Runs on external workers only (domain/placement.ts), with heartbeats this often. */
+  runsOn?: RunsOn;
+  heartbeatSeconds?: number;
   /** An item of a `map` node (domain/map.ts): not part of the DAG either. */
   item?: { mapId: string; mapAttempt: number; index: number; map: GraphNode };
 }
@@ -147,6 +152,8 @@ export function compileGraph(definition: WorkflowDefinition, options: CompileOpt
     retry: resolveRetry(definition.defaults?.retry, node.retry, builtInRetry),
     timeoutSeconds: node.timeoutSeconds ?? defaultTimeout,
     ...(node.when !== undefined ? { when: node.when } : {}),
+    ...(node.runsOn !== undefined ? { runsOn: node.runsOn } : {}),
+    ...(node.heartbeatSeconds !== undefined ? { heartbeatSeconds: node.heartbeatSeconds } : {}),
     onError: node.onError ?? "fail",
     mayBeSkipped: false,
   }));

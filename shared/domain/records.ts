@@ -98,6 +98,8 @@ export interface Lease {
   /** Fencing token: every write of the attempt holding the lease is conditioned on it. */
   token: string;
   expiresAt: number;
+  /** An external worker's claim (engine/external.ts): the worker holding the attempt. */
+  workerId?: string;
 }
 
 /**
@@ -145,7 +147,17 @@ export interface ChildState {
   executionId: string;
 }
 
-export type CompositeState = MapState | ChildState;
+/** A `callback` node waiting for its settlement (domain/callback.ts). */
+export interface CallbackState {
+  kind: "callback";
+  /** When its time runs out. */
+  deadline: number;
+  heartbeatSeconds?: number;
+  /** Its last heartbeat (or when it began to wait). */
+  heartbeatAt: number;
+}
+
+export type CompositeState = MapState | ChildState | CallbackState;
 
 /** The node of the execution that started a child execution (a `workflow` node's attempt). */
 export interface ParentLink {

@@ -14,6 +14,7 @@ import {
 import type { ProblemDetail } from "./errors.js";
 import { checkExpressions, type ExpressionProblem, findExpressions } from "./expressions.js";
 import { compileGraph, type WorkflowGraph } from "./graph.js";
+import { PLACEMENT_LIMITS } from "./placement.js";
 
 /**
  * What validation needs of the task types: each one's params schema, and the names to suggest.
@@ -68,6 +69,7 @@ export function validateDefinition(
   if (rawNodes && rawNodes.length <= LIMITS.maxNodes) {
     checkGraph(nodes, problems);
     checkTasks(nodes, tasks, problems);
+    checkPlacement(nodes, tasks, problems);
     checkNodeExpressions(nodes, problems);
   }
   checkOnFailure(raw, nodes, tasks, problems);
@@ -103,7 +105,8 @@ function checkTimeouts(
     });
   rawNodeList(raw)?.forEach((node, index) => {
     const value = isRecord(node) ? node.timeoutSeconds : undefined;
-    if (!tooLong(value)) return;
+    // A node placed on external workers never runs in the Lambda worker (checkPlacement).
+    if (!tooLong(value) || (isRecord(node) && node.runsOn !== undefined)) return;
     problems.push({
       path: `nodes[${index}].timeoutSeconds`,
       code: "timeout_exceeds_worker",
@@ -136,6 +139,10 @@ interface LooseNode {
   depsUsable: boolean;
   hasDependsOn: boolean;
   fanIn: string | undefined;
+  /** Placed on external workers (`runsOn` given, well-formed or not). */
+  external: boolean;
+  timeoutSeconds: unknown;
+  heartbeatSeconds: unknown;
 }
 
 function rawNodeList(raw: unknown): unknown[] | undefined {
@@ -165,6 +172,9 @@ function lenientNode(value: unknown, index: number): LooseNode {
     hasDependsOn: Array.isArray(dependsOn) ? dependsOn.length > 0 : dependsOn !== undefined,
     fanIn:
       typeof node.fanIn === "string" && fanInSchema.safeParse(node.fanIn).success ? node.fanIn : undefined,
+    external: node.runsOn !== undefined,
+    timeoutSeconds: node.timeoutSeconds,
+    heartbeatSeconds: node.heartbeatSeconds,
   };
 }
 
@@ -514,12 +524,60 @@ function checkTasks(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDet
     if (node.type === undefined || node.type === "") continue;
     const label = nodeLabel(node, node.index);
     const task = tasks.get(node.type);
+    // An external node's type is its workers' (their own task files): checked here only if known.
+    if (!task && node.external) continue;
     if (!task) {
       problems.push(unknownTaskType(`nodes[${node.index}].type`, label, node.type, tasks));
       continue;
     }
     checkParams(["nodes", node.index], label, node.type, node.params, task, problems);
     if (task.composite === "map") checkMapTask(node, label, tasks, problems);
+  }
+}
+
+/**
+ * Placement (domain/placement.ts): only a handler of the worker's kind can run elsewhere — not a
+ * type run inside the engine, deferred, or waiting (map, workflow, callback). A node longer than
+ * the Lambda's limit must run on external workers and heartbeat; heartbeats shorter than its timeout.
+ */
+function checkPlacement(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDetail[]): void {
+  const { lambdaTimeoutSeconds } = PLACEMENT_LIMITS;
+  for (const node of nodes) {
+    const label = nodeLabel(node, node.index);
+    const at = (field: string) => `nodes[${node.index}].${field}`;
+    const timeout = typeof node.timeoutSeconds === "number" ? node.timeoutSeconds : undefined;
+    const heartbeat = typeof node.heartbeatSeconds === "number" ? node.heartbeatSeconds : undefined;
+    const task = node.type === undefined ? undefined : tasks.get(node.type);
+    if (node.external && task && (task.inline || task.defer !== undefined || task.composite !== undefined))
+      problems.push({
+        path: at("runsOn"),
+        code: "placement_not_allowed",
+        message: `${label} is a "${node.type}", which runs inside the engine: it cannot run on external workers`,
+      });
+    if (!node.external && timeout !== undefined && timeout > lambdaTimeoutSeconds)
+      problems.push({
+        path: at("timeoutSeconds"),
+        code: "timeout_exceeds_lambda",
+        message: `${label} has timeoutSeconds ${timeout}, but the Lambda worker runs a node at most ${lambdaTimeoutSeconds} s; give it runsOn to run it on external workers`,
+      });
+    if (node.external && timeout !== undefined && timeout > lambdaTimeoutSeconds && heartbeat === undefined)
+      problems.push({
+        path: at("heartbeatSeconds"),
+        code: "heartbeat_required",
+        message: `${label} may run ${timeout} s, past the Lambda's ${lambdaTimeoutSeconds}: give it heartbeatSeconds, so a worker that dies is noticed before its timeout`,
+      });
+    if (!node.external && heartbeat !== undefined)
+      problems.push({
+        path: at("heartbeatSeconds"),
+        code: "heartbeat_without_placement",
+        message: `${label} has heartbeatSeconds but no runsOn: the Lambda worker heartbeats on its own`,
+      });
+    if (heartbeat !== undefined && timeout !== undefined && heartbeat >= timeout)
+      problems.push({
+        path: at("heartbeatSeconds"),
+        code: "heartbeat_too_long",
+        message: `${label} has heartbeatSeconds ${heartbeat}, not shorter than its timeoutSeconds ${timeout}`,
+      });
   }
 }
 

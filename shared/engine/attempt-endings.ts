@@ -4,14 +4,17 @@
  * never claimed (an unknown task type), and the stop of an attempt told to cancel.
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { Payload } from "../domain/payload.js";
+import { holdKey } from "../domain/placement.js";
 import type { ErrorInfo, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { backoffDelayMs, shouldRetry } from "../domain/retry.js";
 import type { NodeCondition } from "../ports.js";
+import type { ArrivalBatcher } from "./arrival-batcher.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
-import type { Propagation } from "./propagation.js";
+import type { ByMessage, Propagation } from "./propagation.js";
 import { sendTasks } from "./send.js";
 
 export class AttemptEndings {
@@ -20,6 +23,43 @@ export class AttemptEndings {
     private readonly propagation: Propagation,
     private readonly deadLetters: DeadLetters,
   ) {}
+
+  /**
+   * The attempt's handler gave `output`: the node completes — fenced on the lease, and refused once
+   * it was told to stop, which then ends it CANCELLED — and its dependants go on. Answers what the
+   * propagation leaves for this invocation to run (a continuation), if anything.
+   */
+  async complete(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+    output: Payload,
+    options: { keepOne?: boolean; arrivals?: ArrivalBatcher } = {},
+  ): Promise<ByMessage | undefined> {
+    const now = this.ctx.clock.now();
+    const done = await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      // A node told to stop must not complete, even when it finished before its next heartbeat.
+      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+      { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
+      nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt),
+    );
+    if (done.ok) {
+      await publishNodeEvent(this.ctx, execution, graph, "Node Completed", node.id, record.attempt);
+      return this.propagation.afterCompletion(execution, graph, node, { recovery: false, ...options });
+    }
+    if (isCancelRequested(done.current, lease)) await this.stopCancelled(execution, node, record, lease);
+    else
+      this.ctx.logger.warn("completion refused: the lease passed to another attempt", {
+        executionId: execution.executionId,
+        nodeId: node.id,
+        attempt: record.attempt,
+      });
+    return undefined;
+  }
 
   /** Retries with backoff while attempts remain and the error is retryable; otherwise fails for good. */
   async retryOrFail(
@@ -114,6 +154,9 @@ export class AttemptEndings {
       undefined,
       true,
     );
+    // An external worker's hold on the attempt is over too (engine/external.ts).
+    if (lease.workerId)
+      await this.ctx.store.releaseHold(lease.workerId, holdKey(execution.executionId, node.id));
   }
 
   /** The node cannot be run by this worker at all (e.g. an unknown task type): fail it without a claim. */

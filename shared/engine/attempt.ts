@@ -92,7 +92,7 @@ export async function runAttempt(
             executionId: execution.executionId,
             nodeId: node.id,
             attempt: record.attempt,
-            idempotencyKey: `${execution.executionId}:${node.id}:${record.attempt}`,
+            idempotencyKey: attemptKey(execution.executionId, node.id, record.attempt),
             signal: controller.signal,
             deadline,
             sleep: (ms) => clock.sleep(ms, controller.signal),
@@ -125,4 +125,9 @@ export async function loadValues(
 ): Promise<Record<string, unknown>> {
   const values = await Promise.all(deps.map(async ([id, payload]) => [id, await ctx.payloads.load(payload)]));
   return Object.fromEntries(values);
+}
+
+/** An attempt's idempotency key, handed to its handler (the Lambda worker's or an external one's). */
+export function attemptKey(executionId: string, nodeId: string, attempt: number): string {
+  return `${executionId}:${nodeId}:${attempt}`;
 }

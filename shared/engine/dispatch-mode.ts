@@ -14,7 +14,8 @@
  *   is recorded on the child (fan-in.ts); the PENDING → QUEUED write that decides it is the
  *   dispatch (exactly once), and its inputs are the completions recorded.
  * - "deferred": its task type defers it (e.g. `wait`): queued with a not-before time, so the sweeper
- *   can find a wait too long for an SQS delay.
+ *   can find a wait too long for an SQS delay. An external node (`runsOn`) too: queued, then its
+ *   message offers it to its pool (engine/external.ts).
  * - "inline": run inside the engine (e.g. `merge`), never sent.
  */
 import { requiredCompletions } from "../domain/fan-in.js";
@@ -106,6 +107,8 @@ export function dispatchMode(
   settings: { tasks: TaskRegistry; fanIn: FanInSettings },
   node: GraphNode,
 ): DispatchMode {
+  // An external node is offered to its pool once QUEUED (engine/external.ts): queued like a deferred one.
+  if (node.runsOn) return "deferred";
   const task = settings.tasks.get(node.type);
   if (task?.inline) return "inline";
   if (task?.defer) return "deferred";

@@ -1,4 +1,5 @@
 /** The engine facade: what the functions (api, worker, sweeper, dlq) call. */
+import type { WorkerRegistration } from "../domain/placement.js";
 import type { DeadLetterRecord, ExecutionStatus, WorkflowVersionRecord } from "../domain/records.js";
 import type { EnginePorts, Page, TaskMessage } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
@@ -15,6 +16,13 @@ import {
 import { DeadLetters, type RedriveResult } from "./dead-letters.js";
 import { DEFAULT_FAN_IN, type FanInSettings } from "./dispatch-mode.js";
 import { Executions } from "./executions.js";
+import type {
+  ExternalTask,
+  RegisteredWorker,
+  TaskCancellation,
+  TaskErrorReport,
+  WorkerView,
+} from "./external.js";
 import type { ViewOptions } from "./payload-views.js";
 import { DEFAULT_PAYLOAD_SETTINGS, type PayloadSettings, Payloads } from "./payloads.js";
 import { Propagation } from "./propagation.js";
@@ -116,6 +124,55 @@ export class Engine {
     this.runner = new TaskRunner(this.ctx, this.propagation, this.deadLetters);
     this.sweeper = new Sweeper(this.ctx, this.propagation, this.runner, this.deadLetters);
     this.propagation.recoverHandler = (...args) => this.runner.recoverExpiredLease(...args);
+  }
+
+  // ── external workers and callbacks (engine/external.ts, engine/callbacks.ts) ──────────────────
+
+  registerWorker(registration: WorkerRegistration): Promise<RegisteredWorker> {
+    return this.runner.external.register(registration);
+  }
+
+  workerHeartbeat(workerId: string): Promise<{ cancellations: TaskCancellation[] }> {
+    return this.runner.external.heartbeat(workerId);
+  }
+
+  deregisterWorker(workerId: string): Promise<{ released: number }> {
+    return this.runner.external.deregister(workerId);
+  }
+
+  listWorkers(): Promise<WorkerView[]> {
+    return this.runner.external.list();
+  }
+
+  pollTask(
+    workerId: string,
+    options?: { waitSeconds?: number; signal?: AbortSignal },
+  ): Promise<ExternalTask | undefined> {
+    return this.runner.external.poll(workerId, options);
+  }
+
+  heartbeatTask(taskToken: string): Promise<{ cancelRequested: boolean }> {
+    return this.runner.external.heartbeatTask(taskToken);
+  }
+
+  completeTask(taskToken: string, output: unknown): Promise<void> {
+    return this.runner.external.completeTask(taskToken, output);
+  }
+
+  failTask(taskToken: string, error: TaskErrorReport): Promise<void> {
+    return this.runner.external.failTask(taskToken, error);
+  }
+
+  completeCallback(token: string, output: unknown): Promise<void> {
+    return this.runner.callbacks.complete(token, output);
+  }
+
+  failCallback(token: string, error: TaskErrorReport): Promise<void> {
+    return this.runner.callbacks.fail(token, error);
+  }
+
+  heartbeatCallback(token: string): Promise<void> {
+    return this.runner.callbacks.heartbeat(token);
   }
 
   /** Validates and stores a definition. Same content → same version; new content → next version. */

@@ -6,6 +6,7 @@ import { jsonTextDepth, PayloadError } from "../domain/json.js";
 import { composePayload, NULL_PAYLOAD, type Payload, UPLOAD_PREFIX } from "../domain/payload.js";
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
+import { callbackToken } from "./callbacks.js";
 import type { EngineContext } from "./context.js";
 import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
@@ -183,8 +184,12 @@ export class Executions {
       const view = nodeView(node.id, node.type, byId.get(node.id), execution);
       const items = progress.get(`${node.id}[${byId.get(node.id)?.attempt}]`);
       if (items) view.items = items;
-      const child = byId.get(node.id)?.composite;
+      const record = byId.get(node.id);
+      const child = record?.composite;
       if (child?.kind === "workflow") view.childExecutionId = child.executionId;
+      if (child?.kind === "callback" && record?.status === "RUNNING" && record.lease)
+        view.callbackToken = callbackToken(executionId, node.id, record.attempt, record.lease);
+      if (record?.status === "RUNNING" && record.lease?.workerId) view.workerId = record.lease.workerId;
       const output = byId.get(node.id)?.output;
       if (view.status === "COMPLETED")
         Object.assign(view, rendered("output", await renderer.render(output ?? NULL_PAYLOAD)));

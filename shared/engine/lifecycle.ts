@@ -20,6 +20,7 @@ export const HISTORY = {
   nodeSkipped: "NodeSkipped",
   mapStarted: "MapStarted",
   childStarted: "ChildStarted",
+  callbackWaiting: "CallbackWaiting",
   nodeRedriven: "NodeRedriven",
 } as const;
 
@@ -75,6 +76,31 @@ export function nodeLifecycleEvent(
       nodeId,
       attempt,
       ...(error ? { error: { name: error.name, message: error.message } } : {}),
+    },
+  };
+}
+
+/**
+ * A callback node began to wait: published whatever the definition's `events` say, since it
+ * carries the token that settles it (to the account's own event bus only).
+ */
+export function callbackWaitingEvent(
+  execution: ExecutionRecord,
+  nodeId: string,
+  attempt: number,
+  callbackToken: string,
+  timeoutSeconds: number,
+): LifecycleEvent {
+  return {
+    detailType: "Node Waiting For Callback",
+    detail: {
+      executionId: execution.executionId,
+      workflow: execution.workflow,
+      version: execution.version,
+      nodeId,
+      attempt,
+      callbackToken,
+      timeoutSeconds,
     },
   };
 }

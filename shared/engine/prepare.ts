@@ -30,7 +30,8 @@ export async function prepareRun(
   ctx: EngineContext,
   execution: ExecutionRecord,
   node: GraphNode,
-  task: TaskType,
+  /** Undefined for an external node whose type only its workers know: its params are theirs to check. */
+  task: TaskType | undefined,
   deps: ReadonlyArray<readonly [string, Payload]>,
   bindings?: Record<string, unknown>,
 ): Promise<PreparedRun> {
@@ -45,7 +46,7 @@ export async function prepareRun(
     return { skip: WHEN_FALSE };
   if (!hasExpressions(node.params))
     // Parsed, so a schema's defaults and transforms reach the handler (validated at submit already).
-    return { input, deps: values, params: task.params.parse(node.params) };
+    return { input, deps: values, params: task ? task.params.parse(node.params) : node.params };
   const resolved = await resolveExpressions(node.params, scope, options, "params");
   return { input, deps: values, params: parseResolved(node, task, resolved) };
 }
@@ -91,7 +92,8 @@ export function expressionScope(
  * Params known only now (their expressions evaluated) are checked against the task type's schema
  * here: a mismatch is the definition's, so it is terminal. Issues name paths, never values.
  */
-function parseResolved(node: GraphNode, task: TaskType, resolved: unknown): unknown {
+function parseResolved(node: GraphNode, task: TaskType | undefined, resolved: unknown): unknown {
+  if (!task) return resolved;
   const parsed = task.params.safeParse(resolved);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues

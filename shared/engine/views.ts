@@ -50,6 +50,10 @@ export interface NodeView {
   items?: MapProgress;
   /** A `workflow` node's child execution (its current attempt's). */
   childExecutionId?: string;
+  /** A `callback` node waiting for its settlement: the token that settles it (POST /callbacks/…). */
+  callbackToken?: string;
+  /** An external node running on a worker: which one. */
+  workerId?: string;
 }
 
 export interface MapProgress {

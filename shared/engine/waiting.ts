@@ -16,9 +16,12 @@ import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { expressionScope } from "./prepare.js";
 import { loadDeps, type Propagation } from "./propagation.js";
 
-/** The lease of a waiting node: only the time of its next check (the sweeper's idle interval). */
-function checkTime(ctx: EngineContext, token: string): Lease {
-  return { token, expiresAt: ctx.clock.now() + ctx.sweep.idleMs };
+/**
+ * The lease of a waiting node: only the time of its next check — the sweeper's idle interval, or
+ * sooner when the node knows (a callback's timeout).
+ */
+function checkTime(ctx: EngineContext, token: string, at?: number): Lease {
+  return { token, expiresAt: Math.min(at ?? Number.POSITIVE_INFINITY, ctx.clock.now() + ctx.sweep.idleMs) };
 }
 
 /** The claimed attempt waits for `state` (fenced on its lease, refused once told to stop). */
@@ -29,12 +32,13 @@ export function startWaiting(
   lease: Lease,
   state: CompositeState,
   event: HistoryEvent,
+  checkAt?: number,
 ): Promise<Outcome<NodeRecord>> {
   return ctx.store.transitionNode(
     executionId,
     nodeId,
     { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
-    { composite: state, lease: checkTime(ctx, lease.token) },
+    { composite: state, lease: checkTime(ctx, lease.token, checkAt) },
     event,
   );
 }
@@ -45,13 +49,17 @@ export async function checkLater(
   executionId: string,
   nodeId: string,
   lease: Lease,
-): Promise<void> {
-  await ctx.store.transitionNode(
+  checkAt?: number,
+  /** A change of its waiting state made with the same write (a callback's heartbeat). */
+  state?: CompositeState,
+): Promise<boolean> {
+  const written = await ctx.store.transitionNode(
     executionId,
     nodeId,
     { status: ["RUNNING"], leaseToken: lease.token },
-    { lease: checkTime(ctx, lease.token) },
+    { lease: checkTime(ctx, lease.token, checkAt), ...(state ? { composite: state } : {}) },
   );
+  return written.ok;
 }
 
 /**

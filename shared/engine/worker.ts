@@ -12,6 +12,7 @@ import type { TaskType } from "../tasks/task-type.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { runAttempt } from "./attempt.js";
 import { AttemptEndings, isCancelRequested } from "./attempt-endings.js";
+import { Callbacks } from "./callbacks.js";
 import { ChildWorkflows, type FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
@@ -23,6 +24,7 @@ import {
   validMessageDeps,
 } from "./dispatch-mode.js";
 import { Executions } from "./executions.js";
+import { ExternalWorkers } from "./external.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { itemNode, Maps } from "./map.js";
 import { skipReason } from "./prepare.js";
@@ -56,6 +58,9 @@ export class TaskRunner {
 
   private readonly maps: Maps;
   private readonly children: ChildWorkflows;
+  readonly callbacks: Callbacks;
+  /** External workers' registry, polls and tasks (engine/external.ts). */
+  readonly external: ExternalWorkers;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -69,6 +74,8 @@ export class TaskRunner {
     };
     this.maps = new Maps(ctx, propagation, failAttempt);
     this.children = new ChildWorkflows(ctx, propagation, new Executions(ctx, propagation), failAttempt);
+    this.callbacks = new Callbacks(ctx, propagation, failAttempt);
+    this.external = new ExternalWorkers(ctx, this.endings);
     propagation.itemEnded = (execution, graph, item, ended) =>
       item.item ? this.maps.afterItem(execution, graph, item.item, ended) : Promise.resolve();
   }
@@ -111,6 +118,11 @@ export class TaskRunner {
         leaseExpiredBy: now,
         fenced: needsFence(execution.status),
       });
+      return;
+    }
+    if (node.runsOn) {
+      // Run by external workers only: its message offers it to its pool (engine/external.ts).
+      await this.external.offer(execution, node, message);
       return;
     }
     const task = this.ctx.tasks.get(node.type);
@@ -293,6 +305,8 @@ export class TaskRunner {
       }
       if (skip !== undefined) return this.endings.skipClaimed(execution, graph, node, record, lease, skip);
       if (task.composite === "map") await this.maps.start(execution, graph, node, record, lease);
+      else if (task.composite === "callback")
+        await this.callbacks.start(execution, graph, node, record, lease);
       else await this.children.start(execution, graph, node, record, lease, bindings);
       return undefined;
     }
@@ -314,32 +328,11 @@ export class TaskRunner {
 
     switch (result.kind) {
       case "completed": {
-        const done = await this.ctx.store.transitionNode(
-          execution.executionId,
-          node.id,
-          // A node told to stop must not complete, even when it finished before its next heartbeat.
-          { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
-          { status: "COMPLETED", output: result.output, finishedAt: now, lease: null, error: null },
-          nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt),
-        );
-        if (done.ok) {
-          await publishNodeEvent(this.ctx, execution, graph, "Node Completed", node.id, record.attempt);
-          const keepOne = this.ctx.maxContinuations > 0 && delivery.deadline !== undefined;
-          return this.propagation.afterCompletion(execution, graph, node, {
-            recovery: false,
-            keepOne,
-            ...(delivery.arrivals ? { arrivals: delivery.arrivals } : {}),
-          });
-        }
-        if (isCancelRequested(done.current, lease)) {
-          await this.endings.stopCancelled(execution, node, record, lease);
-        } else {
-          this.ctx.logger.warn(
-            "completion refused: the lease passed to another attempt",
-            this.where(node, record),
-          );
-        }
-        return;
+        const keepOne = this.ctx.maxContinuations > 0 && delivery.deadline !== undefined;
+        return this.endings.complete(execution, graph, node, record, lease, result.output, {
+          keepOne,
+          ...(delivery.arrivals ? { arrivals: delivery.arrivals } : {}),
+        });
       }
       case "skipped":
         return this.endings.skipClaimed(execution, graph, node, record, lease, result.reason);
@@ -464,9 +457,14 @@ export class TaskRunner {
     node: GraphNode,
     record: NodeRecord,
   ): Promise<void> {
-    return record.composite?.kind === "workflow"
-      ? this.children.check(execution, graph, node, record)
-      : this.maps.check(execution, graph, node, record);
+    switch (record.composite?.kind) {
+      case "workflow":
+        return this.children.check(execution, graph, node, record);
+      case "callback":
+        return this.callbacks.check(execution, graph, node, record);
+      default:
+        return this.maps.check(execution, graph, node, record);
+    }
   }
 
   private where(node: GraphNode, record: NodeRecord): Record<string, unknown> {

@@ -7,10 +7,11 @@
  */
 import type { WorkflowDefinition } from "../domain/definition.js";
 import type { ErrorInfo, ExecutionStatus } from "../domain/records.js";
+import type { ExternalTask, RegisteredWorker, TaskCancellation, WorkerView } from "../engine/external.js";
 import type { ExecutionListItem, HistoryPage } from "../engine/queries.js";
 import type { ExecutionView, UploadTicket } from "../engine/views.js";
 
-export type HttpMethod = "GET" | "POST";
+export type HttpMethod = "GET" | "POST" | "DELETE";
 
 export interface RouteSpec {
   readonly method: HttpMethod;
@@ -31,6 +32,21 @@ export const API_ROUTES = {
   listEvents: { method: "GET", path: "/executions/{id}/events" },
   listDeadLetters: { method: "GET", path: "/dlq" },
   redrive: { method: "POST", path: "/dlq/redrive" },
+  // External workers (engine/external.ts). Task and callback tokens travel in bodies, never in
+  // paths, so access logs never hold them.
+  registerWorker: { method: "POST", path: "/workers" },
+  listWorkers: { method: "GET", path: "/workers" },
+  workerHeartbeat: { method: "POST", path: "/workers/{id}/heartbeat" },
+  deregisterWorker: { method: "DELETE", path: "/workers/{id}" },
+  /** A long poll (up to 20 s): at most one task the worker may run, taken for it; 204 when none. */
+  pollTask: { method: "POST", path: "/workers/{id}/poll" },
+  heartbeatTask: { method: "POST", path: "/tasks/heartbeat" },
+  completeTask: { method: "POST", path: "/tasks/complete" },
+  failTask: { method: "POST", path: "/tasks/fail" },
+  // Callbacks (engine/callbacks.ts): a waiting `callback` node settled by its token.
+  completeCallback: { method: "POST", path: "/callbacks/complete" },
+  failCallback: { method: "POST", path: "/callbacks/fail" },
+  heartbeatCallback: { method: "POST", path: "/callbacks/heartbeat" },
 } as const satisfies Record<string, RouteSpec>;
 
 export type RouteName = keyof typeof API_ROUTES;
@@ -108,6 +124,35 @@ export interface RedriveResponse {
 
 export type EventsPage = HistoryPage;
 
+export type WorkerRegistered = RegisteredWorker;
+
+export interface WorkersPage {
+  workers: WorkerView[];
+}
+
+export interface WorkerHeartbeatResponse {
+  cancellations: TaskCancellation[];
+}
+
+export interface DeregisterResponse {
+  workerId: string;
+  /** Tasks it held, given up at once (retried elsewhere by policy). */
+  released: number;
+}
+
+/** A poll's answer: the task taken for the worker, or (204) none within the wait. */
+export type PollResponse = ExternalTask | undefined;
+
+export interface TaskHeartbeatResponse {
+  /** Stop the task (its execution was cancelled, or it failed elsewhere): then call /tasks/fail. */
+  cancelRequested: boolean;
+}
+
+/** What settling a task or a callback answers (202: its node ended with it; the rest follows). */
+export interface SettledResponse {
+  accepted: true;
+}
+
 export interface RouteResponses {
   registerWorkflow: RegisterResponse;
   getWorkflow: WorkflowResponse;
@@ -120,6 +165,17 @@ export interface RouteResponses {
   listEvents: EventsPage;
   listDeadLetters: DeadLettersPage;
   redrive: RedriveResponse;
+  registerWorker: WorkerRegistered;
+  listWorkers: WorkersPage;
+  workerHeartbeat: WorkerHeartbeatResponse;
+  deregisterWorker: DeregisterResponse;
+  pollTask: PollResponse;
+  heartbeatTask: TaskHeartbeatResponse;
+  completeTask: SettledResponse;
+  failTask: SettledResponse;
+  completeCallback: SettledResponse;
+  failCallback: SettledResponse;
+  heartbeatCallback: SettledResponse;
 }
 
 export type RouteResponse<K extends RouteName> = RouteResponses[K];

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { workflowNameSchema } from "../domain/definition.js";
 import { PAYLOAD_LIMITS, UPLOAD_PREFIX } from "../domain/payload.js";
+import { workerIdSchema } from "../domain/placement.js";
 import { EXECUTION_STATUSES } from "../domain/records.js";
 
 /**
@@ -155,3 +156,56 @@ export const redriveBodySchema = z
   })
   .strict();
 export type RedriveBody = z.output<typeof redriveBodySchema>;
+
+// ── external workers and callbacks ─────────────────────────────────────────────────────────────
+
+/** A worker id in a path. */
+export const workerIdParamsSchema = z.object({ id: workerIdSchema });
+
+/** POST /workers */
+export { workerRegistrationSchema as registerWorkerBodySchema } from "../domain/placement.js";
+
+/** POST /workers/{id}/poll (the body itself may be absent). */
+export const pollBodySchema = z
+  .object({
+    /** How long to wait for a task, at most 20 s (default 20). */
+    waitSeconds: z.number().int().min(0).max(20).default(20),
+  })
+  .strict();
+
+const tokenSchema = z
+  .string()
+  .min(1, "the token must not be empty")
+  .max(2048, "the token is at most 2048 characters");
+
+/** POST /tasks/heartbeat */
+export const taskTokenBodySchema = z.object({ taskToken: tokenSchema }).strict();
+
+/** An error a worker (or a callback's caller) reports. */
+export const reportedErrorSchema = z
+  .object({
+    name: z.string().min(1).max(128).default("Error"),
+    message: z.string().max(4096).default(""),
+    /** Tasks: retried by policy unless false. Callbacks: for good unless true. */
+    retryable: z.boolean().optional(),
+  })
+  .strict();
+
+/** POST /tasks/complete */
+export const completeTaskBodySchema = z
+  .object({ taskToken: tokenSchema, output: z.unknown().optional() })
+  .strict();
+
+/** POST /tasks/fail */
+export const failTaskBodySchema = z.object({ taskToken: tokenSchema, error: reportedErrorSchema }).strict();
+
+/** POST /callbacks/heartbeat */
+export const callbackTokenBodySchema = z.object({ token: tokenSchema }).strict();
+
+/** POST /callbacks/complete */
+export const completeCallbackBodySchema = z
+  .object({ token: tokenSchema, output: z.unknown().optional() })
+  .strict();
+
+/** POST /callbacks/fail */
+export const failCallbackBodySchema = z.object({ token: tokenSchema, error: reportedErrorSchema }).strict();

@@ -1,5 +1,7 @@
 /** The built-in task types. Each is an ordinary `defineTask`, exactly as a user's would be. */
+
 import { z } from "zod";
+import { callbackParamsSchema } from "../domain/callback.js";
 import { childWorkflowParamsSchema } from "../domain/child.js";
 import { mapParamsSchema } from "../domain/map.js";
 import { RetryableError, TerminalError } from "./errors.js";
@@ -102,9 +104,23 @@ export const workflowTask = defineTask({
   },
 });
 
+/**
+ * Waits, holding no worker, until someone settles it with its token — POST /callbacks/complete or
+ * /callbacks/fail — or its timeout passes (domain/callback.ts, engine/callbacks.ts).
+ */
+export const callbackTask = defineTask({
+  type: "callback",
+  params: callbackParamsSchema,
+  composite: "callback",
+  run: () => {
+    throw new TerminalError("a callback node is run by the engine, never as a handler");
+  },
+});
+
 export const builtinTasks: TaskType<unknown>[] = [
   mapTask,
   workflowTask,
+  callbackTask,
   noopTask,
   passTask,
   sleepTask,

@@ -61,7 +61,7 @@ export interface TaskType<P = unknown> {
    * Run by the engine itself, holding no worker while what it started runs (engine/map.ts): `run`
    * is never called for such a type.
    */
-  composite?: "map" | "workflow";
+  composite?: "map" | "workflow" | "callback";
   run(input: TaskInput<P>): Promise<unknown> | unknown;
 }
 
@@ -73,7 +73,7 @@ export function defineTask<S extends z.ZodType>(task: {
   outputsDeps?: boolean;
   defer?(params: z.output<S>): number;
   expectedMs?(params: z.output<S>): number;
-  composite?: "map" | "workflow";
+  composite?: "map" | "workflow" | "callback";
   run(input: TaskInput<z.output<S>>): Promise<unknown> | unknown;
 }): TaskType<z.output<S>> {
   return task as TaskType<z.output<S>>;

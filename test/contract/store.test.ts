@@ -9,14 +9,19 @@ import {
   idempotencyKey,
   leaseKey,
   nodeKey,
+  offerItemKey,
+  offerMarkerKey,
+  workerKey,
 } from "../../shared/adapters/dynamo/keys.js";
 import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
+import { holdKey, type ReadyTask } from "../../shared/domain/placement.js";
 import type { ExecutionRecord } from "../../shared/domain/records.js";
 import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
 import { describeStoreContract } from "./store.contract.js";
 import { describeStoreFenceContract } from "./store-fences.contract.js";
+import { describeWorkerContract } from "./workers.contract.js";
 
 const memoryStore = async () => ({ store: new MemoryStore() });
 const emulatorStore = async () => {
@@ -36,6 +41,8 @@ describeStoreContract("MemoryStore", memoryStore);
 describeStoreContract("DynamoStore (emulator)", emulatorStore);
 describeStoreFenceContract("MemoryStore", memoryStore);
 describeStoreFenceContract("DynamoStore (emulator)", emulatorStore);
+describeWorkerContract("MemoryStore", memoryStore);
+describeWorkerContract("DynamoStore (emulator)", emulatorStore);
 
 /** What the contract cannot see: the sparse due index (gsi2) is maintained in the same writes. */
 describe("DynamoStore due-index keys (emulator)", () => {
@@ -202,6 +209,77 @@ describe("DynamoStore idempotency key items (emulator)", () => {
       if (!result.created) expect(result.existing.executionId).toBe(winner.executionId);
     expect((await raw(idempotencyKey("orders", "expired")))?.executionId).toBe(winner.executionId);
     expect(await t.store.getExecution(winner.executionId)).toEqual(winner);
+  });
+});
+
+/** What the contract cannot see: where workers, offers and their markers are, and that a take removes both. */
+describe("DynamoStore worker and offer items (emulator)", () => {
+  const t = emulatorTable("weft-workers");
+  const raw = t.raw;
+
+  it("keeps a worker under WORKERS with its holds as a map, and an offer by time in its pool with a marker", async () => {
+    const worker = await t.store.putWorker({
+      workerId: "w1",
+      pool: "gpu",
+      executors: [],
+      capabilities: {},
+      labels: [],
+      maxParallel: 1,
+      registeredAt: 1,
+      heartbeatAt: 1,
+      heartbeatSeconds: 30,
+    });
+    expect(workerKey("w1")).toEqual({ pk: "WORKERS", sk: "W#w1" });
+    expect(await raw(workerKey("w1"))).toMatchObject({ pk: "WORKERS", holds: {}, version: 1 });
+
+    const executionId = randomUUID();
+    const task: ReadyTask = {
+      pool: "gpu",
+      executionId,
+      nodeId: "n#1",
+      attempt: 2,
+      workflow: "wf",
+      version: 1,
+      runsOn: { pool: "gpu" },
+      offeredAt: 5_000,
+    };
+    await t.store.offerTask(task);
+    const offer = offerItemKey(task);
+    expect(offer).toEqual({ pk: "POOL#gpu", sk: `000000000005000#${executionId}/n#1#2` });
+    expect(await raw(offer)).toMatchObject({ nodeId: "n#1", attempt: 2, offeredAt: 5_000 });
+    expect(offerMarkerKey(task)).toEqual({ pk: `OFFER#${executionId}`, sk: "n#1#2" });
+    expect(await raw(offerMarkerKey(task))).toMatchObject({ pool: "gpu", offerSk: offer.sk });
+
+    await t.store.transitionNode(
+      executionId,
+      "n#1",
+      { status: ["PENDING"] },
+      { status: "QUEUED", attempt: 2 },
+    );
+    const hold = {
+      executionId,
+      nodeId: "n#1",
+      attempt: 2,
+      leaseToken: "t",
+      slot: "wf/n#1",
+      claimedAt: 6_000,
+    };
+    const taken = await t.store.takeTask({
+      task,
+      workerId: "w1",
+      workerVersion: worker.version,
+      hold,
+      claim: {
+        condition: { status: ["QUEUED"], attempt: 2 },
+        patch: { status: "RUNNING", lease: { token: "t", expiresAt: 9_000 } },
+        event: { at: 6_000, type: "NodeStarted", nodeId: "n#1", attempt: 2 },
+      },
+    });
+    expect(taken.ok).toBe(true);
+    expect(await raw(offer)).toBeUndefined();
+    expect(await raw(offerMarkerKey(task))).toBeUndefined();
+    expect((await raw(workerKey("w1")))?.holds).toEqual({ [holdKey(executionId, "n#1")]: hold });
+    expect(await raw(nodeKey(executionId, "n#1"))).toMatchObject({ status: "RUNNING", attempt: 2 });
   });
 });
 

@@ -10,7 +10,7 @@ import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptTransitions, isHeartbeat, latch, sleep } from "../support/faults.js";
 import { collectTask, countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
-import { PATIENT } from "../support/progress.js";
+import { PATIENT, waitForProgress } from "../support/progress.js";
 
 const fastSweep = { firstCheckMs: 0, graceMs: 200, idleMs: 1000 };
 
@@ -367,6 +367,83 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       const started = history.find((e) => e.type === HISTORY.nodeStarted && e.nodeId === "pause")!;
       expect(started.at - queued.at).toBeGreaterThanOrEqual(2000);
       expect((await engine.describeExecution(executionId)).output).toEqual({ resume: "after the wait" });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("cancels a child execution whose parent's attempt died before it recorded the child", async () => {
+    // The worker creates the child, then dies before its waiting write (the write that records the
+    // child): the attempt's lease expires, a new attempt starts a child of its own, and nobody
+    // would ever read the first child's end. The sweeper cancels it.
+    const crashed = { done: false };
+    const backend = await createBackend(kind, {
+      leaseSeconds: 1,
+      sweep: fastSweep,
+      wrapStore: (store) =>
+        interceptTransitions(store, async (call, proceed) => {
+          if (call.patch.composite?.kind === "workflow" && !crashed.done) {
+            crashed.done = true;
+            throw new Error("the worker dies before it records its child");
+          }
+          return proceed();
+        }),
+    });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "slow-child",
+        nodes: [{ id: "nap", type: "wait", params: { seconds: 600 } }],
+      });
+      await engine.registerWorkflow({
+        name: "orphan-parent",
+        nodes: [
+          {
+            id: "call",
+            type: "workflow",
+            params: { name: "slow-child" },
+            retry: { backoff: { initialSeconds: 0 } },
+          },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "orphan-parent" });
+      const [message] = await receiveAll(consumer, 1);
+      await expect(engine.handleTask(taskOf(message!))).rejects.toThrow("dies before it records");
+      await consumer.delete([message!.receiptHandle]);
+      const [orphan] = (await store.listExecutions({ workflow: "slow-child", limit: 10 })).items;
+      expect(orphan).toMatchObject({
+        status: "RUNNING",
+        parent: { executionId, nodeId: "call", attempt: 1 },
+      });
+
+      // The lease expires; the sweeper starts attempt 2 (its own child), then cancels the orphan.
+      const second = await waitForProgress("attempt 2's child", async () => {
+        await engine.sweep({ force: true });
+        for (const m of await consumer.receive({
+          maxMessages: 10,
+          waitSeconds: 0,
+          visibilityTimeoutSeconds: 60,
+        })) {
+          await engine.handleTask(taskOf(m));
+          await consumer.delete([m.receiptHandle]);
+        }
+        const view = await engine.describeExecution(executionId);
+        const id = view.nodes[0]?.childExecutionId;
+        return id && id !== orphan!.executionId
+          ? { done: true, value: id }
+          : { done: false, progress: view.nodes[0]?.attempt };
+      });
+      const cancelled = await waitForProgress("the orphan's cancellation", async () => {
+        await engine.sweep({ force: true });
+        const record = await store.getExecution(orphan!.executionId);
+        return record?.status === "CANCELLED"
+          ? { done: true, value: record }
+          : { done: false, progress: record?.status };
+      });
+      expect(cancelled.error?.message).toContain('node "call"');
+      expect(cancelled.error?.message).toContain("no longer waits for it");
+      expect((await store.getExecution(second))?.status).toBe("RUNNING");
+      await engine.cancelExecution(executionId);
     } finally {
       await backend.cleanup();
     }

@@ -180,7 +180,11 @@ export function nodeFromItem(item: Item): NodeRecord {
   };
   if (item.lease !== undefined && item.lease !== null) {
     const lease = item.lease as Lease;
-    record.lease = { token: lease.token, expiresAt: Number(lease.expiresAt) };
+    record.lease = {
+      token: lease.token,
+      expiresAt: Number(lease.expiresAt),
+      ...(lease.workerId === undefined ? {} : { workerId: lease.workerId }),
+    };
   }
   if (typeof item.output === "string") record.output = decodeStoredPayload(item.output);
   if (item.error !== undefined && item.error !== null) record.error = item.error as ErrorInfo;

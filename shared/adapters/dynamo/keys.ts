@@ -21,9 +21,21 @@
  * | named lease           | `LEASE#<name>`    | `LEASE`                  | owner, expiresAt (epoch ms, see below)            |
  * | dead letter           | `DLQ`             | `<record id>`            | the DeadLetterRecord fields but id (read back     |
  * |                       |                   |                          | from sk)                                          |
+ * | external worker       | `WORKERS`         | `W#<workerId>`           | the WorkerRecord fields: holds (a map by holdKey, |
+ * |                       |                   |                          | each a Hold), version (bumped with holds)         |
+ * | offer (a ReadyTask)   | `POOL#<pool>`     | `<offeredAt, 15 digits>` | the ReadyTask fields, runsOn as a map             |
+ * |                       |                   | `#<offerKey>`            |                                                   |
+ * | offer marker (one per | `OFFER#<id>`      | `<nodeId>#<attempt>`     | pool, offerSk (the offer's sort key)              |
+ * | node attempt)         |                   |                          |                                                   |
  *
  * An execution and all its nodes share one partition, so one Query reads a whole execution (its
  * nodes, and its history for `listHistory`).
+ *
+ * External workers share the partition `WORKERS` (a fleet is small: listing it is one Query). A
+ * pool's offers share `POOL#<pool>`, sorted by offer time, so a poll is one Query of the oldest. An
+ * offer and its marker are written, and deleted, together in one transaction: the marker (found by
+ * the node attempt alone) makes offering idempotent per attempt whatever the offer time, and tells
+ * a withdrawal where the offer is.
  *
  * Dead letters share the partition `DLQ`; their ids are chosen by the engine to sort by time, so a
  * Query of that partition lists them oldest first and the last id returned is the page position.
@@ -52,6 +64,7 @@
  *   and due (the index is eventually consistent), earliest first.
  */
 import { parseMapItemId } from "../../domain/map.js";
+import { offerKey, type ReadyTask } from "../../domain/placement.js";
 import type { ExecutionStatus } from "../../domain/records.js";
 
 export const ATTR = {
@@ -96,6 +109,10 @@ export const IDEM_PREFIX = "IDEM#";
 export const LEASE_PREFIX = "LEASE#";
 export const DEAD_LETTER_PK = "DLQ";
 export const DUE_PREFIX = "SW#";
+export const WORKERS_PK = "WORKERS";
+export const WORKER_PREFIX = "W#";
+export const POOL_PREFIX = "POOL#";
+export const OFFER_PREFIX = "OFFER#";
 
 export function workflowHeadKey(name: string): Key {
   return { pk: `${WORKFLOW_PREFIX}${name}`, sk: "HEAD" };
@@ -154,6 +171,29 @@ export function leaseKey(name: string): Key {
 
 export function deadLetterKey(id: string): Key {
   return { pk: DEAD_LETTER_PK, sk: id };
+}
+
+export function workerKey(workerId: string): Key {
+  return { pk: WORKERS_PK, sk: `${WORKER_PREFIX}${workerId}` };
+}
+
+export function poolPk(pool: string): string {
+  return `${POOL_PREFIX}${pool}`;
+}
+
+/** An offer in its pool's partition: oldest first, then by node attempt (offerKey is unique). */
+export function offerItemKey(
+  task: Pick<ReadyTask, "pool" | "executionId" | "nodeId" | "attempt" | "offeredAt">,
+): Key {
+  return { pk: poolPk(task.pool), sk: `${keyInstant(task.offeredAt)}#${offerKey(task)}` };
+}
+
+/**
+ * The marker of a node attempt's offer. The attempt follows the last `#`, so any node id (even one
+ * holding `#`) gives a key of its own.
+ */
+export function offerMarkerKey(task: Pick<ReadyTask, "executionId" | "nodeId" | "attempt">): Key {
+  return { pk: `${OFFER_PREFIX}${task.executionId}`, sk: `${task.nodeId}#${task.attempt}` };
 }
 
 /** Sort key of both listing indexes: creation time, then id (unique, so usable as a position). */

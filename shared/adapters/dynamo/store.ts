@@ -14,7 +14,8 @@
  * magnitude (allowImpreciseNumbers, and numbers read back as doubles rather than BigInts).
  *
  * Beside it: expression.ts (request building), table-io.ts (the calls it repeats), writes.ts (node
- * write and TTL builders), listings.ts (the execution and due listings over sharded indexes).
+ * write and TTL builders), listings.ts (the execution and due listings over sharded indexes),
+ * workers.ts (external workers: the registry, the pools' offers, and taking a task).
  */
 import {
   DeleteCommand,
@@ -31,6 +32,7 @@ import {
   encodeCursor,
 } from "../../domain/cursor.js";
 import { encodeStoredPayload } from "../../domain/payload.js";
+import type { ReadyTask, WorkerRecord } from "../../domain/placement.js";
 import {
   type DeadLetterRecord,
   type ExecutionRecord,
@@ -56,6 +58,8 @@ import type {
   Page,
   ShardArrivalRequest,
   Store,
+  TakeOutcome,
+  TakeTask,
 } from "../../ports.js";
 import {
   DEAD_LETTER_RECORD_ATTRIBUTES,
@@ -97,6 +101,19 @@ import {
 } from "./keys.js";
 import { listDueExecutions, listExecutions } from "./listings.js";
 import { TableIO } from "./table-io.js";
+import {
+  type ConditionOn,
+  deleteWorker,
+  getWorker,
+  listReadyTasks,
+  listWorkers,
+  offerTask,
+  putWorker,
+  releaseHold,
+  takeTask,
+  touchWorker,
+  withdrawTask,
+} from "./workers.js";
 import { expiresAfter, nodeWrite, retention } from "./writes.js";
 
 export { documentClient } from "./expression.js";
@@ -456,14 +473,7 @@ export class DynamoStore implements Store {
    * (NodeCondition.executionEnding): finished, or RUNNING with a failure mark.
    */
   private updateWhileEnding(executionId: string, key: Key, e: Expression, condition: string, update: string) {
-    const x = new Expression();
-    const status = x.name("status");
-    const finished = FINAL_EXECUTION_STATUSES.map((s) => x.value(s)).join(", ");
-    return this.io.conditionalUpdateChecked(key, e, condition, update, {
-      key: executionKey(executionId),
-      e: x,
-      condition: `${status} IN (${finished}) OR (${status} = ${x.value("RUNNING")} AND attribute_exists(${x.name("failedNode")}))`,
-    });
+    return this.io.conditionalUpdateChecked(key, e, condition, update, endingCheck(executionId));
   }
 
   async failNode(
@@ -726,4 +736,71 @@ export class DynamoStore implements Store {
     );
     return result.Attributes !== undefined;
   }
+
+  // ── external workers (workers.ts) ─────────────────────────────────────────────────────────────
+
+  async putWorker(worker: Omit<WorkerRecord, "holds" | "version">): Promise<WorkerRecord> {
+    return putWorker(this.io, worker);
+  }
+
+  async getWorker(workerId: string): Promise<WorkerRecord | undefined> {
+    return getWorker(this.io, workerId);
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return listWorkers(this.io);
+  }
+
+  async touchWorker(workerId: string, now: number): Promise<WorkerRecord | undefined> {
+    return touchWorker(this.io, workerId, now);
+  }
+
+  async deleteWorker(workerId: string): Promise<void> {
+    return deleteWorker(this.io, workerId);
+  }
+
+  async offerTask(task: ReadyTask): Promise<void> {
+    return offerTask(this.io, task);
+  }
+
+  async listReadyTasks(pool: string, limit: number): Promise<ReadyTask[]> {
+    return listReadyTasks(this.io, pool, limit);
+  }
+
+  async withdrawTask(task: ReadyTask): Promise<void> {
+    return withdrawTask(this.io, task);
+  }
+
+  /** The node claim is the update transitionNode makes (nodeWrite), in the take's transaction. */
+  async takeTask(take: TakeTask): Promise<TakeOutcome> {
+    const { executionId, nodeId } = take.task;
+    const { condition, patch, event } = take.claim;
+    const claim = nodeWrite(executionId, nodeId, condition, patch, event, this.options.retentionDays);
+    return takeTask(
+      this.io,
+      take,
+      this.io.updateItem(claim.key, claim.e, claim.condition, claim.update),
+      condition.executionEnding ? endingCheck(executionId) : undefined,
+      NODE_RECORD_ATTRIBUTES,
+    );
+  }
+
+  async releaseHold(workerId: string, key: string): Promise<void> {
+    return releaseHold(this.io, workerId, key);
+  }
+}
+
+/**
+ * The check that an execution is ending (NodeCondition.executionEnding): finished, or RUNNING with
+ * a failure mark.
+ */
+function endingCheck(executionId: string): ConditionOn {
+  const x = new Expression();
+  const status = x.name("status");
+  const finished = FINAL_EXECUTION_STATUSES.map((s) => x.value(s)).join(", ");
+  return {
+    key: executionKey(executionId),
+    e: x,
+    condition: `${status} IN (${finished}) OR (${status} = ${x.value("RUNNING")} AND attribute_exists(${x.name("failedNode")}))`,
+  };
 }

@@ -12,6 +12,7 @@ import {
 } from "../../domain/cursor.js";
 import { invalidCursor } from "../../domain/errors.js";
 import { parseMapItemId } from "../../domain/map.js";
+import { holdKey, offerKey, type ReadyTask, type WorkerRecord } from "../../domain/placement.js";
 import {
   type DeadLetterRecord,
   type ExecutionRecord,
@@ -35,6 +36,8 @@ import type {
   Page,
   ShardArrivalRequest,
   Store,
+  TakeOutcome,
+  TakeTask,
 } from "../../ports.js";
 import { applyNodePatch, nodeConditionHolds } from "./node-conditions.js";
 
@@ -67,6 +70,9 @@ export class MemoryStore implements Store {
   /** Arrival shards of wide fan-ins by "execution/child/shard": the recorded parents, sorted. */
   private readonly shards = new Map<string, number[]>();
   private readonly deadLetters = new Map<string, DeadLetterRecord>();
+  private readonly workers = new Map<string, WorkerRecord>();
+  /** Offers by pool, by offerKey. */
+  private readonly offers = new Map<string, Map<string, ReadyTask>>();
 
   async getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined> {
     const versions = this.workflows.get(name) ?? [];
@@ -370,6 +376,85 @@ export class MemoryStore implements Store {
 
   async deleteDeadLetter(id: string): Promise<boolean> {
     return this.deadLetters.delete(id);
+  }
+
+  // ── external workers ──────────────────────────────────────────────────────────────────────────
+
+  async putWorker(worker: Omit<WorkerRecord, "holds" | "version">): Promise<WorkerRecord> {
+    const existing = this.workers.get(worker.workerId);
+    const next: WorkerRecord = {
+      ...copy(worker),
+      // Registered again: what it held is still counted until released.
+      holds: existing?.holds ?? {},
+      version: (existing?.version ?? 0) + 1,
+    };
+    this.workers.set(worker.workerId, next);
+    return copy(next);
+  }
+
+  async getWorker(workerId: string): Promise<WorkerRecord | undefined> {
+    const worker = this.workers.get(workerId);
+    return worker && copy(worker);
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return [...this.workers.values()].sort((a, b) => a.workerId.localeCompare(b.workerId)).map(copy);
+  }
+
+  async touchWorker(workerId: string, now: number): Promise<WorkerRecord | undefined> {
+    const worker = this.workers.get(workerId);
+    if (!worker) return undefined;
+    worker.heartbeatAt = Math.max(worker.heartbeatAt, now);
+    return copy(worker);
+  }
+
+  async deleteWorker(workerId: string): Promise<void> {
+    this.workers.delete(workerId);
+  }
+
+  async offerTask(task: ReadyTask): Promise<void> {
+    const pool = this.offers.get(task.pool) ?? new Map<string, ReadyTask>();
+    this.offers.set(task.pool, pool);
+    const key = offerKey(task);
+    if (!pool.has(key)) pool.set(key, copy(task));
+  }
+
+  async listReadyTasks(pool: string, limit: number): Promise<ReadyTask[]> {
+    return [...(this.offers.get(pool)?.values() ?? [])]
+      .sort((a, b) => a.offeredAt - b.offeredAt || offerKey(a).localeCompare(offerKey(b)))
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async withdrawTask(task: ReadyTask): Promise<void> {
+    this.offers.get(task.pool)?.delete(offerKey(task));
+  }
+
+  async takeTask(take: TakeTask): Promise<TakeOutcome> {
+    // Every check before any write, in one synchronous step: nothing can interleave.
+    const pool = this.offers.get(take.task.pool);
+    const key = offerKey(take.task);
+    if (!pool?.has(key)) return { ok: false, refused: "offer" };
+    const worker = this.workers.get(take.workerId);
+    if (!worker || worker.version !== take.workerVersion) return { ok: false, refused: "worker" };
+    const { condition, patch, event } = take.claim;
+    const { executionId, nodeId } = take.task;
+    const current = this.nodes.get(executionId)?.get(nodeId)?.record ?? pendingNode(executionId, nodeId);
+    if (!nodeConditionHolds(current, condition)) return { ok: false, refused: "node", node: copy(current) };
+    const claimed = this.transitionNodeNow(executionId, nodeId, condition, patch, event);
+    if (!claimed.ok)
+      return { ok: false, refused: "node", ...(claimed.current ? { node: claimed.current } : {}) };
+    pool.delete(key);
+    worker.holds[holdKey(executionId, nodeId)] = copy(take.hold);
+    worker.version++;
+    return { ok: true, node: claimed.record, worker: copy(worker) };
+  }
+
+  async releaseHold(workerId: string, key: string): Promise<void> {
+    const worker = this.workers.get(workerId);
+    if (!worker || !(key in worker.holds)) return;
+    delete worker.holds[key];
+    worker.version++;
   }
 
   private saveNode(

@@ -1,0 +1,416 @@
+/**
+ * The store's external workers (domain/placement.ts) on the table (key design in keys.ts): the
+ * worker registry (one partition), the pools' offers (a partition per pool, oldest first) with their
+ * per-attempt markers, and the take that withdraws an offer, claims its node and adds the hold to
+ * the worker in one transaction.
+ */
+import {
+  DeleteCommand,
+  QueryCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import {
+  type Hold,
+  holdKey,
+  type ReadyTask,
+  type RunsOn,
+  type WorkerRecord,
+} from "../../domain/placement.js";
+import { type NodeRecord, pendingNode } from "../../domain/records.js";
+import type { TakeOutcome, TakeTask } from "../../ports.js";
+import { type Item, nodeFromItem } from "./codec.js";
+import { Expression, isConditionFailure, sleep, updateExpression } from "./expression.js";
+import {
+  ATTR,
+  type Key,
+  nodeKey,
+  offerItemKey,
+  offerMarkerKey,
+  poolPk,
+  WORKER_PREFIX,
+  WORKERS_PK,
+  workerKey,
+} from "./keys.js";
+import type { TableIO } from "./table-io.js";
+
+/** The registration fields putWorker writes (everything but holds and version). */
+const REGISTRATION_FIELDS = [
+  "workerId",
+  "pool",
+  "executors",
+  "capabilities",
+  "labels",
+  "maxParallel",
+  "registeredAt",
+  "heartbeatAt",
+  "heartbeatSeconds",
+] as const satisfies ReadonlyArray<keyof WorkerRecord>;
+
+export const WORKER_RECORD_ATTRIBUTES = [...REGISTRATION_FIELDS, "holds", "version"] as const;
+
+const READY_TASK_ATTRIBUTES = [
+  "pool",
+  "executionId",
+  "nodeId",
+  "attempt",
+  "workflow",
+  "version",
+  "runsOn",
+  "offeredAt",
+] as const satisfies ReadonlyArray<keyof ReadyTask>;
+
+/** A transaction item (TransactWriteItems). */
+export type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
+
+/** A condition on another item, checked in a transaction (as TableIO.conditionalUpdateChecked). */
+export interface ConditionOn {
+  key: Key;
+  e: Expression;
+  condition: string;
+}
+
+/**
+ * A placeholder for an attribute name Expression.name cannot take (a hold key holds `/` and any
+ * character of an execution or node id): `#<tag>`, mapped to the name.
+ */
+function anyName(e: Expression, tag: string, attribute: string): string {
+  const placeholder = `#${tag}`;
+  e.names[placeholder] = attribute;
+  return placeholder;
+}
+
+const MAX_CONFLICT_RETRIES = 5;
+
+/**
+ * A single write of a worker item, retried while a take's transaction holds the item: DynamoDB
+ * refuses a plain write to an item a transaction is writing (TransactionConflictException), and
+ * the SDK does not retry it. The worker item is in every take of that worker.
+ */
+async function besideTakes<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      const conflict = error instanceof Error && error.name === "TransactionConflictException";
+      if (!conflict || attempt >= MAX_CONFLICT_RETRIES) throw error;
+      await sleep(20 * 2 ** attempt * Math.random());
+    }
+  }
+}
+
+// ── items ───────────────────────────────────────────────────────────────────────────────────────
+
+function holdFromItem(value: unknown): Hold {
+  const hold = value as Hold;
+  return {
+    executionId: hold.executionId,
+    nodeId: hold.nodeId,
+    attempt: Number(hold.attempt),
+    leaseToken: hold.leaseToken,
+    slot: hold.slot,
+    claimedAt: Number(hold.claimedAt),
+  };
+}
+
+export function workerFromItem(item: Item): WorkerRecord {
+  const holds: Record<string, Hold> = {};
+  for (const [key, hold] of Object.entries((item.holds as Record<string, unknown> | undefined) ?? {}))
+    holds[key] = holdFromItem(hold);
+  return {
+    workerId: item.workerId as string,
+    pool: item.pool as string,
+    executors: [...((item.executors as string[] | undefined) ?? [])],
+    capabilities: { ...((item.capabilities as Record<string, string> | undefined) ?? {}) },
+    labels: [...((item.labels as string[] | undefined) ?? [])],
+    maxParallel: Number(item.maxParallel),
+    registeredAt: Number(item.registeredAt),
+    heartbeatAt: Number(item.heartbeatAt),
+    heartbeatSeconds: Number(item.heartbeatSeconds),
+    holds,
+    version: Number(item.version),
+  };
+}
+
+function readyTaskToItem(task: ReadyTask): Item {
+  const item: Item = { ...offerItemKey(task) };
+  for (const name of READY_TASK_ATTRIBUTES) item[name] = task[name];
+  return item;
+}
+
+function readyTaskFromItem(item: Item): ReadyTask {
+  return {
+    pool: item.pool as string,
+    executionId: item.executionId as string,
+    nodeId: item.nodeId as string,
+    attempt: Number(item.attempt),
+    workflow: item.workflow as string,
+    version: Number(item.version),
+    runsOn: item.runsOn as RunsOn,
+    offeredAt: Number(item.offeredAt),
+  };
+}
+
+// ── workers ─────────────────────────────────────────────────────────────────────────────────────
+
+/** One UpdateItem: the registration replaced, holds kept, version bumped (1 for a new worker). */
+export async function putWorker(
+  io: TableIO,
+  worker: Omit<WorkerRecord, "holds" | "version">,
+): Promise<WorkerRecord> {
+  const e = new Expression();
+  const sets = REGISTRATION_FIELDS.map((field) => `${e.name(field)} = ${e.value(worker[field])}`);
+  const holds = e.name("holds");
+  const version = e.name("version");
+  sets.push(
+    `${holds} = if_not_exists(${holds}, ${e.value({})})`,
+    `${version} = if_not_exists(${version}, ${e.value(0)}) + ${e.value(1)}`,
+  );
+  const result = await besideTakes(() =>
+    io.doc.send(
+      new UpdateCommand({
+        TableName: io.tableName,
+        Key: workerKey(worker.workerId),
+        UpdateExpression: updateExpression(sets, []),
+        ExpressionAttributeNames: e.names,
+        ExpressionAttributeValues: e.values,
+        ReturnValues: "ALL_NEW",
+      }),
+    ),
+  );
+  return workerFromItem(result.Attributes ?? {});
+}
+
+export async function getWorker(io: TableIO, workerId: string): Promise<WorkerRecord | undefined> {
+  const item = await io.get(workerKey(workerId), WORKER_RECORD_ATTRIBUTES);
+  return item && workerFromItem(item);
+}
+
+/** One Query of the registry's partition (paged to the end), by worker id as the memory store. */
+export async function listWorkers(io: TableIO): Promise<WorkerRecord[]> {
+  const e = new Expression();
+  const items = await io.queryAll({
+    TableName: io.tableName,
+    KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(WORKERS_PK)} AND begins_with(${e.name(ATTR.sk)}, ${e.value(WORKER_PREFIX)})`,
+    ProjectionExpression: e.projection(WORKER_RECORD_ATTRIBUTES),
+    ExpressionAttributeNames: e.names,
+    ExpressionAttributeValues: e.values,
+    ConsistentRead: true,
+  });
+  return items.map(workerFromItem).sort((a, b) => a.workerId.localeCompare(b.workerId));
+}
+
+/**
+ * Moves heartbeatAt forward to `now`, never back: written only when later than the stored one.
+ * Refused, the item as found answers (none: no such worker).
+ */
+export async function touchWorker(
+  io: TableIO,
+  workerId: string,
+  now: number,
+): Promise<WorkerRecord | undefined> {
+  const e = new Expression();
+  const heartbeatAt = e.name("heartbeatAt");
+  const at = e.value(now);
+  const result = await besideTakes(() =>
+    io.conditionalUpdate(
+      workerKey(workerId),
+      e,
+      `attribute_exists(${e.name(ATTR.pk)}) AND ${heartbeatAt} < ${at}`,
+      `SET ${heartbeatAt} = ${at}`,
+    ),
+  );
+  if (result.ok) return workerFromItem(result.item);
+  return result.current && workerFromItem(result.current);
+}
+
+export async function deleteWorker(io: TableIO, workerId: string): Promise<void> {
+  await besideTakes(() =>
+    io.doc.send(new DeleteCommand({ TableName: io.tableName, Key: workerKey(workerId) })),
+  );
+}
+
+/** Removes a hold and bumps the version, only while the hold is there (else no change). */
+export async function releaseHold(io: TableIO, workerId: string, key: string): Promise<void> {
+  const e = new Expression();
+  const hold = `${e.name("holds")}.${anyName(e, "holdKey", key)}`;
+  const version = e.name("version");
+  try {
+    await besideTakes(() =>
+      io.doc.send(
+        new UpdateCommand({
+          TableName: io.tableName,
+          Key: workerKey(workerId),
+          ConditionExpression: `attribute_exists(${hold})`,
+          UpdateExpression: updateExpression([`${version} = ${version} + ${e.value(1)}`], [hold]),
+          ExpressionAttributeNames: e.names,
+          ExpressionAttributeValues: e.values,
+        }),
+      ),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+// ── offers ──────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The offer and its marker in one transaction, each only while absent: the marker exists already
+ * when this node attempt was offered (at whatever time), and then nothing is written.
+ */
+export async function offerTask(io: TableIO, task: ReadyTask): Promise<void> {
+  const offer = readyTaskToItem(task);
+  const absent = {
+    ConditionExpression: "attribute_not_exists(#pk)",
+    ExpressionAttributeNames: { "#pk": ATTR.pk },
+  };
+  await io.transact({
+    TransactItems: [
+      { Put: { TableName: io.tableName, Item: offer, ...absent } },
+      {
+        Put: {
+          TableName: io.tableName,
+          Item: { ...offerMarkerKey(task), pool: task.pool, offerSk: offer[ATTR.sk] },
+          ...absent,
+        },
+      },
+    ],
+  });
+}
+
+/** One Query of the pool's partition, oldest first (strongly consistent, as the store's reads). */
+export async function listReadyTasks(io: TableIO, pool: string, limit: number): Promise<ReadyTask[]> {
+  const wanted = Math.floor(limit);
+  if (!(wanted > 0)) return [];
+  const items: Item[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const e = new Expression();
+    const result = await io.doc.send(
+      new QueryCommand({
+        TableName: io.tableName,
+        KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(poolPk(pool))}`,
+        ProjectionExpression: e.projection(READY_TASK_ATTRIBUTES),
+        ExpressionAttributeNames: e.names,
+        ExpressionAttributeValues: e.values,
+        ScanIndexForward: true,
+        ConsistentRead: true,
+        Limit: wanted - items.length,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey && items.length < wanted);
+  return items.slice(0, wanted).map(readyTaskFromItem);
+}
+
+/**
+ * Deletes the offer of the task's node attempt and its marker, found through the marker (so the
+ * task's offeredAt need not be the offer's). The marker is deleted only while it still names that
+ * offer: a withdrawal that stalled never removes the marker of a later offer of the attempt.
+ */
+export async function withdrawTask(io: TableIO, task: ReadyTask): Promise<void> {
+  const markerKey = offerMarkerKey(task);
+  const marker = await io.get(markerKey);
+  if (!marker) return;
+  const e = new Expression();
+  await io.transact({
+    TransactItems: [
+      {
+        Delete: {
+          TableName: io.tableName,
+          Key: { pk: poolPk(marker.pool as string), sk: marker.offerSk as string },
+        },
+      },
+      {
+        Delete: {
+          TableName: io.tableName,
+          Key: markerKey,
+          ConditionExpression: `${e.name("offerSk")} = ${e.value(marker.offerSk)}`,
+          ExpressionAttributeNames: e.names,
+          ExpressionAttributeValues: e.values,
+        },
+      },
+    ],
+  });
+}
+
+// ── taking ──────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * One TransactWriteItems: the offer deleted (it must exist) with its marker, the node claimed
+ * (`claim`, the update transitionNode would make, with `ending` when the claim is conditioned on its
+ * execution ending), and the hold added to the worker at `take.workerVersion`. Refused, the first
+ * failed part is named in the memory store's order (offer, worker, node) and nothing was written.
+ * Taken, the node and the worker are read back in one consistent BatchGetItem.
+ */
+export async function takeTask(
+  io: TableIO,
+  take: TakeTask,
+  claim: TransactItem,
+  ending: ConditionOn | undefined,
+  nodeAttributes: readonly string[],
+): Promise<TakeOutcome> {
+  const { executionId, nodeId } = take.task;
+  const w = new Expression();
+  const hold = `${w.name("holds")}.${anyName(w, "holdKey", holdKey(executionId, nodeId))}`;
+  const version = w.name("version");
+  const workerUpdate = io.updateItem(
+    workerKey(take.workerId),
+    w,
+    `${version} = ${w.value(take.workerVersion)}`,
+    updateExpression([`${hold} = ${w.value(take.hold)}`, `${version} = ${version} + ${w.value(1)}`], []),
+  );
+  const items: TransactItem[] = [
+    {
+      Delete: {
+        TableName: io.tableName,
+        Key: offerItemKey(take.task),
+        ConditionExpression: "attribute_exists(#pk)",
+        ExpressionAttributeNames: { "#pk": ATTR.pk },
+      },
+    },
+    { Delete: { TableName: io.tableName, Key: offerMarkerKey(take.task) } },
+    claim,
+    workerUpdate,
+  ];
+  if (ending) {
+    items.push({
+      ConditionCheck: {
+        TableName: io.tableName,
+        Key: ending.key,
+        ConditionExpression: ending.condition,
+        ExpressionAttributeNames: ending.e.names,
+        ExpressionAttributeValues: ending.e.valuesOrUndefined,
+      },
+    });
+  }
+  const outcome = await io.transact({ TransactItems: items });
+  const node = nodeKey(executionId, nodeId);
+  if (outcome === "ok") {
+    const worker = workerKey(take.workerId);
+    const read = await io.batchGet(
+      [node, worker],
+      [...new Set([...nodeAttributes, ...WORKER_RECORD_ATTRIBUTES])],
+    );
+    const nodeItem = read.find((item) => item[ATTR.pk] === node.pk && item[ATTR.sk] === node.sk);
+    const workerItem = read.find((item) => item[ATTR.pk] === worker.pk && item[ATTR.sk] === worker.sk);
+    return {
+      ok: true,
+      node: nodeItem ? nodeFromItem(nodeItem) : pendingNode(executionId, nodeId),
+      worker: workerFromItem(workerItem ?? {}),
+    };
+  }
+  const failed = (index: number) => outcome[index]?.Code === "ConditionalCheckFailed";
+  if (failed(0)) return { ok: false, refused: "offer" };
+  if (failed(3)) return { ok: false, refused: "worker" };
+  const current = await io.get(node, nodeAttributes);
+  const found: NodeRecord | undefined = current
+    ? nodeFromItem(current)
+    : failed(2)
+      ? pendingNode(executionId, nodeId)
+      : undefined;
+  return { ok: false, refused: "node", ...(found ? { node: found } : {}) };
+}

@@ -1,0 +1,30 @@
+/**
+ * The `callback` built-in type: a node that waits, holding no worker, until someone outside settles
+ * it with its token (engine/callbacks.ts) — a person approving, a third party's webhook — or its
+ * time runs out. Its token stands for one attempt (domain/attempt-token.ts): a retry waits anew,
+ * with a new token.
+ */
+import { z } from "zod";
+import { PLACEMENT_LIMITS } from "./placement.js";
+
+export const callbackParamsSchema = z
+  .object({
+    /** How long it waits for its settlement (up to a year). */
+    timeoutSeconds: z.number().int().min(1).max(PLACEMENT_LIMITS.maxExternalTimeoutSeconds),
+    /** When given, a heartbeat (POST /callbacks/heartbeat) must come at least this often. */
+    heartbeatSeconds: z.number().int().min(1).max(PLACEMENT_LIMITS.maxExternalTimeoutSeconds).optional(),
+  })
+  .strict();
+
+export type CallbackParams = z.output<typeof callbackParamsSchema>;
+
+/** When a waiting callback must have been settled or heartbeaten, whichever comes first. */
+export function callbackDueAt(state: {
+  deadline: number;
+  heartbeatSeconds?: number;
+  heartbeatAt: number;
+}): number {
+  return state.heartbeatSeconds === undefined
+    ? state.deadline
+    : Math.min(state.deadline, state.heartbeatAt + state.heartbeatSeconds * 1000);
+}

@@ -1,0 +1,184 @@
+/**
+ * Running a `callback` node (domain/callback.ts): its claimed attempt waits holding no worker,
+ * its token published (a `Node Waiting For Callback` lifecycle event, and GET /executions/{id}),
+ * until someone settles it with that token — complete, fail — or its time runs out. Heartbeats,
+ * when its params ask for them, push its due time on. The sweeper checks it once due (its lease is
+ * that time): past its timeout or its heartbeat, the attempt fails (CallbackTimedOut, retried by
+ * policy as a new wait with a new token). Every settlement is fenced on the attempt's lease, so it
+ * happens once: a second answers 409.
+ */
+import { encodeAttemptToken } from "../domain/attempt-token.js";
+import { type CallbackParams, callbackDueAt, callbackParamsSchema } from "../domain/callback.js";
+import { conflict, RetryableError, TerminalError } from "../domain/errors.js";
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import { PayloadError } from "../domain/json.js";
+import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import { type HeldAttempt, readAttempt } from "./attempt-token-reads.js";
+import type { FailAttempt } from "./children.js";
+import type { EngineContext } from "./context.js";
+import type { TaskErrorReport } from "./external.js";
+import { callbackWaitingEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import type { Propagation } from "./propagation.js";
+import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
+
+export class Callbacks {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly propagation: Propagation,
+    private readonly failAttempt: FailAttempt,
+  ) {}
+
+  /** The claimed attempt begins to wait; its token goes out with the lifecycle event. */
+  async start(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+  ): Promise<void> {
+    let params: CallbackParams;
+    try {
+      params = await this.params(execution, graph, node, record);
+    } catch (error) {
+      await this.failAttempt(execution, graph, node, record, lease, error);
+      return;
+    }
+    const now = this.ctx.clock.now();
+    const state: CallbackState = {
+      kind: "callback",
+      deadline: now + params.timeoutSeconds * 1000,
+      heartbeatAt: now,
+      ...(params.heartbeatSeconds !== undefined ? { heartbeatSeconds: params.heartbeatSeconds } : {}),
+    };
+    const dueAt = callbackDueAt(state);
+    const waiting = await startWaiting(
+      this.ctx,
+      execution.executionId,
+      node.id,
+      lease,
+      state,
+      nodeEvent(HISTORY.callbackWaiting, now, node.id, record.attempt, {
+        timeoutSeconds: params.timeoutSeconds,
+      }),
+      dueAt,
+    );
+    if (!waiting.ok) return; // told to stop first: its cancellation ends it
+    // The sweeper comes back by its due time, even one sooner than the execution's next visit.
+    await this.ctx.store.pullSweepAt(execution.executionId, dueAt + 1000);
+    const token = callbackToken(execution.executionId, node.id, record.attempt, lease);
+    await this.ctx.events.publish([
+      callbackWaitingEvent(execution, node.id, record.attempt, token, params.timeoutSeconds),
+    ]);
+  }
+
+  /** The sweeper's check once it is due: its time ran out, or it waits on. */
+  async check(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+  ): Promise<void> {
+    const state = record.composite;
+    const lease = record.lease;
+    if (record.status !== "RUNNING" || state?.kind !== "callback" || !lease) return;
+    const now = this.ctx.clock.now();
+    if (now >= state.deadline || now >= callbackDueAt(state)) {
+      const missed = now < state.deadline;
+      const message = missed
+        ? `callback of node "${node.id}" got no heartbeat for ${state.heartbeatSeconds} s`
+        : `callback of node "${node.id}" was not settled within its timeout`;
+      await this.failAttempt(
+        execution,
+        graph,
+        node,
+        record,
+        lease,
+        new RetryableError(message, { code: "CallbackTimedOut" }),
+      );
+      return;
+    }
+    await checkLater(this.ctx, execution.executionId, node.id, lease, callbackDueAt(state));
+  }
+
+  async complete(token: string, output: unknown): Promise<void> {
+    const held = await this.read(token);
+    const { execution, graph, node, record, lease } = held;
+    let saved: Awaited<ReturnType<typeof this.ctx.payloads.save>>;
+    try {
+      saved = await this.ctx.payloads.save(execution.executionId, output, `the output of node "${node.id}"`);
+    } catch (error) {
+      if (!(error instanceof PayloadError)) throw error;
+      await this.failAttempt(execution, graph, node, record, lease, error);
+      return;
+    }
+    await completeWaiting(this.ctx, this.propagation, execution, graph, node, record, lease, saved, {
+      settledBy: "callback",
+    });
+  }
+
+  /** Failed by its caller: for good, unless it says the failure is retryable (then by policy). */
+  async fail(token: string, error: TaskErrorReport): Promise<void> {
+    const { execution, graph, node, record, lease } = await this.read(token);
+    const thrown =
+      error.retryable === true
+        ? new RetryableError(error.message, { code: error.name })
+        : new TerminalError(error.message, { code: error.name });
+    await this.failAttempt(execution, graph, node, record, lease, thrown);
+  }
+
+  /** Pushes its heartbeat due time on (its timeout stays). */
+  async heartbeat(token: string): Promise<void> {
+    const { execution, node, record, lease } = await this.read(token);
+    const state = record.composite as CallbackState;
+    const next: CallbackState = { ...state, heartbeatAt: this.ctx.clock.now() };
+    const written = await checkLater(
+      this.ctx,
+      execution.executionId,
+      node.id,
+      lease,
+      callbackDueAt(next),
+      next,
+    );
+    if (!written)
+      throw conflict(`the callback token is stale: attempt ${record.attempt} of node "${node.id}" is over`);
+  }
+
+  private async read(token: string): Promise<HeldAttempt> {
+    const held = await readAttempt(this.ctx, token, "callback");
+    // A task's token, or an attempt not waiting for its callback (yet, or any more).
+    if (held.record.composite?.kind !== "callback")
+      throw conflict(`the token does not stand for a callback node "${held.node.id}" is waiting for`);
+    return held;
+  }
+
+  private async params(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+  ): Promise<CallbackParams> {
+    const value = await evaluateInScope(
+      this.ctx,
+      execution,
+      graph,
+      node,
+      record.okDeps,
+      node.params,
+      "params",
+    );
+    const parsed = callbackParamsSchema.safeParse(value);
+    if (!parsed.success)
+      throw new TerminalError(
+        `the params of callback node "${node.id}" are invalid: ${parsed.error.message}`,
+        {
+          code: "InvalidParams",
+        },
+      );
+    return parsed.data;
+  }
+}
+
+/** The token of a waiting callback attempt: what settles it. */
+export function callbackToken(executionId: string, nodeId: string, attempt: number, lease: Lease): string {
+  return encodeAttemptToken({ executionId, nodeId, attempt, leaseToken: lease.token });
+}

@@ -1,0 +1,496 @@
+/**
+ * External workers (domain/placement.ts): long-running processes anywhere that run nodes placed
+ * with `runsOn`, for as long as a year, heartbeating.
+ *
+ * - A node with `runsOn` is queued like a deferred one (dispatch-mode.ts); its task message, on the
+ *   Lambda worker, offers it to its pool (`offer`): an entry in a small per-pool index. Retries,
+ *   backoff and the sweeper's resends therefore work as for any node: each resend offers again,
+ *   and an offer is kept once per node attempt.
+ * - A worker polls (`poll`): the oldest offers of its pool, matched against its registration
+ *   (placement, its own limits), and taken in one atomic write — the offer withdrawn, the node
+ *   claimed QUEUED → RUNNING with a fresh lease, the hold added to the worker at the version whose
+ *   counts were checked (Store.takeTask). The worker gets the attempt's token (domain/attempt-
+ *   token.ts): every later write it asks for is fenced on it.
+ * - The attempt's heartbeats renew its lease (never past its timeout) and tell it when to stop;
+ *   its end (`complete`, `fail`) is the same fenced write as the Lambda worker's (AttemptEndings).
+ *   A worker that stops heartbeating loses the attempt to the sweeper like any expired lease: a new
+ *   attempt, with a new idempotency key, offered again.
+ * - A hold is released after the attempt ends; one left by a crash is found at the worker's next
+ *   poll (its node no longer RUNNING under that lease) and released then.
+ */
+import { encodeAttemptToken } from "../domain/attempt-token.js";
+import { conflict, notFound, RetryableError, TerminalError } from "../domain/errors.js";
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import { PayloadError } from "../domain/json.js";
+import {
+  capacityRefusal,
+  type Hold,
+  holdKey,
+  PLACEMENT_LIMITS,
+  placementRefusal,
+  type ReadyTask,
+  slotOf,
+  type WorkerHealth,
+  type WorkerRecord,
+  type WorkerRegistration,
+  workerHealth,
+} from "../domain/placement.js";
+import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import { classifyError } from "../domain/retry.js";
+import type { TaskMessage } from "../ports.js";
+import { attemptKey } from "./attempt.js";
+import type { AttemptEndings } from "./attempt-endings.js";
+import { readAttempt } from "./attempt-token-reads.js";
+import type { EngineContext } from "./context.js";
+import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
+import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
+import { prepareRun } from "./prepare.js";
+import { loadDeps } from "./propagation.js";
+
+/** How often a task's heartbeat is asked for when its node says nothing. */
+export const DEFAULT_TASK_HEARTBEAT_SECONDS = 30;
+/** Offers a poll reads at once: the oldest of its pool. */
+const OFFERS_PER_POLL = 25;
+/** A long poll looks again after these pauses (then the last, repeated): an idle fleet reads little. */
+const POLL_PAUSES_MS = [250, 500, 1000, 2000, 4000];
+export const MAX_POLL_SECONDS = 20;
+
+export interface RegisteredWorker {
+  workerId: string;
+  heartbeatSeconds: number;
+}
+
+export interface WorkerView {
+  workerId: string;
+  pool: string;
+  status: WorkerHealth;
+  executors: string[];
+  capabilities: Record<string, string>;
+  labels: string[];
+  maxParallel: number;
+  registeredAt: string;
+  lastHeartbeatAt: string;
+  tasks: Array<{ executionId: string; nodeId: string; attempt: number; claimedAt: string }>;
+}
+
+/** A task handed to a worker: everything its handler needs, and the token for every later call. */
+export interface ExternalTask {
+  taskToken: string;
+  executionId: string;
+  nodeId: string;
+  attempt: number;
+  idempotencyKey: string;
+  type: string;
+  params: unknown;
+  input: unknown;
+  deps: Record<string, unknown>;
+  /** When the attempt's timeout runs out (ISO 8601). */
+  deadline: string;
+  /** Heartbeat the task at least this often, or lose it. */
+  heartbeatSeconds: number;
+}
+
+/** An error reported by a worker or a callback's caller: retried by policy unless `retryable` is false. */
+export interface TaskErrorReport {
+  name: string;
+  message: string;
+  retryable?: boolean;
+}
+
+export interface TaskCancellation {
+  taskToken: string;
+  executionId: string;
+  nodeId: string;
+  attempt: number;
+  reason: string;
+}
+
+export class ExternalWorkers {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly endings: AttemptEndings,
+  ) {}
+
+  // ── the registry ─────────────────────────────────────────────────────────────────────────────
+
+  async register(registration: WorkerRegistration): Promise<RegisteredWorker> {
+    const now = this.ctx.clock.now();
+    const heartbeatSeconds = PLACEMENT_LIMITS.workerHeartbeatSeconds;
+    const workerId = registration.workerId ?? `w-${this.ctx.ids.token().slice(0, 16)}`;
+    const existing = await this.ctx.store.getWorker(workerId);
+    await this.ctx.store.putWorker({
+      workerId,
+      pool: registration.pool,
+      executors: registration.executors,
+      capabilities: registration.capabilities,
+      labels: registration.labels,
+      maxParallel: registration.maxParallel,
+      registeredAt: existing?.registeredAt ?? now,
+      heartbeatAt: now,
+      heartbeatSeconds,
+    });
+    return { workerId, heartbeatSeconds };
+  }
+
+  /** Renews the worker's registration; answers the tasks it holds that it must stop. */
+  async heartbeat(workerId: string): Promise<{ cancellations: TaskCancellation[] }> {
+    const worker = await this.touch(workerId);
+    const cancellations: TaskCancellation[] = [];
+    for (const hold of Object.values(worker.holds)) {
+      const record = await this.ctx.store.getNode(hold.executionId, hold.nodeId);
+      const reason = stopReason(record, hold);
+      if (reason !== undefined) cancellations.push({ ...taskOf(hold), reason });
+    }
+    return { cancellations };
+  }
+
+  /** The worker leaves: each task it holds is given up at once (retried elsewhere by policy), then it is gone. */
+  async deregister(workerId: string): Promise<{ released: number }> {
+    const worker = await this.ctx.store.getWorker(workerId);
+    if (!worker) throw notFound(`worker "${workerId}" is not registered`);
+    let released = 0;
+    for (const hold of Object.values(worker.holds)) {
+      if (await this.giveUp(hold, "WorkerDeregistered", `worker "${workerId}" deregistered`)) released++;
+      await this.ctx.store.releaseHold(workerId, holdKey(hold.executionId, hold.nodeId));
+    }
+    await this.ctx.store.deleteWorker(workerId);
+    return { released };
+  }
+
+  async list(): Promise<WorkerView[]> {
+    const now = this.ctx.clock.now();
+    return (await this.ctx.store.listWorkers()).map((worker) => ({
+      workerId: worker.workerId,
+      pool: worker.pool,
+      status: workerHealth(worker, now),
+      executors: worker.executors,
+      capabilities: worker.capabilities,
+      labels: worker.labels,
+      maxParallel: worker.maxParallel,
+      registeredAt: iso(worker.registeredAt),
+      lastHeartbeatAt: iso(worker.heartbeatAt),
+      tasks: Object.values(worker.holds).map((h) => ({
+        executionId: h.executionId,
+        nodeId: h.nodeId,
+        attempt: h.attempt,
+        claimedAt: iso(h.claimedAt),
+      })),
+    }));
+  }
+
+  // ── offers and polls ─────────────────────────────────────────────────────────────────────────
+
+  /** The Lambda worker got the task message of an external node: it is offered to its pool. */
+  async offer(execution: ExecutionRecord, node: GraphNode, message: TaskMessage): Promise<void> {
+    const runsOn = node.runsOn;
+    if (!runsOn) return;
+    const record = await this.ctx.store.getNode(execution.executionId, node.id);
+    // Taken already, or a message of an attempt that is over: nothing to offer.
+    if (record?.status !== "QUEUED" || record.attempt !== message.attempt) return;
+    await this.ctx.store.offerTask({
+      pool: runsOn.pool,
+      executionId: execution.executionId,
+      nodeId: node.id,
+      attempt: record.attempt,
+      workflow: execution.workflow,
+      version: execution.version,
+      runsOn,
+      offeredAt: this.ctx.clock.now(),
+    });
+  }
+
+  /**
+   * A long poll: at most one task the worker may run, taken for it, or undefined once `waitSeconds`
+   * passed with none. Each look reads the oldest offers of its pool; between looks it pauses longer
+   * and longer, so an idle fleet costs a few reads a minute per worker.
+   */
+  async poll(
+    workerId: string,
+    options: { waitSeconds?: number; signal?: AbortSignal } = {},
+  ): Promise<ExternalTask | undefined> {
+    const { clock } = this.ctx;
+    const waitMs = Math.min(options.waitSeconds ?? MAX_POLL_SECONDS, MAX_POLL_SECONDS) * 1000;
+    const until = clock.now() + waitMs;
+    let worker = await this.touch(workerId);
+    for (let look = 0; ; look++) {
+      const task = await this.takeOne(worker);
+      if (task) return task;
+      const left = until - clock.now();
+      if (left <= 0 || options.signal?.aborted) return undefined;
+      const pause = POLL_PAUSES_MS[Math.min(look, POLL_PAUSES_MS.length - 1)]!;
+      try {
+        await clock.sleep(Math.min(pause, left), options.signal);
+      } catch {
+        return undefined; // the caller went away
+      }
+      worker = (await this.ctx.store.getWorker(workerId)) ?? worker;
+    }
+  }
+
+  private async takeOne(first: WorkerRecord): Promise<ExternalTask | undefined> {
+    let worker = first;
+    const offers = await this.ctx.store.listReadyTasks(worker.pool, OFFERS_PER_POLL);
+    let pruned = false;
+    for (const offer of offers) {
+      if (placementRefusal(offer.runsOn, worker) !== undefined) continue;
+      const slot = slotOf(offer.workflow, offer.nodeId);
+      if (capacityRefusal(worker, offer.runsOn, slot) !== undefined) {
+        if (pruned) continue;
+        // Full by its record: a hold left by a crash may be what fills it.
+        worker = await this.pruneHolds(worker);
+        pruned = true;
+        if (capacityRefusal(worker, offer.runsOn, slot) !== undefined) continue;
+      }
+      const taken = await this.take(worker, offer, slot);
+      if (taken.worker) worker = taken.worker;
+      if (taken.task) return taken.task;
+    }
+    return undefined;
+  }
+
+  /** Tries one offer; answers the task, and the worker as it now is when that changed. */
+  private async take(
+    worker: WorkerRecord,
+    offer: ReadyTask,
+    slot: string,
+  ): Promise<{ task?: ExternalTask; worker?: WorkerRecord }> {
+    const { store, clock, ids } = this.ctx;
+    const execution = await store.getExecution(offer.executionId);
+    if (execution?.status !== "RUNNING") {
+      // Its execution ended: its cleanup cancels the node; the offer is only in the way.
+      await store.withdrawTask(offer);
+      return {};
+    }
+    const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
+    const node = graph.byId.get(offer.nodeId);
+    if (!node) {
+      await store.withdrawTask(offer);
+      return {};
+    }
+    const now = clock.now();
+    const lease: Lease = { token: ids.token(), expiresAt: now + leaseMsOf(node), workerId: worker.workerId };
+    const hold: Hold = {
+      executionId: offer.executionId,
+      nodeId: offer.nodeId,
+      attempt: offer.attempt,
+      leaseToken: lease.token,
+      slot,
+      claimedAt: now,
+    };
+    const taken = await store.takeTask({
+      task: offer,
+      workerId: worker.workerId,
+      workerVersion: worker.version,
+      hold,
+      claim: {
+        condition: { status: ["QUEUED"], attempt: offer.attempt, dueBy: now },
+        patch: { status: "RUNNING", lease, startedAt: now },
+        event: nodeEvent(HISTORY.nodeStarted, now, node.id, offer.attempt, { workerId: worker.workerId }),
+      },
+    });
+    if (!taken.ok) {
+      if (taken.refused === "worker") {
+        const fresh = await store.getWorker(worker.workerId);
+        return fresh ? { worker: fresh } : {};
+      }
+      const current = taken.node;
+      // The node moved on from that attempt (taken, cancelled, retried): the offer is stale. One
+      // not due yet (a retry's backoff) stays offered.
+      if (taken.refused === "node" && (current?.status !== "QUEUED" || current.attempt !== offer.attempt))
+        await store.withdrawTask(offer);
+      return {};
+    }
+    await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, offer.attempt);
+    const task = await this.prepare(execution, graph, node, taken.node, lease);
+    return task ? { task, worker: taken.worker } : { worker: taken.worker };
+  }
+
+  /** The task's inputs, `when` and params (prepare.ts); an attempt with nothing to run ends here. */
+  private async prepare(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+  ): Promise<ExternalTask | undefined> {
+    const mode = dispatchMode(this.ctx, node);
+    let prepared: Awaited<ReturnType<typeof prepareRun>>;
+    try {
+      const deps = await loadDeps(
+        this.ctx,
+        execution.executionId,
+        graph,
+        depIndexesOf(mode, node, record.okDeps),
+      );
+      prepared = await prepareRun(this.ctx, execution, node, this.ctx.tasks.get(node.type), deps);
+    } catch (error) {
+      const { retryAfterSeconds, ...failure } = classifyError(error, node.retry);
+      await this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
+      await this.release(lease, execution.executionId, node.id);
+      return undefined;
+    }
+    if ("skip" in prepared) {
+      await this.endings.skipClaimed(execution, graph, node, record, lease, prepared.skip);
+      await this.release(lease, execution.executionId, node.id);
+      return undefined;
+    }
+    return {
+      taskToken: encodeAttemptToken({
+        executionId: execution.executionId,
+        nodeId: node.id,
+        attempt: record.attempt,
+        leaseToken: lease.token,
+      }),
+      executionId: execution.executionId,
+      nodeId: node.id,
+      attempt: record.attempt,
+      idempotencyKey: attemptKey(execution.executionId, node.id, record.attempt),
+      type: node.type,
+      params: prepared.params ?? null,
+      input: prepared.input,
+      deps: prepared.deps,
+      deadline: iso(deadlineOf(node, record)),
+      heartbeatSeconds: node.heartbeatSeconds ?? DEFAULT_TASK_HEARTBEAT_SECONDS,
+    };
+  }
+
+  // ── a task's heartbeats and end ──────────────────────────────────────────────────────────────
+
+  /** Renews the attempt's lease (never past its timeout); answers whether it must stop. */
+  async heartbeatTask(taskToken: string): Promise<{ cancelRequested: boolean }> {
+    const held = await readAttempt(this.ctx, taskToken, "task");
+    const { execution, graph, node, record, lease } = held;
+    const now = this.ctx.clock.now();
+    const deadline = deadlineOf(node, record);
+    if (now >= deadline) {
+      await this.endings.retryOrFail(execution, graph, node, record, lease, {
+        name: "TimeoutError",
+        message: `attempt ${record.attempt} exceeded the node timeout of ${node.timeoutSeconds} s`,
+        retryable: true,
+      });
+      await this.release(lease, execution.executionId, node.id);
+      return { cancelRequested: true };
+    }
+    const renewed = await this.ctx.store.transitionNode(
+      execution.executionId,
+      node.id,
+      { status: ["RUNNING"], leaseToken: lease.token },
+      { lease: { ...lease, expiresAt: Math.min(now + leaseMsOf(node), deadline) } },
+    );
+    if (!renewed.ok) throw staleToken(node.id, record.attempt);
+    return { cancelRequested: renewed.record.cancelRequested === true || execution.status !== "RUNNING" };
+  }
+
+  async completeTask(taskToken: string, output: unknown): Promise<void> {
+    const { execution, graph, node, record, lease } = await readAttempt(this.ctx, taskToken, "task");
+    let saved: Awaited<ReturnType<typeof this.ctx.payloads.save>>;
+    try {
+      saved = await this.ctx.payloads.save(execution.executionId, output, `the output of node "${node.id}"`);
+    } catch (error) {
+      // An output over the limit of a value ends the attempt as the Lambda worker's would.
+      if (!(error instanceof PayloadError)) throw error;
+      await this.endings.retryOrFail(execution, graph, node, record, lease, classifyError(error, node.retry));
+      await this.release(lease, execution.executionId, node.id);
+      return;
+    }
+    await this.endings.complete(execution, graph, node, record, lease, saved);
+    await this.release(lease, execution.executionId, node.id);
+  }
+
+  async failTask(
+    taskToken: string,
+    error: { name: string; message: string; retryable?: boolean },
+  ): Promise<void> {
+    const { execution, graph, node, record, lease } = await readAttempt(this.ctx, taskToken, "task");
+    if (record.cancelRequested === true) {
+      // Told to stop, it stopped: cancelled, not failed.
+      await this.endings.stopCancelled(execution, node, record, lease);
+    } else {
+      const thrown =
+        error.retryable === false
+          ? new TerminalError(error.message, { code: error.name })
+          : new RetryableError(error.message, { code: error.name });
+      const { retryAfterSeconds, ...failure } = classifyError(thrown, node.retry);
+      await this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
+    }
+    await this.release(lease, execution.executionId, node.id);
+  }
+
+  // ── helpers ──────────────────────────────────────────────────────────────────────────────────
+
+  private async touch(workerId: string): Promise<WorkerRecord> {
+    const worker = await this.ctx.store.touchWorker(workerId, this.ctx.clock.now());
+    if (!worker) throw notFound(`worker "${workerId}" is not registered; register it again (POST /workers)`);
+    return worker;
+  }
+
+  /** Releases the holds whose attempt is over (a release a crash cut short); the worker as it is then. */
+  private async pruneHolds(worker: WorkerRecord): Promise<WorkerRecord> {
+    let pruned = false;
+    for (const [key, hold] of Object.entries(worker.holds)) {
+      const record = await this.ctx.store.getNode(hold.executionId, hold.nodeId);
+      if (record?.status === "RUNNING" && record.lease?.token === hold.leaseToken) continue;
+      await this.ctx.store.releaseHold(worker.workerId, key);
+      pruned = true;
+    }
+    return pruned ? ((await this.ctx.store.getWorker(worker.workerId)) ?? worker) : worker;
+  }
+
+  /** Gives up an attempt a worker holds (it left): retried by policy, elsewhere. True when it was live. */
+  private async giveUp(hold: Hold, name: string, message: string): Promise<boolean> {
+    const record = await this.ctx.store.getNode(hold.executionId, hold.nodeId);
+    if (record?.status !== "RUNNING" || record.lease?.token !== hold.leaseToken) return false;
+    const execution = await this.ctx.store.getExecution(hold.executionId);
+    if (!execution || !record.lease) return false;
+    const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
+    const node = graph.byId.get(hold.nodeId);
+    if (!node) return false;
+    await this.endings.retryOrFail(execution, graph, node, record, record.lease, {
+      name,
+      message,
+      retryable: true,
+    });
+    return true;
+  }
+
+  private async release(lease: Lease, executionId: string, nodeId: string): Promise<void> {
+    if (lease.workerId) await this.ctx.store.releaseHold(lease.workerId, holdKey(executionId, nodeId));
+  }
+}
+
+/** Why a held attempt must stop, or undefined while it is the worker's to run. */
+function stopReason(record: NodeRecord | undefined, hold: Hold): string | undefined {
+  if (record?.status !== "RUNNING" || record.lease?.token !== hold.leaseToken)
+    return `attempt ${hold.attempt} is no longer this worker's (the node is ${record?.status ?? "gone"})`;
+  if (record.cancelRequested === true) return "cancellation was requested";
+  return undefined;
+}
+
+function taskOf(hold: Hold): Omit<TaskCancellation, "reason"> {
+  return {
+    taskToken: encodeAttemptToken({
+      executionId: hold.executionId,
+      nodeId: hold.nodeId,
+      attempt: hold.attempt,
+      leaseToken: hold.leaseToken,
+    }),
+    executionId: hold.executionId,
+    nodeId: hold.nodeId,
+    attempt: hold.attempt,
+  };
+}
+
+/** An external attempt's lease: two heartbeats long, so one late heartbeat does not lose it. */
+function leaseMsOf(node: GraphNode): number {
+  return 2 * (node.heartbeatSeconds ?? DEFAULT_TASK_HEARTBEAT_SECONDS) * 1000;
+}
+
+function deadlineOf(node: GraphNode, record: NodeRecord): number {
+  return (record.startedAt ?? 0) + node.timeoutSeconds * 1000;
+}
+
+function staleToken(nodeId: string, attempt: number) {
+  return conflict(`the token is stale: attempt ${attempt} of node "${nodeId}" is no longer held by it`);
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,0 +1,437 @@
+/**
+ * The Store contract for external workers (shared/ports.ts, domain/placement.ts): the registry, the
+ * pools' offers and taking a task in one atomic write, checked the same way against every adapter
+ * (store.test.ts runs it on each).
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Hold, holdKey, type ReadyTask, type WorkerRecord } from "../../shared/domain/placement.js";
+import type { HistoryEvent, NodeRecord } from "../../shared/domain/records.js";
+import type { Store, TakeTask } from "../../shared/ports.js";
+import type { StoreFactory } from "./store.contract.js";
+
+const uid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+type Registration = Omit<WorkerRecord, "holds" | "version">;
+
+function registration(workerId: string, overrides: Partial<Registration> = {}): Registration {
+  return {
+    workerId,
+    pool: "gpu",
+    executors: ["ffmpeg", "python"],
+    capabilities: { arch: "arm64", "cuda.version": "12" },
+    labels: ["eu-west-1"],
+    maxParallel: 4,
+    registeredAt: 1_000,
+    heartbeatAt: 1_000,
+    heartbeatSeconds: 30,
+    ...overrides,
+  };
+}
+
+function readyTask(pool: string, overrides: Partial<ReadyTask> = {}): ReadyTask {
+  return {
+    pool,
+    executionId: randomUUID(),
+    nodeId: "render",
+    attempt: 1,
+    workflow: "wf",
+    version: 3,
+    runsOn: { pool, executors: ["ffmpeg"], capabilities: { arch: "arm64" }, maxParallelPerWorker: 2 },
+    offeredAt: 5_000,
+    ...overrides,
+  };
+}
+
+/** What the engine would write to take `task` for `worker` (at `version`) with lease `token`. */
+function taking(task: ReadyTask, workerId: string, workerVersion: number, token = uid("lease")): TakeTask {
+  const hold: Hold = {
+    executionId: task.executionId,
+    nodeId: task.nodeId,
+    attempt: task.attempt,
+    leaseToken: token,
+    slot: `${task.workflow}/${task.nodeId}`,
+    claimedAt: 6_000,
+  };
+  const event: HistoryEvent = {
+    at: 6_000,
+    type: "NodeStarted",
+    nodeId: task.nodeId,
+    attempt: task.attempt,
+    detail: { workerId },
+  };
+  return {
+    task,
+    workerId,
+    workerVersion,
+    hold,
+    claim: {
+      condition: { status: ["QUEUED"], attempt: task.attempt },
+      patch: { status: "RUNNING", lease: { token, expiresAt: 66_000 }, startedAt: 6_000 },
+      event,
+    },
+  };
+}
+
+export function describeWorkerContract(label: string, makeStore: StoreFactory): void {
+  describe(`Store contract, external workers: ${label}`, () => {
+    let store: Store;
+    let cleanup: (() => Promise<void>) | undefined;
+
+    beforeAll(async () => {
+      ({ store, cleanup } = await makeStore());
+    });
+    afterAll(async () => {
+      await cleanup?.();
+    });
+
+    /** The task's node QUEUED at its attempt, written as the engine would (transitionNode). */
+    const queue = async (task: ReadyTask): Promise<NodeRecord> => {
+      const queued = await store.transitionNode(
+        task.executionId,
+        task.nodeId,
+        { status: ["PENDING"] },
+        { status: "QUEUED", attempt: task.attempt, queuedAt: 4_000 },
+        { at: 4_000, type: "NodeQueued", nodeId: task.nodeId, attempt: task.attempt },
+      );
+      if (!queued.ok) throw new Error("could not queue the node");
+      return queued.record;
+    };
+
+    /** A registered worker, a QUEUED node and its offer in a pool of their own. */
+    const offered = async () => {
+      const pool = uid("pool");
+      const worker = await store.putWorker(registration(uid("w"), { pool }));
+      const task = readyTask(pool);
+      const node = await queue(task);
+      await store.offerTask(task);
+      return { pool, worker, task, node };
+    };
+
+    /** Everything a take may change, to tell that a refused one changed nothing. */
+    const snapshot = async (pool: string, task: ReadyTask, workerId: string) => ({
+      offers: await store.listReadyTasks(pool, 10),
+      node: await store.getNode(task.executionId, task.nodeId),
+      history: await store.listHistory(task.executionId),
+      worker: await store.getWorker(workerId),
+    });
+
+    describe("the worker registry", () => {
+      it("registers a worker at version 1 with no holds, and reads it back", async () => {
+        const id = uid("w");
+        const registered = await store.putWorker(registration(id));
+        expect(registered).toEqual({ ...registration(id), holds: {}, version: 1 });
+        expect(await store.getWorker(id)).toEqual(registered);
+        expect(await store.getWorker(uid("unknown"))).toBeUndefined();
+      });
+
+      it("registers again under the same id: the registration replaced, its holds kept, the version bumped", async () => {
+        const { pool, worker, task } = await offered();
+        const taken = await store.takeTask(taking(task, worker.workerId, worker.version));
+        expect(taken.ok).toBe(true);
+        const again = registration(worker.workerId, {
+          pool,
+          executors: ["python"],
+          capabilities: {},
+          labels: [],
+          maxParallel: 2,
+          registeredAt: 9_000,
+          heartbeatAt: 9_000,
+          heartbeatSeconds: 10,
+        });
+        const stored = await store.putWorker(again);
+        expect(stored).toEqual({
+          ...again,
+          holds: taken.ok ? taken.worker.holds : {},
+          version: worker.version + 2,
+        });
+        expect(Object.keys(stored.holds)).toEqual([holdKey(task.executionId, task.nodeId)]);
+        expect(await store.getWorker(worker.workerId)).toEqual(stored);
+      });
+
+      it("lists every registered worker by id", async () => {
+        const prefix = uid("list");
+        const ids = [`${prefix}-c`, `${prefix}-a`, `${prefix}-b`];
+        for (const id of ids) await store.putWorker(registration(id, { pool: prefix }));
+        const listed = (await store.listWorkers()).filter((w) => w.workerId.startsWith(prefix));
+        expect(listed.map((w) => w.workerId)).toEqual([...ids].sort());
+        expect(listed[0]).toEqual({
+          ...registration(`${prefix}-a`, { pool: prefix }),
+          holds: {},
+          version: 1,
+        });
+      });
+
+      it("records heartbeats, never moving heartbeatAt back; undefined for an unknown worker", async () => {
+        const id = uid("w");
+        await store.putWorker(registration(id, { heartbeatAt: 1_000 }));
+        expect(await store.touchWorker(id, 2_000)).toEqual({
+          ...registration(id, { heartbeatAt: 2_000 }),
+          holds: {},
+          version: 1,
+        });
+        // An earlier (late-delivered) or equal heartbeat: no change, the record as it is.
+        expect((await store.touchWorker(id, 1_500))?.heartbeatAt).toBe(2_000);
+        expect((await store.touchWorker(id, 2_000))?.heartbeatAt).toBe(2_000);
+        expect((await store.getWorker(id))?.heartbeatAt).toBe(2_000);
+        // A heartbeat is no change of holds: the version stays.
+        expect((await store.getWorker(id))?.version).toBe(1);
+
+        const unknown = uid("unknown");
+        expect(await store.touchWorker(unknown, 3_000)).toBeUndefined();
+        expect(await store.getWorker(unknown)).toBeUndefined();
+      });
+
+      it("deletes a worker, and deleting again changes nothing", async () => {
+        const id = uid("w");
+        await store.putWorker(registration(id));
+        await store.deleteWorker(id);
+        expect(await store.getWorker(id)).toBeUndefined();
+        expect((await store.listWorkers()).some((w) => w.workerId === id)).toBe(false);
+        await store.deleteWorker(id);
+        await store.deleteWorker(uid("never"));
+        expect(await store.touchWorker(id, 5_000)).toBeUndefined();
+      });
+    });
+
+    describe("offers", () => {
+      it("offers a node attempt once: a second offer, even later, adds nothing", async () => {
+        const pool = uid("pool");
+        const task = readyTask(pool);
+        await store.offerTask(task);
+        await store.offerTask(task);
+        await store.offerTask({ ...task, offeredAt: task.offeredAt + 1_000 });
+        expect(await store.listReadyTasks(pool, 10)).toEqual([task]);
+        // Another attempt of the node is another offer.
+        const next = { ...task, attempt: 2, offeredAt: 7_000 };
+        await store.offerTask(next);
+        expect(await store.listReadyTasks(pool, 10)).toEqual([task, next]);
+      });
+
+      it("lists a pool's offers oldest first, at most `limit`, and no other pool's", async () => {
+        const pool = uid("pool");
+        const times = [30_000, 10_000, 1_700_000_000_000, 20_000, 10_001];
+        const tasks = times.map((offeredAt, i) => readyTask(pool, { offeredAt, nodeId: `n${i}` }));
+        for (const task of tasks) await store.offerTask(task);
+        await store.offerTask(readyTask(uid("other"), { offeredAt: 1 }));
+        const oldestFirst = [...tasks].sort((a, b) => a.offeredAt - b.offeredAt);
+        expect(await store.listReadyTasks(pool, 10)).toEqual(oldestFirst);
+        expect(await store.listReadyTasks(pool, 2)).toEqual(oldestFirst.slice(0, 2));
+        expect(await store.listReadyTasks(pool, 5)).toEqual(oldestFirst);
+        expect(await store.listReadyTasks(uid("empty"), 10)).toEqual([]);
+      });
+
+      it("keeps a task's placement as offered", async () => {
+        const pool = uid("pool");
+        const task = readyTask(pool, {
+          runsOn: {
+            pool,
+            executors: ["a", "b"],
+            capabilities: {},
+            labels: ["x"],
+            allowedWorkers: ["w1"],
+            forbiddenWorkers: ["w2"],
+            maxParallelPerWorker: 1,
+          },
+        });
+        await store.offerTask(task);
+        expect(await store.listReadyTasks(pool, 1)).toEqual([task]);
+      });
+
+      it("withdraws an offer (whatever offer time the task names), and withdrawing again changes nothing", async () => {
+        const pool = uid("pool");
+        const kept = readyTask(pool, { offeredAt: 1_000 });
+        const task = readyTask(pool, { offeredAt: 2_000 });
+        await store.offerTask(kept);
+        await store.offerTask(task);
+        await store.withdrawTask({ ...task, offeredAt: 3_000 });
+        expect(await store.listReadyTasks(pool, 10)).toEqual([kept]);
+        await store.withdrawTask(task);
+        await store.withdrawTask(readyTask(pool));
+        expect(await store.listReadyTasks(pool, 10)).toEqual([kept]);
+        // Withdrawn, the attempt may be offered again.
+        await store.offerTask({ ...task, offeredAt: 4_000 });
+        expect(await store.listReadyTasks(pool, 10)).toEqual([kept, { ...task, offeredAt: 4_000 }]);
+      });
+    });
+
+    describe("takeTask", () => {
+      it("withdraws the offer, claims the node with its event and adds the hold, in one write", async () => {
+        const { pool, worker, task, node } = await offered();
+        const take = taking(task, worker.workerId, worker.version);
+        const result = await store.takeTask(take);
+
+        const running: NodeRecord = {
+          ...node,
+          status: "RUNNING",
+          lease: { token: take.hold.leaseToken, expiresAt: 66_000 },
+          startedAt: 6_000,
+        };
+        const holding: WorkerRecord = {
+          ...worker,
+          holds: { [holdKey(task.executionId, task.nodeId)]: take.hold },
+          version: worker.version + 1,
+        };
+        expect(result).toEqual({ ok: true, node: running, worker: holding });
+        expect(await store.listReadyTasks(pool, 10)).toEqual([]);
+        expect(await store.getNode(task.executionId, task.nodeId)).toEqual(running);
+        expect(await store.getWorker(worker.workerId)).toEqual(holding);
+        expect(await store.listHistory(task.executionId)).toEqual([
+          { at: 4_000, type: "NodeQueued", nodeId: task.nodeId, attempt: 1 },
+          take.claim.event,
+        ]);
+        // Taken, the offer is gone: taking it again is refused for it.
+        const again = await store.takeTask(taking(task, worker.workerId, worker.version + 1));
+        expect(again).toEqual({ ok: false, refused: "offer" });
+      });
+
+      it("keeps the worker named in the node's lease (an external claim)", async () => {
+        const { worker, task } = await offered();
+        const take = taking(task, worker.workerId, worker.version);
+        const lease = { token: take.hold.leaseToken, expiresAt: 66_000, workerId: worker.workerId };
+        const result = await store.takeTask({
+          ...take,
+          claim: { ...take.claim, patch: { ...take.claim.patch, lease } },
+        });
+        expect(result.ok && result.node.lease).toEqual(lease);
+        expect((await store.getNode(task.executionId, task.nodeId))?.lease).toEqual(lease);
+      });
+
+      it("adds holds beside the ones a worker has, each take at the version it counted", async () => {
+        const pool = uid("pool");
+        const worker = await store.putWorker(registration(uid("w"), { pool }));
+        const first = readyTask(pool, { nodeId: "a" });
+        const second = readyTask(pool, { nodeId: "b", executionId: first.executionId, offeredAt: 5_001 });
+        for (const task of [first, second]) {
+          await queue(task);
+          await store.offerTask(task);
+        }
+        const one = await store.takeTask(taking(first, worker.workerId, worker.version));
+        expect(one.ok).toBe(true);
+        const two = await store.takeTask(taking(second, worker.workerId, worker.version + 1));
+        expect(two.ok).toBe(true);
+        expect(Object.keys((await store.getWorker(worker.workerId))?.holds ?? {}).sort()).toEqual([
+          holdKey(first.executionId, "a"),
+          holdKey(first.executionId, "b"),
+        ]);
+        expect((await store.getWorker(worker.workerId))?.version).toBe(worker.version + 2);
+      });
+
+      it("is refused for an offer that is gone, and changes nothing", async () => {
+        const { pool, worker, task } = await offered();
+        await store.withdrawTask(task);
+        const before = await snapshot(pool, task, worker.workerId);
+        expect(await store.takeTask(taking(task, worker.workerId, worker.version))).toEqual({
+          ok: false,
+          refused: "offer",
+        });
+        expect(await snapshot(pool, task, worker.workerId)).toEqual(before);
+        expect(before.offers).toEqual([]);
+        expect(before.node?.status).toBe("QUEUED");
+      });
+
+      it("is refused for a node not QUEUED at that attempt, with the node as it is, and changes nothing", async () => {
+        const { pool, worker, task, node } = await offered();
+        // The node moved on (cancelled) while its offer was still listed.
+        const cancelled = await store.transitionNode(
+          task.executionId,
+          task.nodeId,
+          { status: ["QUEUED"] },
+          { status: "CANCELLED", finishedAt: 4_500 },
+        );
+        expect(cancelled.ok).toBe(true);
+        const before = await snapshot(pool, task, worker.workerId);
+        const refused = await store.takeTask(taking(task, worker.workerId, worker.version));
+        expect(refused).toEqual({ ok: false, refused: "node", node: before.node });
+        expect(await snapshot(pool, task, worker.workerId)).toEqual(before);
+        expect(before.offers).toEqual([task]);
+
+        // QUEUED, but at a later attempt than the offer's.
+        const other = await offered();
+        await store.transitionNode(
+          other.task.executionId,
+          other.task.nodeId,
+          { status: ["QUEUED"] },
+          { attempt: 2 },
+        );
+        const otherBefore = await snapshot(other.pool, other.task, other.worker.workerId);
+        expect(await store.takeTask(taking(other.task, other.worker.workerId, other.worker.version))).toEqual(
+          {
+            ok: false,
+            refused: "node",
+            node: { ...other.node, attempt: 2 },
+          },
+        );
+        expect(await snapshot(other.pool, other.task, other.worker.workerId)).toEqual(otherBefore);
+        expect(node.status).toBe("QUEUED");
+      });
+
+      it("is refused for a stale worker version or an unknown worker, and changes nothing", async () => {
+        const { pool, worker, task } = await offered();
+        // Registered again since its limits were counted: version 2.
+        await store.putWorker(registration(worker.workerId, { pool }));
+        const before = await snapshot(pool, task, worker.workerId);
+        expect(await store.takeTask(taking(task, worker.workerId, worker.version))).toEqual({
+          ok: false,
+          refused: "worker",
+        });
+        expect(await snapshot(pool, task, worker.workerId)).toEqual(before);
+        expect(before.offers).toEqual([task]);
+        expect(before.worker?.version).toBe(worker.version + 1);
+
+        const unknown = uid("unknown");
+        expect(await store.takeTask(taking(task, unknown, 1))).toEqual({ ok: false, refused: "worker" });
+        expect(await snapshot(pool, task, worker.workerId)).toEqual(before);
+        expect(await store.getWorker(unknown)).toBeUndefined();
+
+        // At the version it has now, it takes the task.
+        expect((await store.takeTask(taking(task, worker.workerId, worker.version + 1))).ok).toBe(true);
+      });
+
+      it("lets exactly one of two racing takes of one offer through", async () => {
+        const { pool, worker, task } = await offered();
+        const rival = await store.putWorker(registration(uid("w"), { pool }));
+        const results = await Promise.all([
+          store.takeTask(taking(task, worker.workerId, worker.version, "token-a")),
+          store.takeTask(taking(task, rival.workerId, rival.version, "token-b")),
+        ]);
+        const winners = results.filter((r) => r.ok);
+        expect(winners).toHaveLength(1);
+        const loser = results.find((r) => !r.ok);
+        expect(loser?.ok === false && ["offer", "node"].includes(loser.refused)).toBe(true);
+
+        const winner = winners[0]!;
+        const winnerId = winner.ok ? winner.worker.workerId : "";
+        const loserId = winnerId === worker.workerId ? rival.workerId : worker.workerId;
+        const token = winnerId === worker.workerId ? "token-a" : "token-b";
+        expect((await store.getNode(task.executionId, task.nodeId))?.lease?.token).toBe(token);
+        expect(Object.keys((await store.getWorker(winnerId))?.holds ?? {})).toHaveLength(1);
+        expect(await store.getWorker(loserId)).toMatchObject({ holds: {}, version: 1 });
+        expect(await store.listReadyTasks(pool, 10)).toEqual([]);
+        expect((await store.listHistory(task.executionId)).map((e) => e.type)).toEqual([
+          "NodeQueued",
+          "NodeStarted",
+        ]);
+      });
+    });
+
+    describe("releaseHold", () => {
+      it("removes a hold and bumps the version once; again, or for an unknown worker, changes nothing", async () => {
+        const { worker, task } = await offered();
+        const taken = await store.takeTask(taking(task, worker.workerId, worker.version));
+        expect(taken.ok).toBe(true);
+        const key = holdKey(task.executionId, task.nodeId);
+        await store.releaseHold(worker.workerId, key);
+        const released = await store.getWorker(worker.workerId);
+        expect(released).toEqual({ ...worker, holds: {}, version: worker.version + 2 });
+        await store.releaseHold(worker.workerId, key);
+        await store.releaseHold(worker.workerId, holdKey(randomUUID(), "other"));
+        expect(await store.getWorker(worker.workerId)).toEqual(released);
+
+        const unknown = uid("unknown");
+        await store.releaseHold(unknown, key);
+        expect(await store.getWorker(unknown)).toBeUndefined();
+      });
+    });
+  });
+}
