@@ -27,6 +27,11 @@ const OPTIONS = {
   next: { type: "string" },
   "custom-tasks": { type: "string" },
   resolve: { type: "boolean" },
+  token: { type: "string" },
+  output: { type: "string" },
+  "error-name": { type: "string" },
+  "error-message": { type: "string" },
+  retryable: { type: "boolean" },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -131,12 +136,46 @@ export const COMMANDS: CommandSpec[] = [
     options: [],
     positionals: [0, Number.POSITIVE_INFINITY],
   },
+  {
+    name: "workers",
+    args: "",
+    summary: "the registered external workers: pool, health, running tasks, last heartbeat",
+    options: [],
+    positionals: [0, 0],
+  },
+  {
+    name: "callback complete",
+    args: "--token T [--output JSON|@file]",
+    summary: "settle a waiting callback node with its output (null without --output)",
+    options: ["token", "output"],
+    positionals: [0, 0],
+  },
+  {
+    name: "callback fail",
+    args: "--token T [--error-name N] [--error-message M] [--retryable]",
+    summary: "fail a waiting callback node (for good, unless --retryable: then by its retry policy)",
+    options: ["token", "error-name", "error-message", "retryable"],
+    positionals: [0, 0],
+  },
+  {
+    name: "callback heartbeat",
+    args: "--token T",
+    summary: "tell a waiting callback node (one with heartbeatSeconds) that its settlement is coming",
+    options: ["token"],
+    positionals: [0, 0],
+  },
 ];
+
+/** Commands of two words: the first word, and the subcommands it takes. */
+const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  dlq: ["list", "redrive"],
+  callback: ["complete", "fail", "heartbeat"],
+};
 
 export const USAGE = `usage: weft COMMAND [ARGS] [--api URL] [--json]
 
 commands:
-${COMMANDS.map((c) => `  ${c.name} ${c.args}\n      ${c.summary}`).join("\n")}
+${COMMANDS.map((c) => `  ${`${c.name} ${c.args}`.trimEnd()}\n      ${c.summary}`).join("\n")}
 
 global options:
   --api URL       the weft API (default: WEFT_API_URL or ${DEFAULT_API_URL}, the local runtime of \`npm start\`)
@@ -149,10 +188,14 @@ global options:
   --input takes JSON text, @FILE to read it from a file, or @- to read standard input; an input
   over 5 MiB (as JSON text) is uploaded first (POST /payloads), and 10 MiB is the most it can be.
   --interval MS   how often watch polls the execution (default ${DEFAULT_INTERVAL_MS})
+  --token T       a callback node's token: GET /executions/{id} (\`weft status ID --json\`) shows it
+                  while the node waits, as does its \`Node Waiting For Callback\` event
+  --output takes JSON text, @FILE or @- as --input does (at most 5 MiB).
 
 exit codes:
   0  success (watch/run: the execution SUCCEEDED)
-  1  failure: an API error, an unreachable API, a bad file, an invalid definition, or (watch/run) FAILED
+  1  failure: an API error (callback: a stale token is 409), an unreachable API, a bad file, an invalid
+     definition, or (watch/run) FAILED
   2  usage error: unknown command or flag, missing or bad argument
   3  watch/run: the execution was CANCELLED
 
@@ -184,11 +227,15 @@ export function parseCommandLine(argv: string[]): ParsedCommand {
   }
   let name = first;
   let rest = positionals.slice(1);
-  if (first === "dlq") {
-    if (second !== "list" && second !== "redrive") {
-      throw new UsageError(`"dlq" needs a subcommand: "dlq list" or "dlq redrive"`);
+  const subcommands = SUBCOMMANDS[first];
+  if (subcommands !== undefined) {
+    if (second === undefined || !subcommands.includes(second)) {
+      const choices = subcommands.map((sub) => `"${first} ${sub}"`);
+      throw new UsageError(
+        `"${first}" needs a subcommand: ${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}`,
+      );
     }
-    name = `dlq ${second}`;
+    name = `${first} ${second}`;
     rest = positionals.slice(2);
   }
   const command = COMMANDS.find((c) => c.name === name);
@@ -209,7 +256,7 @@ export function parseCommandLine(argv: string[]): ParsedCommand {
 }
 
 export function commandUsage(command: CommandSpec): string {
-  return `usage: weft ${command.name} ${command.args}\n  ${command.summary}\n\nrun "weft --help" for the global options and exit codes.`;
+  return `usage: weft ${`${command.name} ${command.args}`.trimEnd()}\n  ${command.summary}\n\nrun "weft --help" for the global options and exit codes.`;
 }
 
 export function integerOption(name: string, text: string | undefined, min: number): number | undefined {
@@ -258,19 +305,20 @@ export interface InputValue {
   source: string;
 }
 
-/** `--input`: JSON text, `@file`, or `@-` for standard input. */
+/** `--input` (or `flag`, e.g. `--output`): JSON text, `@file`, or `@-` for standard input. */
 export async function readInput(
   text: string | undefined,
   stdin: () => Promise<string> = readStdin,
+  flag = "--input",
 ): Promise<InputValue | undefined> {
   if (text === undefined) return undefined;
   if (text.startsWith("@")) {
     const path = text.slice(1);
-    if (path === "") throw new UsageError("--input @ needs a file name (or @- for standard input)");
+    if (path === "") throw new UsageError(`${flag} @ needs a file name (or @- for standard input)`);
     if (path === "-") {
       try {
         return {
-          value: parseJsonText(await stdin(), "--input @- (standard input)"),
+          value: parseJsonText(await stdin(), `${flag} @- (standard input)`),
           source: "standard input",
         };
       } catch (error) {
@@ -280,11 +328,11 @@ export async function readInput(
     return { value: await readJsonFile(path), source: path };
   }
   try {
-    return { value: parseJsonText(text, "--input"), source: "--input" };
+    return { value: parseJsonText(text, flag), source: flag };
   } catch (error) {
     // Bad JSON typed on the command line is a usage error.
     throw new UsageError(
-      `${error instanceof Error ? error.message : String(error)} (use @FILE to read input from a file)`,
+      `${error instanceof Error ? error.message : String(error)} (use @FILE to read ${flag.slice(2)} from a file)`,
     );
   }
 }

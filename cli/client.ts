@@ -3,10 +3,12 @@
  * ApiError (the API's `{error: {code, message, details}}`) or UnreachableError (no answer at all).
  */
 
+import type { ExternalTask, TaskErrorReport } from "../shared/engine/external.js";
 import type { ExecutionView, UploadTicket } from "../shared/engine/views.js";
 import {
   API_ROUTES,
   type DeadLettersPage,
+  type DeregisterResponse,
   type EventsPage,
   type ExecutionRef,
   type ExecutionsPage,
@@ -16,22 +18,39 @@ import {
   type RouteParams,
   type RouteResponse,
   routePath,
+  type SettledResponse,
+  type TaskHeartbeatResponse,
+  type WorkerHeartbeatResponse,
+  type WorkerRegistered,
+  type WorkersPage,
   type WorkflowResponse,
 } from "../shared/http/contract.js";
 import { ApiError, CliError, UnreachableError } from "./errors.js";
 import { isLoopback, type RequestSigner } from "./signing.js";
 
+export type {
+  ExternalTask,
+  TaskCancellation,
+  TaskErrorReport,
+  WorkerView,
+} from "../shared/engine/external.js";
 export type { PayloadReference } from "../shared/engine/payload-views.js";
 export type { ExecutionListItem } from "../shared/engine/queries.js";
 export type { ExecutionView, NodeView, UploadTicket } from "../shared/engine/views.js";
 export type {
   DeadLetter,
   DeadLettersPage,
+  DeregisterResponse,
   EventsPage,
   ExecutionRef,
   ExecutionsPage,
   RedriveResponse,
   RegisterResponse,
+  SettledResponse,
+  TaskHeartbeatResponse,
+  WorkerHeartbeatResponse,
+  WorkerRegistered,
+  WorkersPage,
   WorkflowResponse,
 } from "../shared/http/contract.js";
 /** One history event as the API answers it. */
@@ -200,11 +219,90 @@ export class WeftClient {
     return (await this.call("redrive", {}, { body })).body;
   }
 
-  /** Calls a route of the contract by name; the answer has that route's type. */
+  // ── external workers (a worker process's calls) ─────────────────────────────────────────────
+
+  /** `POST /workers`: registers (again, under `workerId`); answers its id and heartbeat period. */
+  async registerWorker(registration: {
+    workerId?: string;
+    pool: string;
+    executors?: string[];
+    capabilities?: Record<string, string>;
+    labels?: string[];
+    maxParallel?: number;
+  }): Promise<WorkerRegistered> {
+    return (await this.call("registerWorker", {}, { body: registration })).body;
+  }
+
+  async listWorkers(): Promise<WorkersPage> {
+    return (await this.call("listWorkers", {})).body;
+  }
+
+  async workerHeartbeat(workerId: string): Promise<WorkerHeartbeatResponse> {
+    return (await this.call("workerHeartbeat", { id: workerId })).body;
+  }
+
+  async deregisterWorker(workerId: string): Promise<DeregisterResponse> {
+    return (await this.call("deregisterWorker", { id: workerId })).body;
+  }
+
+  /**
+   * `POST /workers/{id}/poll`: a task taken for the worker, or undefined when none came within
+   * `waitSeconds` (at most 20; the API's 204). `signal` ends the wait early (e.g. on shutdown).
+   */
+  async pollTask(
+    workerId: string,
+    options: { waitSeconds?: number; signal?: AbortSignal } = {},
+  ): Promise<ExternalTask | undefined> {
+    const body = options.waitSeconds === undefined ? {} : { waitSeconds: options.waitSeconds };
+    const answer = await this.call(
+      "pollTask",
+      { id: workerId },
+      { body, ...(options.signal === undefined ? {} : { signal: options.signal }) },
+    );
+    return answer.status === 204 ? undefined : answer.body;
+  }
+
+  async heartbeatTask(taskToken: string): Promise<TaskHeartbeatResponse> {
+    return (await this.call("heartbeatTask", {}, { body: { taskToken } })).body;
+  }
+
+  /** `output` may be a JsonText (sent as it is). */
+  async completeTask(taskToken: string, output: unknown): Promise<SettledResponse> {
+    return (await this.call("completeTask", {}, { body: { taskToken, output } })).body;
+  }
+
+  async failTask(taskToken: string, error: TaskErrorReport): Promise<SettledResponse> {
+    return (await this.call("failTask", {}, { body: { taskToken, error } })).body;
+  }
+
+  // ── callbacks ────────────────────────────────────────────────────────────────────────────────
+
+  /** `output` may be a JsonText (sent as it is); absent, the node's output is null. */
+  async completeCallback(token: string, output?: unknown): Promise<SettledResponse> {
+    const body = output === undefined ? { token } : { token, output };
+    return (await this.call("completeCallback", {}, { body })).body;
+  }
+
+  /** For good unless `retryable` is true (then by the node's retry policy). */
+  async failCallback(
+    token: string,
+    error: { name?: string; message?: string; retryable?: boolean },
+  ): Promise<SettledResponse> {
+    return (await this.call("failCallback", {}, { body: { token, error } })).body;
+  }
+
+  async heartbeatCallback(token: string): Promise<SettledResponse> {
+    return (await this.call("heartbeatCallback", {}, { body: { token } })).body;
+  }
+
+  /**
+   * Calls a route of the contract by name; the answer has that route's type. A 204 answers no body
+   * (undefined: only a route whose type allows it, the poll, answers 204).
+   */
   async call<K extends RouteName>(
     name: K,
     params: RouteParams<K>,
-    options: { body?: unknown; query?: Query } = {},
+    options: { body?: unknown; query?: Query; signal?: AbortSignal } = {},
   ): Promise<{ status: number; body: RouteResponse<K> }> {
     const { method } = API_ROUTES[name];
     const url = new URL(`${this.baseUrl}${routePath(name, params)}`);
@@ -232,12 +330,18 @@ export class WeftClient {
         method,
         headers,
         ...(body === undefined ? {} : { body }),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal:
+          options.signal === undefined
+            ? AbortSignal.timeout(this.timeoutMs)
+            : AbortSignal.any([options.signal, AbortSignal.timeout(this.timeoutMs)]),
       });
     } catch (error) {
+      // Called off by the caller: its own reason, not an unreachable API.
+      if (options.signal?.aborted) throw options.signal.reason;
       throw new UnreachableError(unreachableMessage(this.baseUrl, error));
     }
     const text = await response.text();
+    if (response.status === 204) return { status: 204, body: undefined as RouteResponse<K> };
     let parsed: unknown;
     try {
       parsed = text === "" ? undefined : JSON.parse(text);

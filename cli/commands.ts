@@ -1,16 +1,18 @@
 /** The commands. Each returns the process's exit code; errors are thrown as CliError and reported by main. */
 import type { ExecutionStatus } from "../shared/domain/records.js";
 import { DEFAULT_INTERVAL_MS, integerOption, type OptionValues, readInput, readJsonFile } from "./args.js";
-import type { ExecutionView, InputSource, WeftClient } from "./client.js";
+import { type ExecutionView, type InputSource, JsonText, type WeftClient } from "./client.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
-import { type EncodedInput, encodeInput, sendInput } from "./input.js";
+import { DIRECT_INPUT_BYTES, type EncodedInput, encodeInput, sendInput } from "./input.js";
 import {
   dependencyMap,
+  formatSize,
   paint,
   renderDeadLetters,
   renderEvent,
   renderExecution,
   renderExecutionList,
+  renderWorkers,
   type Style,
   statusText,
   TERMINAL_EXECUTION,
@@ -315,6 +317,70 @@ const dlqRedrive: Command = async (ctx, ids) => {
   return ids.length > 0 && body.skipped.length > 0 ? EXIT.failure : EXIT.ok;
 };
 
+const workers: Command = async (ctx) => {
+  const page = await ctx.client().listWorkers();
+  ctx.emit(page);
+  ctx.print(renderWorkers(ctx.style, page.workers, Date.now()));
+  return EXIT.ok;
+};
+
+/** `--token`: required by every callback command. Never printed: it settles the node. */
+function tokenOf(ctx: Context, command: string): string {
+  const token = ctx.values.token;
+  if (token === undefined || token.trim() === "")
+    throw new UsageError(`"${command}" needs --token T (the callback's token, from weft status ID --json)`);
+  return token.trim();
+}
+
+/** `--output`, read and parsed as --input is, sent as its exact JSON text; undefined without it. */
+async function outputOf(ctx: Context): Promise<JsonText | undefined> {
+  const output = await readInput(ctx.values.output, undefined, "--output");
+  if (output === undefined) return undefined;
+  const encoded = encodeInput(output);
+  if (encoded.bytes > DIRECT_INPUT_BYTES) {
+    throw new CliError(
+      `the output (${encoded.source}) is ${formatSize(encoded.bytes)} as JSON text; a callback's output is sent in its request, at most ${formatSize(DIRECT_INPUT_BYTES)}`,
+      EXIT.failure,
+      "PayloadTooLarge",
+    );
+  }
+  return new JsonText(encoded.text);
+}
+
+const callbackComplete: Command = async (ctx) => {
+  const token = tokenOf(ctx, "callback complete");
+  const output = await outputOf(ctx);
+  const body = await ctx.client().completeCallback(token, output);
+  ctx.emit(body);
+  ctx.print(`callback completed${output === undefined ? " (output null)" : ""}: its node goes on`);
+  return EXIT.ok;
+};
+
+const callbackFail: Command = async (ctx) => {
+  const token = tokenOf(ctx, "callback fail");
+  const error = {
+    ...(ctx.values["error-name"] === undefined ? {} : { name: ctx.values["error-name"] }),
+    ...(ctx.values["error-message"] === undefined ? {} : { message: ctx.values["error-message"] }),
+    ...(ctx.values.retryable ? { retryable: true } : {}),
+  };
+  const body = await ctx.client().failCallback(token, error);
+  ctx.emit(body);
+  ctx.print(
+    ctx.values.retryable
+      ? "callback failed: its node is retried by its retry policy (a new wait, with a new token)"
+      : "callback failed: its node failed",
+  );
+  return EXIT.ok;
+};
+
+const callbackHeartbeat: Command = async (ctx) => {
+  const token = tokenOf(ctx, "callback heartbeat");
+  const body = await ctx.client().heartbeatCallback(token);
+  ctx.emit(body);
+  ctx.print("callback heartbeat recorded");
+  return EXIT.ok;
+};
+
 export const HANDLERS: Record<string, Command> = {
   validate,
   register,
@@ -328,6 +394,10 @@ export const HANDLERS: Record<string, Command> = {
   list,
   "dlq list": dlqList,
   "dlq redrive": dlqRedrive,
+  workers,
+  "callback complete": callbackComplete,
+  "callback fail": callbackFail,
+  "callback heartbeat": callbackHeartbeat,
 };
 
 export function unknownHandler(name: string): never {

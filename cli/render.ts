@@ -8,6 +8,7 @@ import type {
   HistoryEventView,
   NodeView,
   PayloadReference,
+  WorkerView,
   WorkflowResponse,
 } from "./client.js";
 
@@ -47,6 +48,10 @@ const STATUS_COLORS: Record<string, ColorName> = {
   FAILED: "red",
   CANCELLED: "magenta",
   SKIPPED: "gray",
+  // A worker's health (GET /workers).
+  healthy: "green",
+  stale: "yellow",
+  dead: "red",
 };
 
 const STATUS_SYMBOLS: Record<string, string> = {
@@ -321,4 +326,27 @@ export function renderDeadLetters(style: Style, items: DeadLetter[]): string {
       ].join("\n"),
     )
     .join("\n");
+}
+
+/** `weft workers`: one row per worker — id, pool, health, running tasks of its most, last heartbeat. */
+export function renderWorkers(style: Style, items: WorkerView[], now: number): string {
+  if (items.length === 0) return "no workers registered";
+  const idWidth = Math.max(6, ...items.map((w) => w.workerId.length));
+  const poolWidth = Math.max(4, ...items.map((w) => w.pool.length));
+  const header = paint(
+    style,
+    "bold",
+    `${"WORKER".padEnd(idWidth)}  ${"POOL".padEnd(poolWidth)}  ${"STATUS".padEnd(7)}  ${"TASKS".padEnd(9)}  LAST HEARTBEAT`,
+  );
+  const rows = items.map((worker) => {
+    const ago = elapsed(worker.lastHeartbeatAt, undefined, now);
+    return [
+      worker.workerId.padEnd(idWidth),
+      worker.pool.padEnd(poolWidth),
+      statusText(style, worker.status, 7),
+      `${worker.tasks.length}/${worker.maxParallel}`.padEnd(9),
+      `${worker.lastHeartbeatAt}${ago === undefined ? "" : paint(style, "gray", ` (${formatDuration(ago)} ago)`)}`,
+    ].join("  ");
+  });
+  return [header, ...rows].join("\n");
 }
