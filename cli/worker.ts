@@ -43,8 +43,8 @@ export interface WorkerApi {
   register(request: WorkerRegistrationRequest): Promise<{ workerId: string; heartbeatSeconds: number }>;
   heartbeat(workerId: string): Promise<{ cancellations: TaskCancellation[] }>;
   deregister(workerId: string): Promise<void>;
-  /** A long poll: a task, or undefined when none came within `waitSeconds`. */
-  poll(workerId: string, waitSeconds: number): Promise<ExternalTask | undefined>;
+  /** A long poll: a task, or undefined when none came within `waitSeconds` (or `signal` fired). */
+  poll(workerId: string, waitSeconds: number, signal?: AbortSignal): Promise<ExternalTask | undefined>;
   heartbeatTask(taskToken: string): Promise<{ cancelRequested: boolean }>;
   completeTask(taskToken: string, output: unknown): Promise<void>;
   failTask(taskToken: string, error: ReportedError): Promise<void>;
@@ -53,28 +53,18 @@ export interface WorkerApi {
 /** The worker routes through the CLI's client (SigV4-signed for a deployed API). */
 export function clientWorkerApi(client: WeftClient): WorkerApi {
   return {
-    register: async (request) => (await client.call("registerWorker", {}, { body: request })).body,
-    heartbeat: async (id) => (await client.call("workerHeartbeat", { id }, { body: {} })).body,
+    register: (request) => client.registerWorker(request),
+    heartbeat: (id) => client.workerHeartbeat(id),
     deregister: async (id) => {
-      await client.call("deregisterWorker", { id });
+      await client.deregisterWorker(id);
     },
-    poll: async (id, waitSeconds) => {
-      try {
-        const { status, body } = await client.call("pollTask", { id }, { body: { waitSeconds } });
-        return status === 204 ? undefined : body;
-      } catch (error) {
-        // 204 has no body, which the client refuses as "answered without JSON": no task.
-        if (error instanceof ApiError && error.status === 204) return undefined;
-        throw error;
-      }
-    },
-    heartbeatTask: async (taskToken) =>
-      (await client.call("heartbeatTask", {}, { body: { taskToken } })).body,
+    poll: (id, waitSeconds, signal) => client.pollTask(id, { waitSeconds, ...(signal ? { signal } : {}) }),
+    heartbeatTask: (taskToken) => client.heartbeatTask(taskToken),
     completeTask: async (taskToken, output) => {
-      await client.call("completeTask", {}, { body: { taskToken, output } });
+      await client.completeTask(taskToken, output);
     },
     failTask: async (taskToken, error) => {
-      await client.call("failTask", {}, { body: { taskToken, error } });
+      await client.failTask(taskToken, error);
     },
   };
 }
@@ -392,21 +382,23 @@ export class ExternalWorker {
     }
   }
 
-  /** One poll; a task that arrives after `shutdown` fired is handed back at once. */
+  /**
+   * One poll, called off when `shutdown` fires (the API stops waiting then); a task that arrives all
+   * the same is handed back at once (and one taken as the poll was called off is released when the
+   * worker deregisters).
+   */
   private async pollOnce(
     shutdown: AbortSignal,
   ): Promise<ExternalTask | undefined | "again" | "error" | typeof ABORTED> {
-    const polled = this.api.poll(this.workerId!, this.pollWaitSeconds);
+    const polled = this.api.poll(this.workerId!, this.pollWaitSeconds, shutdown);
     try {
       const task = await raceAbort(polled, shutdown);
-      if (task === ABORTED) {
-        polled.then((late) => late && this.handBack(late)).catch(() => {});
-      }
+      if (task === ABORTED) polled.then((late) => late && this.handBack(late)).catch(() => {});
       return task;
     } catch (error) {
-      if (statusOf(error) === 404) {
+      if (shutdown.aborted) return ABORTED;
+      if (statusOf(error) === 404)
         return (await this.reregister("its poll answered 404")) ? "again" : "error";
-      }
       this.deps.log(`poll failed: ${describeApiError(error)}`);
       return "error";
     }

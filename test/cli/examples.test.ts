@@ -9,82 +9,110 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExampleServer, startServer } from "../../examples/http-and-lambda/server.js";
 import type { LocalRuntime } from "../../local/runtime.js";
 import type { ExecutionView } from "../../shared/engine/views.js";
+import { waitForProgress } from "../support/progress.js";
 import { type ApiClient, apiClient } from "../support/runtime.js";
 import { examplesDir, startExampleRuntime } from "./support.js";
 
-/** `before`: definitions in the folder to register first (a sub-workflow's child). */
-const EXPECTED: Record<string, { status: string; before?: string[]; check?: (view: ExecutionView) => void }> =
+/**
+ * `before`: definitions in the folder to register first (a sub-workflow's child); `meanwhile`: what a
+ * person or a service does while it runs (an approver settling a callback).
+ */
+const EXPECTED: Record<
+  string,
   {
-    etl: {
-      status: "SUCCEEDED",
-      check: (view) =>
-        expect(view.output).toEqual({ load: { table: "analytics.daily_orders", loaded: true } }),
+    status: string;
+    before?: string[];
+    meanwhile?: (api: ApiClient, executionId: string) => Promise<void>;
+    check?: (view: ExecutionView) => void;
+  }
+> = {
+  etl: {
+    status: "SUCCEEDED",
+    check: (view) => expect(view.output).toEqual({ load: { table: "analytics.daily_orders", loaded: true } }),
+  },
+  order: {
+    status: "SUCCEEDED",
+    check: (view) => expect(node(view, "charge-payment")).toMatchObject({ status: "COMPLETED", attempt: 3 }),
+  },
+  "order-declined": {
+    status: "FAILED",
+    check: (view) => {
+      expect(node(view, "charge-payment")).toMatchObject({ status: "FAILED", attempt: 1 });
+      expect(view.error?.message).toContain("card declined");
+      expect(node(view, "send-confirmation").status).toBe("CANCELLED");
     },
-    order: {
-      status: "SUCCEEDED",
-      check: (view) =>
-        expect(node(view, "charge-payment")).toMatchObject({ status: "COMPLETED", attempt: 3 }),
+  },
+  "fan-out": {
+    status: "SUCCEEDED",
+    check: (view) => {
+      expect(view.output).toEqual({
+        "publish-gallery": { published: true, thumbnails: 8, first: "thumbs/summer-2026/1.jpg" },
+      });
+      expect(node(view, "resize").status).toBe("COMPLETED");
+      expect(node(view, "resize").output).toHaveLength(8);
     },
-    "order-declined": {
-      status: "FAILED",
-      check: (view) => {
-        expect(node(view, "charge-payment")).toMatchObject({ status: "FAILED", attempt: 1 });
-        expect(view.error?.message).toContain("card declined");
-        expect(node(view, "send-confirmation").status).toBe("CANCELLED");
-      },
+  },
+  "sub-workflow": {
+    status: "SUCCEEDED",
+    before: ["invoice.json"],
+    check: (view) => {
+      expect(view.output).toEqual({ confirm: { order: "o-88", total: 340 } });
+      expect(node(view, "invoice").childExecutionId).toEqual(expect.any(String));
     },
-    "fan-out": {
-      status: "SUCCEEDED",
-      check: (view) => {
-        expect(view.output).toEqual({
-          "publish-gallery": { published: true, thumbnails: 8, first: "thumbs/summer-2026/1.jpg" },
-        });
-        expect(node(view, "resize").status).toBe("COMPLETED");
-        expect(node(view, "resize").output).toHaveLength(8);
-      },
+  },
+  choice: {
+    status: "SUCCEEDED",
+    check: (view) => {
+      expect(view.output).toEqual({
+        route: { "manual-review": { route: "review", reason: "amount 2400 needs a person" } },
+      });
+      expect(["SKIPPED", "CANCELLED"]).toContain(node(view, "auto-approve").status);
     },
-    "sub-workflow": {
-      status: "SUCCEEDED",
-      before: ["invoice.json"],
-      check: (view) => {
-        expect(view.output).toEqual({ confirm: { order: "o-88", total: 340 } });
-        expect(node(view, "invoice").childExecutionId).toEqual(expect.any(String));
-      },
+  },
+  compensation: {
+    status: "FAILED",
+    check: (view) => {
+      expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
+        ["reserve-room", "COMPLETED"],
+        ["charge-card", "FAILED"],
+        ["release-room", "COMPLETED"],
+        ["confirm", "SKIPPED"],
+        ["notify-guest", "FAILED"],
+      ]);
+      expect(view.error?.message).toContain("mail server unreachable");
     },
-    choice: {
-      status: "SUCCEEDED",
-      check: (view) => {
-        expect(view.output).toEqual({
-          route: { "manual-review": { route: "review", reason: "amount 2400 needs a person" } },
-        });
-        expect(["SKIPPED", "CANCELLED"]).toContain(node(view, "auto-approve").status);
-      },
+  },
+  approval: {
+    status: "SUCCEEDED",
+    meanwhile: async (api, executionId) => {
+      // The approver: the token from the execution's view, once the node waits.
+      const token = await waitForProgress("manager-approval to wait", async () => {
+        const view = (await api.call("GET", `/executions/${executionId}`)).body as ExecutionView;
+        const waiting = view.nodes.find((n) => n.id === "manager-approval")?.callbackToken;
+        return waiting ? { done: true, value: waiting } : { done: false, progress: view.status };
+      });
+      const approved = await api.call("POST", "/callbacks/complete", {
+        token,
+        output: { approved: true, by: "dana" },
+      });
+      expect(approved.status).toBe(202);
+      const again = await api.call("POST", "/callbacks/complete", { token, output: { approved: false } });
+      expect(again.status).toBe(409);
     },
-    compensation: {
-      status: "FAILED",
-      check: (view) => {
-        expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
-          ["reserve-room", "COMPLETED"],
-          ["charge-card", "FAILED"],
-          ["release-room", "COMPLETED"],
-          ["confirm", "SKIPPED"],
-          ["notify-guest", "FAILED"],
-        ]);
-        expect(view.error?.message).toContain("mail server unreachable");
-      },
+    check: (view) => expect(view.output).toEqual({ pay: { paid: 120, approvedBy: "dana" } }),
+  },
+  "http-and-lambda": {
+    status: "SUCCEEDED",
+    check: (view) => {
+      expect(node(view, "score").output).toMatchObject({
+        leadId: "42",
+        company: "Acme Logistics",
+        tier: "hot",
+      });
+      expect(view.output).toMatchObject({ "notify-sales": { status: 202, body: { accepted: true } } });
     },
-    "http-and-lambda": {
-      status: "SUCCEEDED",
-      check: (view) => {
-        expect(node(view, "score").output).toMatchObject({
-          leadId: "42",
-          company: "Acme Logistics",
-          tier: "hot",
-        });
-        expect(view.output).toMatchObject({ "notify-sales": { status: 202, body: { accepted: true } } });
-      },
-    },
-  };
+  },
+};
 
 function node(view: ExecutionView, id: string) {
   const found = view.nodes.find((n) => n.id === id);
@@ -134,6 +162,7 @@ describe("examples/", () => {
       input: await read("input.json"),
     });
     expect(started.status).toBe(202);
+    await expected.meanwhile?.(api, started.body.executionId);
     const view = await api.waitForEnd(started.body.executionId, 15_000);
     expect(view.status, JSON.stringify(view.nodes)).toBe(expected.status);
     expected.check?.(view);

@@ -18,6 +18,17 @@ export function apiSuite(): void {
     "GET /executions/{id}/events",
     "GET /dlq",
     "POST /dlq/redrive",
+    "POST /workers",
+    "GET /workers",
+    "POST /workers/{id}/heartbeat",
+    "DELETE /workers/{id}",
+    "POST /workers/{id}/poll",
+    "POST /tasks/heartbeat",
+    "POST /tasks/complete",
+    "POST /tasks/fail",
+    "POST /callbacks/complete",
+    "POST /callbacks/fail",
+    "POST /callbacks/heartbeat",
   ].sort();
 
   const iam = baseSynth();
