@@ -215,6 +215,8 @@ const STOPPED: Record<Exclude<StopReason, "lost">, ReportedError> = {
 };
 
 const ABORTED = Symbol("aborted");
+/** The longest a Node timer waits (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class ExternalWorker {
   private readonly api: WorkerApi;
@@ -280,7 +282,7 @@ export class ExternalWorker {
     const answer = await this.retrying("register", () => this.api.register(request), signal);
     if (answer === ABORTED) return false;
     this.workerId = answer.workerId;
-    this.heartbeatSeconds = answer.heartbeatSeconds;
+    this.heartbeatSeconds = Math.max(1, answer.heartbeatSeconds);
     this.deps.onRegistered?.(answer.workerId);
     return true;
   }
@@ -413,8 +415,12 @@ export class ExternalWorker {
   private async freeSlot(signal: AbortSignal): Promise<boolean> {
     while (!signal.aborted && this.running.size >= this.settings.registration.maxParallel) {
       await new Promise<void>((resolve) => {
-        this.slotWaiters.push(resolve);
-        signal.addEventListener("abort", () => resolve(), { once: true });
+        const wake = () => {
+          signal.removeEventListener("abort", wake);
+          resolve();
+        };
+        this.slotWaiters.push(wake);
+        signal.addEventListener("abort", wake, { once: true });
       });
     }
     return !signal.aborted;
@@ -549,13 +555,15 @@ export class ExternalWorker {
     }
   }
 
+  /** Stops the task at its deadline (waiting in steps: a timer cannot wait a year at once). */
   private watchDeadline(entry: Running): void {
     const deadline = Date.parse(entry.task.deadline);
     if (!Number.isFinite(deadline)) return;
-    this.clock.sleep(deadline - this.clock.now(), entry.settled.signal).then(
-      () => this.stop(entry, "timedOut"),
-      () => {},
-    );
+    void (async () => {
+      for (let left = deadline - this.clock.now(); left > 0; left = deadline - this.clock.now())
+        if (!(await this.pause(Math.min(left, MAX_TIMER_MS), entry.settled.signal))) return;
+      this.stop(entry, "timedOut");
+    })();
   }
 
   // ── reporting ──────────────────────────────────────────────────────────────────────────────

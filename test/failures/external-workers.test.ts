@@ -340,7 +340,12 @@ describe.each(BACKEND_KINDS)("external workers (%s)", PATIENT, (kind) => {
 });
 
 function systemClockFor(): Clock {
-  return { now: () => Date.now(), sleep: (ms) => sleep(ms) };
+  return {
+    now: () => Date.now(),
+    sleep: async (ms) => {
+      await sleep(ms);
+    },
+  };
 }
 
 function idsFor() {
