@@ -144,6 +144,14 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [0, 0],
   },
   {
+    // Routed by main.ts to cli/worker-command.ts, which parses its own flags.
+    name: "worker",
+    args: "--pool POOL --tasks DIR [OPTIONS]",
+    summary: "run the nodes placed on POOL (runsOn) on this machine until SIGTERM (weft worker --help)",
+    options: [],
+    positionals: [0, 0],
+  },
+  {
     name: "callback complete",
     args: "--token T [--output JSON|@file]",
     summary: "settle a waiting callback node with its output (null without --output)",

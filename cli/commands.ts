@@ -381,6 +381,11 @@ const callbackHeartbeat: Command = async (ctx) => {
   return EXIT.ok;
 };
 
+/** Reached only when `worker` is not the first argument (main.ts routes `weft worker …` itself). */
+const workerNotFirst: Command = async () => {
+  throw new UsageError('"worker" must come first: weft worker --pool POOL --tasks DIR [OPTIONS]');
+};
+
 export const HANDLERS: Record<string, Command> = {
   validate,
   register,
@@ -395,6 +400,7 @@ export const HANDLERS: Record<string, Command> = {
   "dlq list": dlqList,
   "dlq redrive": dlqRedrive,
   workers,
+  worker: workerNotFirst,
   "callback complete": callbackComplete,
   "callback fail": callbackFail,
   "callback heartbeat": callbackHeartbeat,

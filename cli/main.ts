@@ -17,6 +17,12 @@ export interface CliIo {
 }
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  // `weft worker` is a long-running process with flags of its own (cli/worker-command.ts); loaded
+  // only for it (it loads task types).
+  if (argv[0] === "worker") {
+    const { runWorkerCommand } = await import("./worker-command.js");
+    return runWorkerCommand(argv, io);
+  }
   const style = styleFor(io.stdout, io.env);
   const errStyle = styleFor(io.stderr, io.env);
   let json = argv.includes("--json");
@@ -127,11 +133,14 @@ if (isEntry || launched) {
       throw error;
     });
   }
-  // A redraw hides the cursor; give it back on Ctrl-C.
-  process.on("SIGINT", () => {
-    if (process.stdout.isTTY) process.stdout.write("\x1b[?25h\n");
-    process.exit(130);
-  });
+  // A redraw hides the cursor; give it back on Ctrl-C. `weft worker` handles its signals itself
+  // (a graceful shutdown: running tasks finish, then it deregisters).
+  if (process.argv[2] !== "worker") {
+    process.on("SIGINT", () => {
+      if (process.stdout.isTTY) process.stdout.write("\x1b[?25h\n");
+      process.exit(130);
+    });
+  }
   const code = await runCli(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,

@@ -3,7 +3,14 @@
  * was just before and just after. It sits below the scheduler's gates, so the read-before and the
  * write are one step (atomic to the world). The invariant checker reads this log beside the final
  * store state and history: it sees what the store *accepted*, whatever the store underneath does.
+ *
+ * External workers (sim/externals.ts): each node write also names its actor when an external
+ * worker's or a callback settler's call made it (the call, and the token it carried); worker
+ * registrations (put, delete) are logged in the same order, and the world reads, synchronously,
+ * which pools hold offers and which callback attempts wait.
  */
+import type { AttemptToken } from "../shared/domain/attempt-token.js";
+import { offerKey, type ReadyTask, type WorkerRecord } from "../shared/domain/placement.js";
 import type { ExecutionRecord, ExecutionStatus, HistoryEvent, NodeRecord } from "../shared/domain/records.js";
 import type {
   ArrivalRequest,
@@ -38,6 +45,40 @@ export interface NodeWrite {
   /** The execution's status when this write was accepted. */
   executionStatus: ExecutionStatus | undefined;
   process: string;
+  /** The external worker's (or callback settler's) call that made it, if one did. */
+  actor?: Actor;
+}
+
+/** Who made a write outside the engine's own functions: an external worker, or a callback's settler. */
+export interface Actor {
+  /** The worker's id, or "settler". */
+  who: string;
+  call:
+    | "register"
+    | "poll"
+    | "worker-heartbeat"
+    | "deregister"
+    | "heartbeat"
+    | "complete"
+    | "fail"
+    | "describe"
+    | "callback-complete"
+    | "callback-fail"
+    | "callback-heartbeat";
+  /** The attempt token the call carried (a task's, or a callback's). */
+  token?: AttemptToken;
+  /** Unique per call: ties the writes to the call's answer (sim/externals.ts records it). */
+  callId: number;
+}
+
+/** A worker registration as the store accepted it (`record` undefined: deleted). */
+export interface WorkerWrite {
+  seq: number;
+  at: number;
+  workerId: string;
+  op: "put" | "delete";
+  record: WorkerRecord | undefined;
+  process: string;
 }
 
 export interface ExecutionWrite {
@@ -69,6 +110,10 @@ type Delegated = Omit<
   | "recordArrival"
   | "recordShardArrival"
   | "takeTask"
+  | "putWorker"
+  | "deleteWorker"
+  | "offerTask"
+  | "withdrawTask"
 >;
 
 export class AuditStore implements Store {
@@ -82,6 +127,14 @@ export class AuditStore implements Store {
   readonly parentOf = new Map<string, string>();
   /** Executions still in the sweeper's index (a sweepAt set), kept in step with the writes. */
   readonly sweepPending = new Set<string>();
+  /** Worker registrations and deletions, in write order (sharing the node writes' seq). */
+  readonly workerWrites: WorkerWrite[] = [];
+  /** Offers by pool (offerKey), kept in step with the calls: which pools have work to poll. */
+  private readonly offered = new Map<string, Set<string>>();
+  /** Each execution's workflow, as created. */
+  readonly workflowOf = new Map<string, string>();
+  /** Callback attempts waiting now, by `<execution>/<node>`: the attempt. */
+  readonly waitingCallbacks = new Map<string, number>();
   private seq = 0;
 
   /** The seq of the latest accepted write (0 before any). */
@@ -109,20 +162,17 @@ export class AuditStore implements Store {
   listDeadLetters: Delegated["listDeadLetters"];
   getDeadLetter: Delegated["getDeadLetter"];
   deleteDeadLetter: Delegated["deleteDeadLetter"];
-  putWorker: Delegated["putWorker"];
   getWorker: Delegated["getWorker"];
   listWorkers: Delegated["listWorkers"];
   touchWorker: Delegated["touchWorker"];
-  deleteWorker: Delegated["deleteWorker"];
-  offerTask: Delegated["offerTask"];
   listReadyTasks: Delegated["listReadyTasks"];
-  withdrawTask: Delegated["withdrawTask"];
   releaseHold: Delegated["releaseHold"];
 
   constructor(
     private readonly inner: Store,
     private readonly now: () => number,
     private readonly process: () => string,
+    private readonly actor: () => Actor | undefined = () => undefined,
   ) {
     this.getWorkflowVersion = inner.getWorkflowVersion.bind(inner);
     this.findWorkflowVersionByHash = inner.findWorkflowVersionByHash.bind(inner);
@@ -142,15 +192,39 @@ export class AuditStore implements Store {
     this.listDeadLetters = inner.listDeadLetters.bind(inner);
     this.getDeadLetter = inner.getDeadLetter.bind(inner);
     this.deleteDeadLetter = inner.deleteDeadLetter.bind(inner);
-    this.putWorker = inner.putWorker.bind(inner);
     this.getWorker = inner.getWorker.bind(inner);
     this.listWorkers = inner.listWorkers.bind(inner);
     this.touchWorker = inner.touchWorker.bind(inner);
-    this.deleteWorker = inner.deleteWorker.bind(inner);
-    this.offerTask = inner.offerTask.bind(inner);
     this.listReadyTasks = inner.listReadyTasks.bind(inner);
-    this.withdrawTask = inner.withdrawTask.bind(inner);
     this.releaseHold = inner.releaseHold.bind(inner);
+  }
+
+  async putWorker(worker: Parameters<Store["putWorker"]>[0]): Promise<WorkerRecord> {
+    const record = await this.inner.putWorker(worker);
+    this.logWorker("put", worker.workerId, record);
+    return record;
+  }
+
+  async deleteWorker(workerId: string): Promise<void> {
+    await this.inner.deleteWorker(workerId);
+    this.logWorker("delete", workerId, undefined);
+  }
+
+  async offerTask(task: ReadyTask): Promise<void> {
+    await this.inner.offerTask(task);
+    const pool = this.offered.get(task.pool) ?? new Set<string>();
+    this.offered.set(task.pool, pool);
+    pool.add(offerKey(task));
+  }
+
+  async withdrawTask(task: ReadyTask): Promise<void> {
+    await this.inner.withdrawTask(task);
+    this.offered.get(task.pool)?.delete(offerKey(task));
+  }
+
+  /** How many offers `pool` holds (as far as the calls through this store tell). */
+  offersIn(pool: string): number {
+    return this.offered.get(pool)?.size ?? 0;
   }
 
   async createExecution(
@@ -226,6 +300,7 @@ export class AuditStore implements Store {
     const { condition, patch, event } = take.claim;
     await this.auditNodeWrite(executionId, nodeId, condition, patch, event, async () => {
       outcome = await this.inner.takeTask(take);
+      if (outcome.ok) this.offered.get(take.task.pool)?.delete(offerKey(take.task));
       return outcome.ok
         ? { ok: true, record: outcome.node }
         : { ok: false, current: outcome.node };
@@ -304,11 +379,28 @@ export class AuditStore implements Store {
 
   private logNode(write: Omit<NodeWrite, "seq" | "at" | "executionStatus" | "process">): void {
     this.earlier.set(`n/${write.executionId}/${write.nodeId}`, { record: structuredClone(write.before) });
+    const actor = this.actor();
     this.nodeWrites.push({
       ...structuredClone(write),
       seq: ++this.seq,
       at: this.now(),
       executionStatus: this.executionStatus.get(write.executionId),
+      process: this.process(),
+      ...(actor ? { actor: structuredClone(actor) } : {}),
+    });
+    const key = `${write.executionId}/${write.nodeId}`;
+    if (write.after.status === "RUNNING" && write.after.composite?.kind === "callback")
+      this.waitingCallbacks.set(key, write.after.attempt);
+    else this.waitingCallbacks.delete(key);
+  }
+
+  private logWorker(op: WorkerWrite["op"], workerId: string, record: WorkerRecord | undefined): void {
+    this.workerWrites.push({
+      seq: ++this.seq,
+      at: this.now(),
+      workerId,
+      op,
+      record: structuredClone(record),
       process: this.process(),
     });
   }
@@ -322,6 +414,7 @@ export class AuditStore implements Store {
   ): void {
     this.earlier.set(`e/${executionId}`, { record: structuredClone(before) });
     this.executionStatus.set(executionId, after.status);
+    this.workflowOf.set(executionId, after.workflow);
     if (after.parent) this.parentOf.set(executionId, after.parent.executionId);
     if (after.sweepAt === undefined) this.sweepPending.delete(executionId);
     else this.sweepPending.add(executionId);

@@ -100,6 +100,7 @@ import {
   type Payload,
   storedBytes,
 } from "../shared/domain/payload.js";
+import type { RunsOn, WorkerRecord } from "../shared/domain/placement.js";
 import type { ExecutionRecord, HistoryEvent, NodeRecord, NodeStatus } from "../shared/domain/records.js";
 import { canTransitionNode, isTerminalExecution, isTerminalNode } from "../shared/domain/states.js";
 import type { Engine } from "../shared/engine/engine.js";
@@ -107,7 +108,9 @@ import { HISTORY } from "../shared/engine/lifecycle.js";
 import { Payloads } from "../shared/engine/payloads.js";
 import type { BlobStore, Store } from "../shared/ports.js";
 import type { AuditStore, NodeWrite } from "./audit-store.js";
+import type { ExternalFacts, Settlement } from "./externals.js";
 import {
+  type CallbackEnd,
   type ChildEnd,
   type Reference,
   type ReferenceNode,
@@ -153,6 +156,8 @@ export interface CheckInput {
   keys: KeyedCreates;
   /** Every handler run the worlds' task registries recorded (watched-tasks.ts). */
   handlerRuns?: readonly HandlerRun[];
+  /** The external workers' fleet, their reports and the callbacks' settlements (worlds with a fleet). */
+  externals?: ExternalFacts;
 }
 
 export interface KeyedCreates {
@@ -229,7 +234,22 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     orphansCancelled: 0,
     depthRefused: 0,
     childrenOfItems: 0,
+    // external workers: claims by workers (each checked against the worker's registration then),
+    // claims that filled a worker to its maxParallel, writes made with a worker's task token;
+    // callbacks completed and failed by their settler, attempts timed out, settler's calls checked
+    externalClaims: 0,
+    placementsChecked: 0,
+    claimsAtFullCapacity: 0,
+    tokenWritesChecked: 0,
+    callbacksCompleted: 0,
+    callbacksFailed: 0,
+    callbacksTimedOut: 0,
+    settlementsChecked: 0,
   };
+  /** Each settler's call by its callId: what it sent. */
+  const settlementsByCall = new Map<number, Settlement>(
+    (input.externals?.settlements ?? []).map((s) => [s.callId, s]),
+  );
   const runsByNode = new Map<string, HandlerRun[]>();
   for (const run of input.handlerRuns ?? []) {
     const key = `${run.executionId}/${run.nodeId}`;
@@ -814,6 +834,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       },
       mapAttemptOf: (mapId) => records.get(mapId)?.attempt ?? 1,
       attemptsLost: (nodeId) => lostAttempts.get(nodeId) ?? lostItemAttempts(itemWrites.get(nodeId) ?? []),
+      callbackOf: (nodeId) =>
+        callbackEndOf(records.get(nodeId), writesByNode.get(`${id}/${nodeId}`) ?? [], settlementsByCall),
       endedAs: (nodeId) => {
         const record = records.get(nodeId) ?? itemRecords.get(nodeId);
         if (!record || !NODE_ENDS.has(record.status)) return undefined;
@@ -1049,6 +1071,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       v("fail-fast", "a node failed for good, yet it still runs");
   }
   violations.push(...checkHandlerClaims(input.audit.nodeWrites, input.handlerRuns ?? []));
+  violations.push(...checkExternals(input, executions, counts));
   return { violations, warnings, counts };
 }
 
@@ -1700,3 +1723,263 @@ async function checkChildren(c: ChildCheck): Promise<Map<string, ChildEnd>> {
 
 /** How deep executions may nest: the checker's own statement of CHILD_LIMITS.maxDepth. */
 const CHILD_MAX_DEPTH = 8;
+
+// ── external workers and callbacks ───────────────────────────────────────────────────────────────
+
+/**
+ * How a `callback` node's last attempt was ended by its settler, for the reference: the write that
+ * ended the attempt's wait names the settler's call (its actor), and the settler recorded what that
+ * call sent. Undefined when no settlement ended it (it timed out, was cancelled, never waited).
+ */
+function callbackEndOf(
+  record: NodeRecord | undefined,
+  writes: readonly NodeWrite[],
+  settlements: ReadonlyMap<number, Settlement>,
+): CallbackEnd | undefined {
+  if (!record) return undefined;
+  const end = writes.find(
+    (w) =>
+      w.before?.status === "RUNNING" &&
+      w.before.attempt === record.attempt &&
+      w.before.composite?.kind === "callback" &&
+      !(w.after.status === "RUNNING" && w.after.attempt === record.attempt),
+  );
+  if (end?.actor?.who !== "settler") return undefined;
+  const settlement = settlements.get(end.actor.callId);
+  if (settlement?.kind === "complete") return { status: "COMPLETED", output: settlement.output ?? null };
+  if (settlement?.kind === "fail" && settlement.error)
+    return { status: "FAILED", error: { name: settlement.error.name, message: settlement.error.message } };
+  return undefined;
+}
+
+type ExternalCount =
+  | "externalClaims"
+  | "placementsChecked"
+  | "claimsAtFullCapacity"
+  | "tokenWritesChecked"
+  | "callbacksCompleted"
+  | "callbacksFailed"
+  | "callbacksTimedOut"
+  | "settlementsChecked";
+
+/** The checker's own statement of the placement rule (domain/placement.ts placementRefusal). */
+function placementBreach(runsOn: RunsOn, worker: WorkerRecord): string | undefined {
+  if (worker.pool !== runsOn.pool) return `it is in pool ${worker.pool}, the node in ${runsOn.pool}`;
+  for (const executor of runsOn.executors ?? [])
+    if (!worker.executors.includes(executor)) return `it lacks the executor ${executor}`;
+  for (const [name, value] of Object.entries(runsOn.capabilities ?? {}))
+    if (worker.capabilities[name] !== value)
+      return `its capability ${name} is ${worker.capabilities[name] ?? "absent"}, not ${value}`;
+  for (const label of runsOn.labels ?? [])
+    if (!worker.labels.includes(label)) return `it lacks the label ${label}`;
+  if (runsOn.allowedWorkers !== undefined && !runsOn.allowedWorkers.includes(worker.workerId))
+    return `it is not among the allowed workers ${runsOn.allowedWorkers.join(", ")}`;
+  if (runsOn.forbiddenWorkers?.includes(worker.workerId)) return "it is a forbidden worker";
+  return undefined;
+}
+
+/**
+ * The external workers' and callbacks' rules, over the audit log in true write order:
+ *  - [external-fence] every write a worker's task call (heartbeat, complete, fail) made to its
+ *    task's node was to the attempt the token names, RUNNING under the token's lease (held by that
+ *    worker), and fenced on that token;
+ *  - [placement] every claim of a node placed with `runsOn` is a worker's, registered at that
+ *    moment and satisfying the placement (the rule restated here); a node not placed is never
+ *    claimed by a worker; every handler run of a placed node is on an external worker, and of
+ *    another node never;
+ *  - [worker-limits] replaying claims and ends in write order, no worker ever runs more attempts
+ *    than its registration's maxParallel, nor more of one node (across executions) than the node's
+ *    maxParallelPerWorker;
+ *  - [callback-once] every write a settler's call made to its callback's node was to the attempt
+ *    its token names, waiting under the token's lease, and fenced on it; a callback completes only
+ *    by its settler's completion with the token of its attempt; no attempt is settled (answered)
+ *    twice;
+ *  - [callback-answer] a settlement answered as accepted was written.
+ */
+function checkExternals(
+  input: CheckInput,
+  executions: readonly ExecutionRecord[],
+  counts: Record<ExternalCount, number>,
+): Violation[] {
+  const violations: Violation[] = [];
+  const v = (rule: string, message: string, executionId?: string, nodeId?: string) =>
+    violations.push({
+      rule,
+      ...(executionId ? { executionId } : {}),
+      ...(nodeId ? { nodeId } : {}),
+      message,
+    });
+  const workflowOf = new Map(executions.map((e) => [e.executionId, e.workflow]));
+  const nodeDefinition = (executionId: string, nodeId: string) => {
+    const workflow = workflowOf.get(executionId);
+    const definition = workflow === undefined ? undefined : input.definitions.get(workflow);
+    return definition?.nodes.find((n) => n.id === nodeId);
+  };
+  const writes = input.audit.nodeWrites;
+  // Registrations in write order: the one in force at a seq.
+  const registrations = new Map<string, Array<{ seq: number; record: WorkerRecord | undefined }>>();
+  for (const w of input.audit.workerWrites)
+    registrations.set(w.workerId, [...(registrations.get(w.workerId) ?? []), { seq: w.seq, record: w.record }]);
+  const registrationAt = (workerId: string, seq: number) =>
+    (registrations.get(workerId) ?? []).findLast((r) => r.seq < seq)?.record;
+
+  // [external-fence], [callback-once]: writes made with a token.
+  const written = new Set<number>();
+  for (const w of writes) {
+    const actor = w.actor;
+    const token = actor?.token;
+    if (!actor || !token || token.executionId !== w.executionId || token.nodeId !== w.nodeId) continue;
+    written.add(actor.callId);
+    const settler = actor.who === "settler";
+    const rule = settler ? "callback-once" : "external-fence";
+    if (!settler) counts.tokenWritesChecked++;
+    const before = w.before;
+    const held =
+      before?.status === "RUNNING" &&
+      before.attempt === token.attempt &&
+      before.lease?.token === token.leaseToken &&
+      w.condition?.leaseToken === token.leaseToken;
+    if (!held)
+      v(
+        rule,
+        `a ${actor.call} with the token of attempt ${token.attempt} (lease ${token.leaseToken}) by ${actor.who} was accepted (write ${w.seq}, ${before?.status ?? "no record"} → ${w.after.status}) while the node was ${before?.status ?? "unwritten"} at attempt ${before?.attempt} under lease ${before?.lease?.token ?? "none"}, fenced on ${w.condition?.leaseToken ?? "no token"}`,
+        w.executionId,
+        w.nodeId,
+      );
+    else if (!settler && before.lease?.workerId !== actor.who)
+      v(
+        rule,
+        `${actor.who}'s ${actor.call} was accepted (write ${w.seq}) on an attempt leased to ${before.lease?.workerId ?? "the Lambda worker"}`,
+        w.executionId,
+        w.nodeId,
+      );
+    else if (settler && before.composite?.kind !== "callback")
+      v(rule, `a ${actor.call} was accepted (write ${w.seq}) on an attempt not waiting for a callback`, w.executionId, w.nodeId);
+  }
+
+  // [callback-once]: completions of callbacks by their settler's token, one answer per attempt.
+  for (const w of writes) {
+    const before = w.before;
+    if (before?.status !== "RUNNING" || before.composite?.kind !== "callback" || w.after.status !== "COMPLETED")
+      continue;
+    counts.callbacksCompleted++;
+    const token = w.actor?.token;
+    if (
+      w.actor?.call !== "callback-complete" ||
+      token?.attempt !== before.attempt ||
+      token.leaseToken !== before.lease?.token
+    )
+      v(
+        "callback-once",
+        `attempt ${before.attempt} completed (write ${w.seq}) by ${w.actor ? `${w.actor.who}'s ${w.actor.call}` : w.process}, not by a settlement with its token`,
+        w.executionId,
+        w.nodeId,
+      );
+  }
+  for (const w of writes)
+    if (w.patch?.error?.name === "CallbackTimedOut" && w.before?.status === "RUNNING") counts.callbacksTimedOut++;
+  const answered = new Map<string, Settlement[]>();
+  for (const s of input.externals?.settlements ?? []) {
+    if (s.kind === "heartbeat") continue;
+    counts.settlementsChecked++;
+    if (s.answer === "ok" && s.kind === "fail") counts.callbacksFailed++;
+    if (s.answer !== "ok") continue;
+    const key = `${s.executionId}/${s.nodeId}#${s.attempt}`;
+    answered.set(key, [...(answered.get(key) ?? []), s]);
+    if (!written.has(s.callId))
+      v(
+        "callback-answer",
+        `the settler's ${s.kind} of attempt ${s.attempt} was answered as accepted, yet nothing was written`,
+        s.executionId,
+        s.nodeId,
+      );
+  }
+  for (const [key, list] of answered)
+    if (list.length > 1)
+      v(
+        "callback-once",
+        `${key} was settled ${list.length} times, each answered as accepted (${list.map((s) => s.kind).join(", ")})`,
+        list[0]!.executionId,
+        list[0]!.nodeId,
+      );
+
+  // [placement], [worker-limits]: claims in write order, and what each worker runs at each one.
+  const runs = new Map<string, Map<string, { attempt: number; slot: string }>>();
+  const reported = new Set<string>();
+  for (const w of writes) {
+    if (parseMapItemId(w.nodeId)) continue;
+    const { before, after } = w;
+    const key = `${w.executionId}/${w.nodeId}`;
+    const heldBefore = before?.status === "RUNNING" ? before.lease?.workerId : undefined;
+    const heldAfter = after.status === "RUNNING" ? after.lease?.workerId : undefined;
+    const same = heldBefore !== undefined && heldBefore === heldAfter && before?.attempt === after.attempt;
+    if (heldBefore !== undefined && !same) runs.get(heldBefore)?.delete(key);
+    const claimed = after.status === "RUNNING" && before?.status !== "RUNNING";
+    const node = nodeDefinition(w.executionId, w.nodeId);
+    const runsOn = node?.runsOn;
+    if (claimed && runsOn && heldAfter === undefined)
+      v("placement", `claimed by the Lambda worker (write ${w.seq}), though placed on ${runsOn.pool}`, w.executionId, w.nodeId);
+    if (heldAfter === undefined || same) continue;
+    counts.externalClaims++;
+    if (!runsOn) {
+      v("placement", `claimed by worker ${heldAfter} (write ${w.seq}), though not placed on workers`, w.executionId, w.nodeId);
+      continue;
+    }
+    const started = w.events.find((e) => e.type === HISTORY.nodeStarted);
+    if (started?.detail?.workerId !== heldAfter)
+      v("placement", `claimed for ${heldAfter}, its NodeStarted naming ${String(started?.detail?.workerId)}`, w.executionId, w.nodeId);
+    if (w.actor && (w.actor.who !== heldAfter || w.actor.call !== "poll"))
+      v("placement", `claimed for ${heldAfter} by ${w.actor.who}'s ${w.actor.call}`, w.executionId, w.nodeId);
+    const worker = registrationAt(heldAfter, w.seq);
+    if (!worker) {
+      v("placement", `claimed (write ${w.seq}) by ${heldAfter}, which was not registered then`, w.executionId, w.nodeId);
+      continue;
+    }
+    counts.placementsChecked++;
+    const breach = placementBreach(runsOn, worker);
+    if (breach)
+      v(
+        "placement",
+        `claimed (write ${w.seq}) by ${heldAfter}, which may not run it: ${breach} (runsOn ${JSON.stringify(runsOn)})`,
+        w.executionId,
+        w.nodeId,
+      );
+    const slot = `${workflowOf.get(w.executionId)}/${w.nodeId}`;
+    const mine = runs.get(heldAfter) ?? new Map<string, { attempt: number; slot: string }>();
+    runs.set(heldAfter, mine);
+    mine.set(key, { attempt: after.attempt, slot });
+    if (mine.size === worker.maxParallel) counts.claimsAtFullCapacity++;
+    if (mine.size > worker.maxParallel && !reported.has(heldAfter)) {
+      reported.add(heldAfter);
+      v(
+        "worker-limits",
+        `${heldAfter} runs ${mine.size} attempts at once (write ${w.seq}: ${[...mine.keys()].join(", ")}), over its maxParallel ${worker.maxParallel}`,
+        w.executionId,
+        w.nodeId,
+      );
+    }
+    const inSlot = [...mine.values()].filter((r) => r.slot === slot).length;
+    const limit = runsOn.maxParallelPerWorker;
+    if (limit !== undefined && inSlot > limit && !reported.has(`${heldAfter} ${slot}`)) {
+      reported.add(`${heldAfter} ${slot}`);
+      v(
+        "worker-limits",
+        `${heldAfter} runs ${inSlot} attempts of ${slot} at once (write ${w.seq}), over its maxParallelPerWorker ${limit}`,
+        w.executionId,
+        w.nodeId,
+      );
+    }
+  }
+  for (const run of input.handlerRuns ?? []) {
+    if (parseMapItemId(run.nodeId) || run.process === undefined) continue;
+    const placed = nodeDefinition(run.executionId, run.nodeId)?.runsOn !== undefined;
+    if (placed !== (run.process === "external"))
+      v(
+        "placement",
+        `attempt ${run.attempt}'s handler ran in a ${run.process} process, though the node is ${placed ? "" : "not "}placed on external workers`,
+        run.executionId,
+        run.nodeId,
+      );
+  }
+  return violations;
+}

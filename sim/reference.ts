@@ -38,6 +38,12 @@
  * the child's input; at the depth limit it fails with WorkflowDepthExceeded. Otherwise it ends as
  * its last attempt's child did (a fact of the run): the child's output when it SUCCEEDED,
  * ChildWorkflowFailed when it FAILED, ChildWorkflowCancelled when it was CANCELLED.
+ *
+ * A node placed on external workers (`runsOn`) ends as a node of its type does in the Lambda
+ * worker: the same handler runs. A `callback` node ends as its settler made its last attempt end (a
+ * fact of the run: the settler records what it sent, the audit which call ended the attempt):
+ * COMPLETED with the output the settler sent, FAILED with the settler's error; an attempt no
+ * settlement ended times out: FAILED with CallbackTimedOut.
  */
 import jsonata from "jsonata";
 import type { NodeDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
@@ -70,7 +76,16 @@ export interface ReferenceFacts {
   childOf?(nodeId: string): ChildEnd | undefined;
   /** How deep the execution is in children (0: started by a client); at the limit a child is refused. */
   depth?: number;
+  /**
+   * A `callback` node's last attempt as its settler ended it: completed with the output it sent,
+   * or failed with its error. Undefined when no settlement ended it (it timed out, or never waited).
+   */
+  callbackOf?(nodeId: string): CallbackEnd | undefined;
 }
+
+export type CallbackEnd =
+  | { status: "COMPLETED"; output: unknown }
+  | { status: "FAILED"; error: { name: string; message: string } };
 
 export interface ChildEnd {
   executionId: string;
@@ -525,6 +540,26 @@ export async function referenceRun(
         return { ...ran, output: { sleptMs: params.ms } };
       case "wait":
         return { ...ran, output: { waitedSeconds: params.seconds } };
+      case "callback": {
+        const settled = facts.callbackOf?.(node.id);
+        if (settled?.status === "COMPLETED")
+          return { ...ran, why: "its settler completed it", output: settled.output };
+        if (settled?.status === "FAILED")
+          return {
+            ...n,
+            status: "FAILED",
+            why: `its settler failed it (${settled.error.name})`,
+            error: settled.error,
+            failsForGood: true,
+          };
+        return {
+          ...n,
+          status: "FAILED",
+          why: "no settlement ended its last attempt: it timed out",
+          error: { name: "CallbackTimedOut" },
+          failsForGood: true,
+        };
+      }
       case "workflow": {
         const { status, output, error, why, childInput, failsForGood } = childRun(node.id, params);
         return {

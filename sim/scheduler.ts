@@ -14,7 +14,8 @@
 import type { Rng } from "./prng.js";
 import type { Trace } from "./trace.js";
 
-export type ProcessKind = "worker" | "sweeper" | "api" | "dlq";
+/** "external": an external worker's process (sim/externals.ts), outside the engine's Lambdas. */
+export type ProcessKind = "worker" | "sweeper" | "api" | "dlq" | "external";
 
 export interface SimProcess {
   readonly id: number;
@@ -30,6 +31,11 @@ export interface SimProcess {
   killAt?: number;
   /** Its stalls, [from, until], in virtual time. */
   stalls: Array<[number, number]>;
+  /**
+   * Processes of one group die together: a crash of any of them kills them all (an external
+   * worker's processes are one machine's). Unset: it dies alone.
+   */
+  group?: string;
   error?: unknown;
 }
 
@@ -132,7 +138,12 @@ export class Scheduler {
   }
 
   /** Starts a process: its body runs at once, up to its first yield point. */
-  spawn(kind: ProcessKind, label: string, body: () => Promise<void>): SimProcess {
+  spawn(
+    kind: ProcessKind,
+    label: string,
+    body: () => Promise<void>,
+    options: { group?: string } = {},
+  ): SimProcess {
     const proc: SimProcess = {
       id: ++this.stats.processes,
       kind,
@@ -140,6 +151,7 @@ export class Scheduler {
       state: "live",
       stalledUntil: 0,
       stalls: [],
+      ...(options.group !== undefined ? { group: options.group } : {}),
     };
     this.processes.push(proc);
     const previous = this.current;
@@ -263,15 +275,35 @@ export class Scheduler {
     this.current = undefined;
   }
 
-  /** A killed process: its gates and timers are dropped, so its code never runs again. */
+  /**
+   * Kills every live process of `group` at once (a machine dying), counted as one crash; the
+   * caller, when it is one of them, must return without doing anything more.
+   */
+  crashGroup(group: string, why: string): void {
+    const first = this.processes.find((p) => p.group === group && p.state === "live");
+    if (!first) return;
+    this.trace.add(`${this.stats.steps} @${this.now} p${first.id} CRASH of ${group} (${why})`);
+    this.crash(first);
+  }
+
+  /**
+   * A killed process: its gates and timers are dropped, so its code never runs again; so are
+   * those of its group's other live processes.
+   */
   private crash(proc: SimProcess): void {
-    proc.state = "crashed";
     this.stats.crashes++;
-    for (const [seq, gate] of this.gates) if (gate.proc === proc) this.gates.delete(seq);
-    for (const [seq, timer] of this.timers) {
-      if (timer.proc === proc) {
-        timer.detach?.();
-        this.timers.delete(seq);
+    const dying =
+      proc.group === undefined
+        ? [proc]
+        : this.processes.filter((p) => p === proc || (p.group === proc.group && p.state === "live"));
+    for (const p of dying) {
+      p.state = "crashed";
+      for (const [seq, gate] of this.gates) if (gate.proc === p) this.gates.delete(seq);
+      for (const [seq, timer] of this.timers) {
+        if (timer.proc === p) {
+          timer.detach?.();
+          this.timers.delete(seq);
+        }
       }
     }
   }

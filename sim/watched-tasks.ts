@@ -26,6 +26,8 @@ export interface HandlerRun {
   aborted?: boolean;
   /** How many writes the store had accepted when it started (the audit log's seq): its place among them. */
   seq?: number;
+  /** The kind of process it ran in: "worker" (the Lambda worker) or "external" (an external worker). */
+  process?: string;
 }
 
 export function watchedTasks(
@@ -53,6 +55,7 @@ export function watchedTasks(
               ...(invocationDeadline === undefined ? {} : { invocationDeadline }),
               cut: invocationDeadline !== undefined && context.deadline === invocationDeadline,
               ...(seq ? { seq: seq() } : {}),
+              ...(proc ? { process: proc.kind } : {}),
             };
             runs.push(run);
             try {

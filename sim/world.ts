@@ -15,9 +15,10 @@ import { Engine, type EngineOptions } from "../shared/engine/engine.js";
 import { invocationDeadline, WORKER_TIMEOUT } from "../shared/engine/worker-time.js";
 import type { BlobStore, Store, TaskMessage, TaskQueue } from "../shared/ports.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
-import { AuditStore } from "./audit-store.js";
+import { type Actor, AuditStore } from "./audit-store.js";
 import { FakeClock, SIM_EPOCH } from "./clock.js";
 import { childLibrary, generateWorkflow } from "./dag.js";
+import { drawFleet, EXTERNAL_WORLDS, Externals, placeExternals } from "./externals.js";
 import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
 import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
@@ -77,6 +78,12 @@ export interface WorldOptions {
    * limit) in a share of the worlds (default true). Off replays the worlds from before children.
    */
   children?: boolean;
+  /**
+   * External workers and callbacks (sim/externals.ts) in a share of the worlds (default true): nodes
+   * placed on a fleet of simulated workers, `callback` nodes and their settler. Off replays the
+   * worlds from before them.
+   */
+  externals?: boolean;
 }
 
 /** The share of worlds with child workflows to call. */
@@ -164,10 +171,16 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     const p = scheduler.running;
     return p ? `p${p.id} ${p.kind} ${p.label}` : "setup";
   };
+  // The external workers' and settler's calls in flight, by process: the audit names them.
+  const actors = new Map<number, Actor>();
   const audit = new AuditStore(
     options.plant ? options.plant(memory) : memory,
     () => clock.now(),
     processName,
+    () => {
+      const p = scheduler.running;
+      return p ? actors.get(p.id) : undefined;
+    },
   );
   const portFaults: PortFaults = {
     rng: root.fork("ports"),
@@ -262,13 +275,17 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const family = root.fork("children");
   const library =
     (options.children ?? true) && family.chance(CHILD_WORLDS) ? childLibrary(family.seed32()) : [];
-  const generated = Array.from({ length: profile.workflows }, (_, w) =>
-    generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
+  // External workers and callbacks from their own stream, so the other draws of a seed stay as they were.
+  const outside = root.fork("externals");
+  const fleet = (options.externals ?? true) && outside.chance(EXTERNAL_WORLDS) ? drawFleet(outside) : undefined;
+  const generated = Array.from({ length: profile.workflows }, (_, w) => {
+    const g = generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
       flowControl: options.flowControl ?? true,
       maps: options.maps ?? true,
       children: library.map((l) => l.definition.name),
-    }),
-  );
+    });
+    return fleet ? { ...g, definition: placeExternals(g.definition, outside.fork(`dag${w}`), fleet) } : g;
+  });
   // The children first: a workflow may name only registered ones without a warning.
   for (const { definition } of [...library, ...generated]) await engines[0]!.registerWorkflow(definition);
   const plans: PlannedExecution[] = [];
@@ -502,6 +519,36 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     plans.every((p) => p.executionId !== undefined) &&
     [...audit.executionStatus.values()].every((s) => s !== "PENDING" && s !== "RUNNING");
 
+  // ── external workers and the callbacks' settler (only in worlds that drew a fleet) ───────────
+  const callbackParams = new Map<string, { timeoutSeconds: number; heartbeatSeconds?: number }>();
+  for (const { definition } of generated)
+    for (const node of definition.nodes)
+      if (node.type === "callback")
+        callbackParams.set(
+          `${definition.name}/${node.id}`,
+          node.params as { timeoutSeconds: number; heartbeatSeconds?: number },
+        );
+  const runtime = outside.fork("runtime");
+  const externals = fleet
+    ? new Externals({
+        fleet,
+        scheduler,
+        clock,
+        trace,
+        rng: runtime,
+        engines,
+        tasks: tasks(),
+        audit,
+        actors,
+        // Past its lease, then past a sweep: the sweeper has had its chance to recover the attempt.
+        zombieMs: (leaseMs) =>
+          leaseMs + profile.sweepEveryMs + profile.sweep.graceMs + runtime.int(1_000, 2 * leaseMs + 5_000),
+        callbackParams,
+        workflowOf: (executionId) => audit.workflowOf.get(executionId),
+        done: executionsDone,
+      })
+    : undefined;
+
   const end = await scheduler.run(
     {
       actions(now): WorldAction[] {
@@ -511,6 +558,9 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
           if (op.proc) {
             // a client whose call died never hears back: it times out and tries again
             if (op.proc.state === "crashed") retryLater(op, "no answer");
+            // one that ended without being done asked to look again at `op.at` (a call that returned
+            // before its first yield point had its `op.proc = undefined` overwritten by the spawn)
+            else if (op.proc.state === "done" && !op.done) op.proc = undefined;
             else continue;
           }
           if (op.at > now) continue;
@@ -544,6 +594,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
               runSweep();
             },
           });
+        if (externals) actions.push(...externals.actions(now));
         return actions;
       },
       nextTime(now) {
@@ -553,6 +604,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
           nextSweep,
           extraSweeps[0],
           ...ops.filter((o) => !o.done && !o.proc && o.at > now).map((o) => o.at),
+          ...(externals ? externals.nextTime(now) : []),
         ].filter((t): t is number => t !== undefined && t > now);
         return times.length === 0 ? undefined : Math.min(...times);
       },
@@ -598,6 +650,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     cancelAccepted,
     keys: { plans, refused: keyRefusals, answered: conflictsAnswered },
     handlerRuns: runs,
+    ...(externals ? { externals: externals.facts() } : {}),
   });
   const violations: Violation[] = [...checked.violations];
   for (const run of runs)
@@ -649,6 +702,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       runsCut: runs.filter((r) => r.cut && r.aborted).length,
       workerTimeouts: audit.nodeWrites.filter((w) => w.patch?.error?.name === WORKER_TIMEOUT).length,
       blobs: blobStore.count,
+      ...(externals ? externals.stats : {}),
       ...checked.counts,
     },
   };

@@ -14,11 +14,13 @@ import type { WeftFunction, WeftFunctionKind } from "./functions.js";
  * roles enforced and fails on a denied call or on a grant no call used (docs/rehearsal.md).
  *
  * DynamoDB, on the table (shared/adapters/dynamo): GetItem, Query (a workflow's latest version, an
- * execution's nodes and history, the dead letters), BatchGetItem (nodes, arrival shards, execution
- * pages), UpdateItem, PutItem (executions, versions, the sweeper's lease, dead letters),
+ * execution's nodes and history, the dead letters, the worker registry, a pool's offers),
+ * BatchGetItem (nodes, arrival shards, execution pages), UpdateItem, PutItem (executions, versions,
+ * the sweeper's lease, dead letters, workers, the worker function's offers to a pool),
  * ConditionCheckItem (a transaction's check: a cancellation fenced on its execution ending, a
- * reclaimed idempotency key), DeleteItem (a redriven dead letter; the api only). TransactWriteItems
- * is authorized as its items' Put/Update/ConditionCheck. Queries of an index name that index.
+ * reclaimed idempotency key), DeleteItem (the api only: a redriven dead letter, a deregistered
+ * worker, an offer a poll takes or withdraws). TransactWriteItems is authorized as its items'
+ * Put/Update/Delete/ConditionCheck. Queries of an index name that index.
  */
 const TABLE_ACTIONS: Readonly<Record<WeftFunctionKind, readonly string[]>> = {
   api: ["GetItem", "Query", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem", "DeleteItem"],

@@ -5,6 +5,7 @@
  * cancels the rest). The killed invocation's message stays invisible for the queue's whole
  * visibility timeout, so the recovery is the sweeper's, not SQS's.
  */
+import { WaitTimeoutError, waitFor } from "../wait.js";
 import type { RehearsalContext, Scenario } from "./context.js";
 import { check, expectStatus, nodeOf, register, start, waitForEnd, waitForExecution } from "./helpers.js";
 
@@ -12,6 +13,24 @@ interface HistoryEvent {
   type: string;
   nodeId?: string;
   attempt?: number;
+}
+
+/**
+ * Whether a sweep reported recovering a lease since the tally was `before`. The tally counts a run
+ * once its invocation returned, which may be after the execution's end is visible (the sweeper
+ * fails the execution, then goes on): waits a little for it.
+ */
+async function recoveredSince(ctx: RehearsalContext, before: number): Promise<boolean> {
+  try {
+    return await waitFor(
+      "a sweep to report a recovered lease",
+      async () => (ctx.sweeps.recoveredLeases > before ? true : undefined),
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
+  } catch (error) {
+    if (error instanceof WaitTimeoutError) return false;
+    throw error;
+  }
 }
 
 /** Starts an execution of `workflow`, kills the worker once its `work` node runs; returns the execution's end. */
@@ -44,7 +63,7 @@ export const crashScenario: Scenario = {
     const view = await killMidTask(ctx, retried);
     check(view.status === "SUCCEEDED", `ended ${view.status}: ${JSON.stringify(view.error)}`);
     check(nodeOf(view, "work").attempt === 2, `the node ended on attempt ${nodeOf(view, "work").attempt}`);
-    check(ctx.sweeps.recoveredLeases > recoveredBefore, "no sweep reported a recovered lease");
+    check(await recoveredSince(ctx, recoveredBefore), "no sweep reported a recovered lease");
     const events = expectStatus(
       await ctx.api.get<{ events: HistoryEvent[] }>(`/executions/${view.executionId}/events`, {
         limit: "100",
@@ -62,7 +81,7 @@ export const crashScenario: Scenario = {
     check(failed.status === "FAILED", `with no attempt left it ended ${failed.status}`);
     check(nodeOf(failed, "work").status === "FAILED", `work is ${nodeOf(failed, "work").status}`);
     check(nodeOf(failed, "after").status === "CANCELLED", `after is ${nodeOf(failed, "after").status}`);
-    check(ctx.sweeps.recoveredLeases > recoveredMid, "no sweep reported the second recovered lease");
+    check(await recoveredSince(ctx, recoveredMid), "no sweep reported the second recovered lease");
     return "attempt 2 completed after a crash; on the last attempt the sweeper failed the node and the execution";
   },
 };

@@ -15,6 +15,7 @@ import { poisonCrashScenario } from "./poison-crash.js";
 import { propagationScenario } from "./propagation.js";
 import { terminalFailureScenario } from "./terminal-failure.js";
 import { twoStepScenario } from "./two-step.js";
+import { workersScenario } from "./workers.js";
 import { registerScenario } from "./workflows.js";
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -34,4 +35,5 @@ export const SCENARIOS: readonly Scenario[] = [
   propagationScenario,
   payloadScenario,
   languageScenario,
+  workersScenario,
 ];

@@ -11,7 +11,7 @@ import type { Outcome, TaskMessage } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { runAttempt } from "./attempt.js";
-import { AttemptEndings, isCancelRequested } from "./attempt-endings.js";
+import { AttemptEndings } from "./attempt-endings.js";
 import { Callbacks } from "./callbacks.js";
 import { ChildWorkflows, type FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";

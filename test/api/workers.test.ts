@@ -89,7 +89,13 @@ async function takeTask(workerId: string): Promise<ExternalTask> {
   });
   expect(answer.status).toBe(200);
   const task = answer.body as ExternalTask;
-  expect(task).toMatchObject({ executionId, nodeId: "gpu", attempt: 1, type: "transcode", heartbeatSeconds: 5 });
+  expect(task).toMatchObject({
+    executionId,
+    nodeId: "gpu",
+    attempt: 1,
+    type: "transcode",
+    heartbeatSeconds: 5,
+  });
   return task;
 }
 
@@ -153,7 +159,11 @@ describe("POST /workers, GET /workers, DELETE /workers/{id}", () => {
 
   it("refuses a missing body, unknown fields, bad names and out-of-range numbers, naming each", async () => {
     expectErrorAnswer(await api.call({ method: "POST", path: "/workers" }), 400, "InvalidJson");
-    expectErrorAnswer(await api.call({ method: "POST", path: "/workers", rawBody: "{pool:" }), 400, "InvalidJson");
+    expectErrorAnswer(
+      await api.call({ method: "POST", path: "/workers", rawBody: "{pool:" }),
+      400,
+      "InvalidJson",
+    );
     expectErrorAnswer(await api.call({ method: "POST", path: "/workers", body: [] }), 400, "InvalidRequest");
     const error = expectErrorAnswer(
       await api.call({
@@ -173,15 +183,7 @@ describe("POST /workers, GET /workers, DELETE /workers/{id}", () => {
       "InvalidRequest",
     );
     expect(detailPaths(error)).toEqual(
-      [
-        "capabilities.gpu",
-        "color",
-        "executors.1",
-        "labels",
-        "maxParallel",
-        "pool",
-        "workerId",
-      ].sort(),
+      ["capabilities.gpu", "color", "executors.1", "labels", "maxParallel", "pool", "workerId"].sort(),
     );
     expect(error.details.find((d) => d.path === "color")?.message).toBe('unknown field "color"');
     const noPool = expectErrorAnswer(
@@ -231,9 +233,9 @@ describe("POST /workers/{id}/heartbeat", () => {
     const answer = await api.call({ method: "POST", path: `/workers/${workerId}/heartbeat` });
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ cancellations: [] });
-    expect((await api.call({ method: "POST", path: `/workers/${workerId}/heartbeat`, body: {} })).status).toBe(
-      200,
-    );
+    expect(
+      (await api.call({ method: "POST", path: `/workers/${workerId}/heartbeat`, body: {} })).status,
+    ).toBe(200);
     expectErrorAnswer(await api.call({ method: "POST", path: "/workers/nobody/heartbeat" }), 404, "NotFound");
     const extra = expectErrorAnswer(
       await api.call({ method: "POST", path: `/workers/${workerId}/heartbeat`, body: { tasks: [] } }),
@@ -255,7 +257,11 @@ describe("POST /workers/{id}/heartbeat", () => {
     expect(cancellations).toEqual([
       expect.objectContaining({ taskToken: task.taskToken, executionId: task.executionId, nodeId: "gpu" }),
     ]);
-    const beat = await api.call({ method: "POST", path: "/tasks/heartbeat", body: { taskToken: task.taskToken } });
+    const beat = await api.call({
+      method: "POST",
+      path: "/tasks/heartbeat",
+      body: { taskToken: task.taskToken },
+    });
     expect(beat.status).toBe(200);
     expect(beat.body).toEqual({ cancelRequested: true });
     const failed = await api.call({
@@ -286,7 +292,11 @@ describe("an external task through the API", () => {
       expect.objectContaining({ executionId: task.executionId, nodeId: "gpu", attempt: 1 }),
     ]);
 
-    const beat = await api.call({ method: "POST", path: "/tasks/heartbeat", body: { taskToken: task.taskToken } });
+    const beat = await api.call({
+      method: "POST",
+      path: "/tasks/heartbeat",
+      body: { taskToken: task.taskToken },
+    });
     expect(beat.status).toBe(200);
     expect(beat.body).toEqual({ cancelRequested: false });
 
@@ -332,7 +342,11 @@ describe("an external task through the API", () => {
   it("completes with no output as null", async () => {
     const { workerId } = await registerWorker();
     const task = await takeTask(workerId);
-    const done = await api.call({ method: "POST", path: "/tasks/complete", body: { taskToken: task.taskToken } });
+    const done = await api.call({
+      method: "POST",
+      path: "/tasks/complete",
+      body: { taskToken: task.taskToken },
+    });
     expect(done.status).toBe(202);
     const view = await settle(task.executionId);
     expect(view.status).toBe("SUCCEEDED");
@@ -365,14 +379,22 @@ describe("an external task through the API", () => {
     for (const body of [{ waitSeconds: 0 }, undefined]) {
       const answer =
         body === undefined
-          ? await api.call({ method: "POST", path: `/workers/${workerId}/poll`, rawBody: '{"waitSeconds":0}' })
+          ? await api.call({
+              method: "POST",
+              path: `/workers/${workerId}/poll`,
+              rawBody: '{"waitSeconds":0}',
+            })
           : await api.call({ method: "POST", path: `/workers/${workerId}/poll`, body });
       expect(answer.status).toBe(204);
       expect(answer.raw.body).toBeUndefined();
       expect(answer.headers["content-type"]).toBeUndefined();
     }
     const waited = Date.now();
-    const answer = await api.call({ method: "POST", path: `/workers/${workerId}/poll`, body: { waitSeconds: 1 } });
+    const answer = await api.call({
+      method: "POST",
+      path: `/workers/${workerId}/poll`,
+      body: { waitSeconds: 1 },
+    });
     expect(answer.status).toBe(204);
     expect(Date.now() - waited).toBeGreaterThanOrEqual(900);
     expectErrorAnswer(
@@ -397,7 +419,11 @@ describe("an external task through the API", () => {
 
   it("a long poll takes a task offered while it waits", async () => {
     const { workerId } = await registerWorker();
-    const polling = api.call({ method: "POST", path: `/workers/${workerId}/poll`, body: { waitSeconds: 10 } });
+    const polling = api.call({
+      method: "POST",
+      path: `/workers/${workerId}/poll`,
+      body: { waitSeconds: 10 },
+    });
     const executionId = await start("transcode");
     await deliver();
     const answer = await polling;
@@ -450,7 +476,11 @@ describe("an external task through the API", () => {
         [{ taskToken: 7, ...extra }, ["taskToken"]],
         [{ taskToken: task.taskToken, ...extra, extra: 1 }, ["extra"]],
       ] as const) {
-        const error = expectErrorAnswer(await api.call({ method: "POST", path, body }), 400, "InvalidRequest");
+        const error = expectErrorAnswer(
+          await api.call({ method: "POST", path, body }),
+          400,
+          "InvalidRequest",
+        );
         expect(detailPaths(error), `${path} ${JSON.stringify(body).slice(0, 80)}`).toEqual([...paths]);
       }
       expectErrorAnswer(await api.call({ method: "POST", path }), 400, "InvalidJson");
@@ -460,9 +490,22 @@ describe("an external task through the API", () => {
         attempt: 1,
         leaseToken: "guessed",
       });
-      expectErrorAnswer(await api.call({ method: "POST", path, body: { taskToken: forged, ...extra } }), 409, "Conflict");
-      const nowhere = encodeAttemptToken({ executionId: "no-such", nodeId: "gpu", attempt: 1, leaseToken: "x" });
-      expectErrorAnswer(await api.call({ method: "POST", path, body: { taskToken: nowhere, ...extra } }), 409, "Conflict");
+      expectErrorAnswer(
+        await api.call({ method: "POST", path, body: { taskToken: forged, ...extra } }),
+        409,
+        "Conflict",
+      );
+      const nowhere = encodeAttemptToken({
+        executionId: "no-such",
+        nodeId: "gpu",
+        attempt: 1,
+        leaseToken: "x",
+      });
+      expectErrorAnswer(
+        await api.call({ method: "POST", path, body: { taskToken: nowhere, ...extra } }),
+        409,
+        "Conflict",
+      );
     }
     const badErrors = expectErrorAnswer(
       await api.call({
@@ -480,7 +523,11 @@ describe("an external task through the API", () => {
       "InvalidRequest",
     );
     // The task is still the worker's.
-    const beat = await api.call({ method: "POST", path: "/tasks/heartbeat", body: { taskToken: task.taskToken } });
+    const beat = await api.call({
+      method: "POST",
+      path: "/tasks/heartbeat",
+      body: { taskToken: task.taskToken },
+    });
     expect(beat.body).toEqual({ cancelRequested: false });
   });
 
@@ -494,7 +541,11 @@ describe("an external task through the API", () => {
       rawBody: `{"taskToken":${JSON.stringify(task.taskToken)},"output":${deep}}`,
     });
     expectErrorAnswer(answer, 400, "PayloadTooDeep");
-    const beat = await api.call({ method: "POST", path: "/tasks/heartbeat", body: { taskToken: task.taskToken } });
+    const beat = await api.call({
+      method: "POST",
+      path: "/tasks/heartbeat",
+      body: { taskToken: task.taskToken },
+    });
     expect(beat.status).toBe(200);
   });
 
@@ -530,7 +581,11 @@ describe("callbacks through the API", () => {
       409,
       "Conflict",
     );
-    expectErrorAnswer(await api.call({ method: "POST", path: "/callbacks/heartbeat", body: { token } }), 409, "Conflict");
+    expectErrorAnswer(
+      await api.call({ method: "POST", path: "/callbacks/heartbeat", body: { token } }),
+      409,
+      "Conflict",
+    );
     const view = await settle(executionId);
     expect(view.status).toBe("SUCCEEDED");
     const node = view.nodes.find((n) => n.id === "approve");
@@ -570,7 +625,11 @@ describe("callbacks through the API", () => {
         { ...extra },
         { token: 1, ...extra },
       ]) {
-        const error = expectErrorAnswer(await api.call({ method: "POST", path, body }), 400, "InvalidRequest");
+        const error = expectErrorAnswer(
+          await api.call({ method: "POST", path, body }),
+          400,
+          "InvalidRequest",
+        );
         expect(detailPaths(error), `${path} ${JSON.stringify(body)}`).toEqual(["token"]);
       }
       const error = expectErrorAnswer(
@@ -589,7 +648,9 @@ describe("callbacks through the API", () => {
       "Conflict",
     );
     // The callback still waits.
-    expect((await api.call({ method: "POST", path: "/callbacks/heartbeat", body: { token } })).status).toBe(202);
+    expect((await api.call({ method: "POST", path: "/callbacks/heartbeat", body: { token } })).status).toBe(
+      202,
+    );
   });
 });
 

@@ -39,15 +39,21 @@ afterAll(() => runtime?.stop());
 
 /** runCli in-process with captured streams. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: { write: (chunk: string) => ((stdout += chunk), true) } as unknown as CliIo["stdout"],
-    stderr: { write: (chunk: string) => ((stderr += chunk), true) } as unknown as CliIo["stderr"],
+  const out: string[] = [];
+  const err: string[] = [];
+  const stream = (into: string[]) => ({
+    write: (chunk: string) => {
+      into.push(chunk);
+      return true;
+    },
+  });
+  const io = {
+    stdout: stream(out),
+    stderr: stream(err),
     env: { NO_COLOR: "1" },
-  };
+  } as unknown as CliIo;
   const code = await runCli([...args, "--api", runtime.url], io);
-  return { code, stdout, stderr };
+  return { code, stdout: out.join(""), stderr: err.join("") };
 }
 
 /** A callback node waiting in a new execution of cli-approval, and its token. */
@@ -85,7 +91,9 @@ describe("weft workers", () => {
     const lines = table.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^WORKER\s+POOL\s+STATUS\s+TASKS\s+LAST HEARTBEAT$/);
     expect(lines.slice(1).sort()).toEqual([
-      expect.stringMatching(/^cli-gpu-1\s+cli-gpu\s+healthy\s+1\/2\s+\d{4}-\d\d-\d\dT[\d:.]+Z \(\d+ms ago\)$/),
+      expect.stringMatching(
+        /^cli-gpu-1\s+cli-gpu\s+healthy\s+1\/2\s+\d{4}-\d\d-\d\dT[\d:.]+Z \(\d+ms ago\)$/,
+      ),
       expect.stringMatching(/^cli-idle\s+elsewhere\s+healthy\s+0\/1\s+\d{4}-/),
     ]);
 
@@ -116,9 +124,9 @@ describe("weft workers", () => {
     const controller = new AbortController();
     const began = Date.now();
     setTimeout(() => controller.abort(new Error("shutting down")), 100);
-    await expect(client.pollTask("cli-aborted", { waitSeconds: 20, signal: controller.signal })).rejects.toThrow(
-      "shutting down",
-    );
+    await expect(
+      client.pollTask("cli-aborted", { waitSeconds: 20, signal: controller.signal }),
+    ).rejects.toThrow("shutting down");
     expect(Date.now() - began).toBeLessThan(5000);
     await client.deregisterWorker("cli-aborted");
   });
@@ -166,9 +174,8 @@ describe("weft callback", () => {
 
     const view = await api.waitForEnd(executionId);
     expect(view.status).toBe("SUCCEEDED");
-    expect(Object.is((view.nodes.find((n) => n.id === "approve")?.output as { ratio: number }).ratio, -0)).toBe(
-      true,
-    );
+    const approved = view.nodes.find((n) => n.id === "approve")?.output as { ratio?: number } | undefined;
+    expect(Object.is(approved?.ratio, -0)).toBe(true);
   });
 
   it("complete without --output gives the node a null output", async () => {
@@ -226,7 +233,9 @@ describe("weft callback", () => {
   it("a token the API never gave: exit 1 with the API's 400, naming the field", async () => {
     const result = await cli(["callback", "heartbeat", "--token", "not-a-token", "--json"]);
     expect(result.code).toBe(1);
-    const { error } = JSON.parse(result.stdout) as { error: { code: string; details: Array<{ path: string }> } };
+    const { error } = JSON.parse(result.stdout) as {
+      error: { code: string; details: Array<{ path: string }> };
+    };
     expect(error.code).toBe("InvalidRequest");
     expect(error.details.map((d) => d.path)).toEqual(["token"]);
   });
@@ -234,12 +243,24 @@ describe("weft callback", () => {
 
 describe("weft --help", () => {
   it("lists the worker and callback commands with their flags", () => {
-    for (const name of ["workers", "callback complete", "callback fail", "callback heartbeat"])
+    for (const name of ["workers", "worker", "callback complete", "callback fail", "callback heartbeat"])
       expect(COMMANDS.map((c) => c.name)).toContain(name);
     expect(USAGE).toContain("  workers\n      the registered external workers");
     expect(USAGE).toContain("  callback complete --token T [--output JSON|@file]\n");
     expect(USAGE).toContain("  callback fail --token T [--error-name N] [--error-message M] [--retryable]\n");
     expect(USAGE).toContain("  callback heartbeat --token T\n");
+  });
+
+  it("routes `weft worker` to its own command and flags", async () => {
+    const help = await cli(["worker", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: weft worker --pool POOL --tasks DIR/);
+    const missing = await cli(["worker", "--tasks", "tasks"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('"worker" needs --pool POOL');
+    const notFirst = await cli(["--json", "worker"]);
+    expect(notFirst.code).toBe(2);
+    expect(notFirst.stderr).toContain('"worker" must come first');
   });
 
   it("renders an empty fleet and stale or dead workers", () => {

@@ -1,6 +1,7 @@
 import { Duration } from "aws-cdk-lib";
 import { Match } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
+import { MAX_POLL_SECONDS } from "../../../shared/engine/external.js";
 import { baseSynth, KINDS, resource, resourcesOfType, synthWeft } from "../fixture.js";
 
 export function functionsSuite(): void {
@@ -79,6 +80,8 @@ export function functionsSuite(): void {
       expect(props("worker")).toMatchObject({ MemorySize: 1024, Timeout: 300 });
       expect(props("sweeper")).toMatchObject({ MemorySize: 512, Timeout: 55 });
       expect(props("dlq")).toMatchObject({ MemorySize: 512, Timeout: 60 });
+      // The longest worker poll (POST /workers/{id}/poll) waits this long, then answers, in time.
+      expect(props("api").Timeout as number).toBeGreaterThan(MAX_POLL_SECONDS + 5);
     });
 
     it("depends on its policy but not redundantly on its role", () => {
