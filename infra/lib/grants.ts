@@ -15,8 +15,9 @@ import type { WeftFunction, WeftFunctionKind } from "./functions.js";
  *
  * DynamoDB, on the table (shared/adapters/dynamo): GetItem, Query (a workflow's latest version, an
  * execution's nodes and history, the dead letters, the worker registry, a pool's offers),
- * BatchGetItem (nodes, arrival shards, execution pages), UpdateItem, PutItem (executions, versions,
- * the sweeper's lease, dead letters, workers, the worker function's offers to a pool),
+ * BatchGetItem (nodes, arrival shards, execution pages), UpdateItem (workers among the rest),
+ * PutItem (executions, versions, the sweeper's lease, dead letters, the worker function's offers to
+ * a pool),
  * ConditionCheckItem (a transaction's check: a cancellation fenced on its execution ending, a
  * reclaimed idempotency key), DeleteItem (the api only: a redriven dead letter, a deregistered
  * worker, an offer a poll takes or withdraws). TransactWriteItems is authorized as its items'
