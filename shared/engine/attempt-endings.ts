@@ -25,8 +25,8 @@ export class AttemptEndings {
   ) {}
 
   /**
-   * The attempt's handler gave `output`: the node completes — fenced on the lease, and refused once
-   * it was told to stop, which then ends it CANCELLED — and its dependants go on. Answers what the
+   * The attempt's handler gave `output`: the node completes and its dependants go on
+   * (completeAttempt); refused because it was told to stop, it ends CANCELLED. Answers what the
    * propagation leaves for this invocation to run (a continuation), if anything.
    */
   async complete(
@@ -38,19 +38,18 @@ export class AttemptEndings {
     output: Payload,
     options: { keepOne?: boolean; arrivals?: ArrivalBatcher } = {},
   ): Promise<ByMessage | undefined> {
-    const now = this.ctx.clock.now();
-    const done = await this.ctx.store.transitionNode(
-      execution.executionId,
-      node.id,
-      // A node told to stop must not complete, even when it finished before its next heartbeat.
-      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
-      { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
-      nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt),
+    const done = await completeAttempt(
+      this.ctx,
+      this.propagation,
+      execution,
+      graph,
+      node,
+      record,
+      lease,
+      output,
+      options,
     );
-    if (done.ok) {
-      await publishNodeEvent(this.ctx, execution, graph, "Node Completed", node.id, record.attempt);
-      return this.propagation.afterCompletion(execution, graph, node, { recovery: false, ...options });
-    }
+    if (done.ok) return done.next;
     if (isCancelRequested(done.current, lease)) await this.stopCancelled(execution, node, record, lease);
     else
       this.ctx.logger.warn("completion refused: the lease passed to another attempt", {
@@ -245,4 +244,40 @@ export function isCancelRequested(current: NodeRecord | undefined, lease: Lease)
   return (
     current?.status === "RUNNING" && current.lease?.token === lease.token && current.cancelRequested === true
   );
+}
+
+/**
+ * The completion write of an attempt — fenced on its lease, and refused once it was told to stop,
+ * even when it finished before its next heartbeat — then its lifecycle event and its dependants.
+ * `detail` goes on its NodeCompleted event (a map's counts, a child's id).
+ */
+export async function completeAttempt(
+  ctx: EngineContext,
+  propagation: Propagation,
+  execution: ExecutionRecord,
+  graph: WorkflowGraph,
+  node: GraphNode,
+  record: NodeRecord,
+  lease: Lease,
+  output: Payload,
+  options: { keepOne?: boolean; arrivals?: ArrivalBatcher; detail?: Record<string, unknown> } = {},
+): Promise<{ ok: true; next: ByMessage | undefined } | { ok: false; current: NodeRecord | undefined }> {
+  const now = ctx.clock.now();
+  const { detail, ...propagationOptions } = options;
+  const done = await ctx.store.transitionNode(
+    execution.executionId,
+    node.id,
+    { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+    { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
+    nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, detail),
+  );
+  if (!done.ok) return { ok: false, current: done.current };
+  await publishNodeEvent(ctx, execution, graph, "Node Completed", node.id, record.attempt);
+  return {
+    ok: true,
+    next: await propagation.afterCompletion(execution, graph, node, {
+      recovery: false,
+      ...propagationOptions,
+    }),
+  };
 }

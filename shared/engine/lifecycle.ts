@@ -62,7 +62,13 @@ export function executionLifecycleEvent(execution: ExecutionRecord, error?: Erro
 /** A node-level EventBridge event; published only for workflows with `events.nodes: true`. */
 export function nodeLifecycleEvent(
   execution: ExecutionRecord,
-  detailType: "Node Started" | "Node Completed" | "Node Retry Scheduled" | "Node Failed" | "Node Skipped",
+  detailType:
+    | "Node Started"
+    | "Node Completed"
+    | "Node Retry Scheduled"
+    | "Node Failed"
+    | "Node Skipped"
+    | "Node Waiting For Callback",
   nodeId: string,
   attempt: number,
   error?: ErrorInfo,
@@ -91,18 +97,8 @@ export function callbackWaitingEvent(
   callbackToken: string,
   timeoutSeconds: number,
 ): LifecycleEvent {
-  return {
-    detailType: "Node Waiting For Callback",
-    detail: {
-      executionId: execution.executionId,
-      workflow: execution.workflow,
-      version: execution.version,
-      nodeId,
-      attempt,
-      callbackToken,
-      timeoutSeconds,
-    },
-  };
+  const event = nodeLifecycleEvent(execution, "Node Waiting For Callback", nodeId, attempt);
+  return { ...event, detail: { ...event.detail, callbackToken, timeoutSeconds } };
 }
 
 /** Publishes a node lifecycle event when the workflow's definition asks for node events. */

@@ -10,9 +10,9 @@ import type { Payload } from "../domain/payload.js";
 import type { CompositeState, ExecutionRecord, HistoryEvent, Lease, NodeRecord } from "../domain/records.js";
 import type { Outcome } from "../ports.js";
 import { loadValues } from "./attempt.js";
+import { completeAttempt } from "./attempt-endings.js";
 import type { EngineContext } from "./context.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
-import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { expressionScope } from "./prepare.js";
 import { loadDeps, type Propagation } from "./propagation.js";
 
@@ -107,15 +107,5 @@ export async function completeWaiting(
   output: Payload,
   detail: Record<string, unknown>,
 ): Promise<void> {
-  const now = ctx.clock.now();
-  const done = await ctx.store.transitionNode(
-    execution.executionId,
-    node.id,
-    { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
-    { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
-    nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, detail),
-  );
-  if (!done.ok) return;
-  await publishNodeEvent(ctx, execution, graph, "Node Completed", node.id, record.attempt);
-  await propagation.afterCompletion(execution, graph, node, { recovery: false });
+  await completeAttempt(ctx, propagation, execution, graph, node, record, lease, output, { detail });
 }
