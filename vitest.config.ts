@@ -6,7 +6,9 @@ export default defineConfig({
     // Starts the emulators once for the whole run (WEFT_TEST_EMULATOR: moto by default,
     // dynamodb-local or localstack; WEFT_TEST_ENDPOINT for one already running); see
     // test/setup/emulators.ts and docs/testing.md.
-    globalSetup: ["test/setup/emulators.ts"],
+    // The web console's build (console/dist) too, when missing or stale: the runtimes the tests start
+    // serve it, and test/console drives it in Chromium.
+    globalSetup: ["test/setup/emulators.ts", "test/console/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two-core machines: two forked workers; moto runs beside them in its own process.

@@ -59,6 +59,10 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       log.ddb.writeUnits += 6;
       return store.putWorkflowVersion(record);
     },
+    listWorkflows: async (page) => {
+      read("DynamoDB.Query");
+      return store.listWorkflows(page);
+    },
     createExecution: async (record, event) => {
       if (record.idempotencyKey === undefined) write("DynamoDB.PutItem");
       else {

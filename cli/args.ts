@@ -6,6 +6,8 @@ import { parseJsonText } from "./json.js";
 
 export const DEFAULT_API_URL = "http://127.0.0.1:3000";
 export const DEFAULT_INTERVAL_MS = 500;
+/** Where `weft console` listens by default (127.0.0.1). */
+export const DEFAULT_CONSOLE_PORT = 3001;
 
 const OPTIONS = {
   api: { type: "string" },
@@ -32,6 +34,7 @@ const OPTIONS = {
   "error-name": { type: "string" },
   "error-message": { type: "string" },
   retryable: { type: "boolean" },
+  port: { type: "string" },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -123,6 +126,28 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [0, 0],
   },
   {
+    name: "workflows",
+    args: "[--limit N] [--next TOKEN]",
+    summary: "the registered workflows by name: latest version, when created, description",
+    options: ["limit", "next"],
+    positionals: [0, 0],
+  },
+  {
+    name: "show",
+    args: "WORKFLOW [--version N]",
+    summary:
+      "a workflow's definition, readable: each node's type, dependsOn, fanIn, when, retry, runsOn… (--json: the definition as registered)",
+    options: ["version"],
+    positionals: [1, 1],
+  },
+  {
+    name: "console",
+    args: "[--port P]",
+    summary: `the web console on http://127.0.0.1:P (default ${DEFAULT_CONSOLE_PORT}) for the API of --api, each call signed with your AWS credentials (SigV4) unless the API is on loopback; runs until Ctrl-C`,
+    options: ["port"],
+    positionals: [0, 0],
+  },
+  {
     name: "dlq list",
     args: "[--limit N] [--next TOKEN]",
     summary: "dead-lettered work with its error",
@@ -199,6 +224,7 @@ global options:
   --token T       a callback node's token: GET /executions/{id} (\`weft status ID --json\`) shows it
                   while the node waits, as does its \`Node Waiting For Callback\` event
   --output takes JSON text, @FILE or @- as --input does (at most 5 MiB).
+  --port P        the port \`weft console\` listens on, on 127.0.0.1 (default ${DEFAULT_CONSOLE_PORT}; 0 picks a free one)
 
 exit codes:
   0  success (watch/run: the execution SUCCEEDED)

@@ -24,6 +24,7 @@ import {
   type WorkerRegistered,
   type WorkersPage,
   type WorkflowResponse,
+  type WorkflowsPage,
 } from "../shared/http/contract.js";
 import { ApiError, CliError, UnreachableError } from "./errors.js";
 import { isLoopback, type RequestSigner } from "./signing.js";
@@ -51,7 +52,9 @@ export type {
   WorkerHeartbeatResponse,
   WorkerRegistered,
   WorkersPage,
+  WorkflowListItem,
   WorkflowResponse,
+  WorkflowsPage,
 } from "../shared/http/contract.js";
 /** One history event as the API answers it. */
 export type HistoryEventView = EventsPage["events"][number];
@@ -92,8 +95,17 @@ export class WeftClient {
     this.uploadTimeoutMs = options.uploadTimeoutMs ?? 300_000;
   }
 
+  /** True when every call is signed (SigV4) for a deployed API. */
+  get signs(): boolean {
+    return this.signer !== undefined;
+  }
+
   registerWorkflow(definition: unknown): Promise<{ status: number; body: RegisterResponse }> {
     return this.call("registerWorkflow", {}, { body: definition });
+  }
+
+  async listWorkflows(query: { limit?: number; next?: string } = {}): Promise<WorkflowsPage> {
+    return (await this.call("listWorkflows", {}, { query })).body;
   }
 
   async getWorkflow(name: string, version?: number): Promise<WorkflowResponse> {
@@ -293,6 +305,49 @@ export class WeftClient {
 
   async heartbeatCallback(token: string): Promise<SettledResponse> {
     return (await this.call("heartbeatCallback", {}, { body: { token } })).body;
+  }
+
+  /**
+   * Sends a request as it came (`weft console`'s proxy: the browser's calls), signed as every other
+   * call when this client signs, and answers the API's response as it is: status, content type and
+   * body, errors included. Throws only when no answer came (UnreachableError).
+   */
+  async forward(request: {
+    method: string;
+    /** Path and query string, e.g. `/executions?status=FAILED`. */
+    target: string;
+    body?: string;
+    contentType?: string;
+  }): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+    const url = new URL(`${this.baseUrl}${request.target}`);
+    let headers: Record<string, string> = { accept: "application/json" };
+    if (request.body !== undefined) headers["content-type"] = request.contentType ?? "application/json";
+    if (this.signer) {
+      headers = await this.signer({
+        method: request.method,
+        url,
+        headers,
+        ...(request.body === undefined ? {} : { body: request.body }),
+      });
+    }
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: request.method,
+        headers,
+        ...(request.body === undefined ? {} : { body: request.body }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      throw new UnreachableError(unreachableMessage(this.baseUrl, error));
+    }
+    const body = Buffer.from(await response.arrayBuffer());
+    const answered: Record<string, string> = {};
+    for (const name of ["content-type", "allow", "retry-after"]) {
+      const value = response.headers.get(name);
+      if (value !== null) answered[name] = value;
+    }
+    return { status: response.status, headers: answered, body };
   }
 
   /**

@@ -1,6 +1,13 @@
 /** The commands. Each returns the process's exit code; errors are thrown as CliError and reported by main. */
 import type { ExecutionStatus } from "../shared/domain/records.js";
-import { DEFAULT_INTERVAL_MS, integerOption, type OptionValues, readInput, readJsonFile } from "./args.js";
+import {
+  DEFAULT_CONSOLE_PORT,
+  DEFAULT_INTERVAL_MS,
+  integerOption,
+  type OptionValues,
+  readInput,
+  readJsonFile,
+} from "./args.js";
 import { type ExecutionView, type InputSource, JsonText, type WeftClient } from "./client.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import { DIRECT_INPUT_BYTES, type EncodedInput, encodeInput, sendInput } from "./input.js";
@@ -9,10 +16,12 @@ import {
   formatSize,
   paint,
   renderDeadLetters,
+  renderDefinition,
   renderEvent,
   renderExecution,
   renderExecutionList,
   renderWorkers,
+  renderWorkflows,
   type Style,
   statusText,
   TERMINAL_EXECUTION,
@@ -291,6 +300,35 @@ const list: Command = async (ctx) => {
   return EXIT.ok;
 };
 
+const workflows: Command = async (ctx) => {
+  const limit = integerOption("limit", ctx.values.limit, 1);
+  const page = await ctx.client().listWorkflows({
+    ...(limit === undefined ? {} : { limit }),
+    ...(ctx.values.next === undefined ? {} : { next: ctx.values.next }),
+  });
+  ctx.emit(page);
+  ctx.print(renderWorkflows(ctx.style, page.workflows));
+  if (page.next !== undefined && !ctx.json) ctx.note(`more: add --next ${page.next}`);
+  return EXIT.ok;
+};
+
+/** `weft show NAME`: readable; `--json`: the definition exactly as registered (register takes it back). */
+const show: Command = async (ctx, [name]) => {
+  const version = integerOption("version", ctx.values.version, 1);
+  const workflow = await ctx.client().getWorkflow(name as string, version);
+  ctx.emit(workflow.definition);
+  ctx.print(renderDefinition(ctx.style, workflow));
+  return EXIT.ok;
+};
+
+/** `weft console`: loaded only for it (it serves files and proxies). */
+const consoleCommand: Command = async (ctx) => {
+  const port = integerOption("port", ctx.values.port, 0) ?? DEFAULT_CONSOLE_PORT;
+  if (port > 65_535) throw new UsageError(`--port must be at most 65535, got "${ctx.values.port}"`);
+  const { runConsole } = await import("./console.js");
+  return runConsole(ctx, port);
+};
+
 const dlqList: Command = async (ctx) => {
   const limit = integerOption("limit", ctx.values.limit, 1);
   const page = await ctx.client().listDeadLetters({
@@ -397,6 +435,9 @@ export const HANDLERS: Record<string, Command> = {
   cancel,
   trigger,
   list,
+  workflows,
+  show,
+  console: consoleCommand,
   "dlq list": dlqList,
   "dlq redrive": dlqRedrive,
   workers,

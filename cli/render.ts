@@ -9,6 +9,7 @@ import type {
   NodeView,
   PayloadReference,
   WorkerView,
+  WorkflowListItem,
   WorkflowResponse,
 } from "./client.js";
 
@@ -349,4 +350,80 @@ export function renderWorkers(style: Style, items: WorkerView[], now: number): s
     ].join("  ");
   });
   return [header, ...rows].join("\n");
+}
+
+/** `weft workflows`: one row per workflow — name, latest version, when created, description. */
+export function renderWorkflows(style: Style, items: WorkflowListItem[]): string {
+  if (items.length === 0) return "no workflows registered";
+  const nameWidth = Math.max(4, ...items.map((w) => w.name.length));
+  const header = paint(
+    style,
+    "bold",
+    `${"NAME".padEnd(nameWidth)}  ${"LATEST".padEnd(6)}  ${"CREATED".padEnd(24)}  DESCRIPTION`,
+  );
+  const rows = items.map((workflow) =>
+    [
+      workflow.name.padEnd(nameWidth),
+      `v${workflow.latestVersion}`.padEnd(6),
+      workflow.createdAt.padEnd(24),
+      paint(style, "gray", oneLine(workflow.description ?? "", 60)),
+    ]
+      .join("  ")
+      .trimEnd(),
+  );
+  return [header, ...rows].join("\n");
+}
+
+/** A JSON value on one line, cut at `max` characters. */
+function compact(value: unknown, max = 160): string {
+  return oneLine(JSON.stringify(value) ?? "undefined", max);
+}
+
+/**
+ * `weft show`: a definition, readable — the workflow's settings, then each node with what it
+ * runs, what it waits for (dependsOn, fanIn), when it runs, and how (retry, timeouts, placement).
+ */
+export function renderDefinition(style: Style, workflow: WorkflowResponse): string {
+  const definition = workflow.definition;
+  const lines = [
+    `${paint(style, "bold", `workflow ${workflow.name}`)}  version ${workflow.version}  registered ${workflow.createdAt}  ${paint(style, "gray", `hash ${workflow.definitionHash.slice(0, 12)}`)}`,
+  ];
+  if (definition.description !== undefined) lines.push(definition.description);
+  const setting = (name: string, value: string) => `  ${paint(style, "gray", name.padEnd(12))}${value}`;
+  const settings = [
+    definition.defaults !== undefined && setting("defaults", compact(definition.defaults)),
+    definition.timeoutSeconds !== undefined &&
+      setting("timeout", `${definition.timeoutSeconds} s (the whole execution)`),
+    definition.events !== undefined && setting("events", compact(definition.events)),
+    definition.onFailure !== undefined &&
+      setting(
+        "onFailure",
+        `${definition.onFailure.type}${definition.onFailure.params === undefined ? "" : ` ${compact(definition.onFailure.params)}`}`,
+      ),
+  ].filter((line): line is string => typeof line === "string");
+  lines.push(...settings);
+  const entries = definition.nodes
+    .filter((node) => (node.dependsOn ?? []).length === 0)
+    .map((node) => node.id);
+  lines.push("", `${definition.nodes.length} node(s), entry: ${entries.join(", ")}`);
+  for (const node of definition.nodes) {
+    lines.push("", `${paint(style, "bold", node.id)}  ${paint(style, "cyan", node.type)}`);
+    const field = (name: string, value: string) =>
+      lines.push(`  ${paint(style, "gray", name.padEnd(12))}${value}`);
+    if (node.description !== undefined) field("description", oneLine(node.description, 160));
+    if ((node.dependsOn ?? []).length > 0) {
+      field(
+        "dependsOn",
+        `${(node.dependsOn ?? []).join(", ")}${node.fanIn === undefined ? "" : `   fanIn ${node.fanIn}`}`,
+      );
+    }
+    if (node.when !== undefined) field("when", node.when);
+    if (node.params !== undefined) field("params", compact(node.params));
+    if (node.retry !== undefined) field("retry", compact(node.retry));
+    if (node.timeoutSeconds !== undefined) field("timeout", `${node.timeoutSeconds} s`);
+    if (node.heartbeatSeconds !== undefined) field("heartbeat", `${node.heartbeatSeconds} s`);
+    if (node.runsOn !== undefined) field("runsOn", compact(node.runsOn));
+    if (node.onError !== undefined) field("onError", node.onError);
+  }
+  return lines.join("\n");
 }

@@ -1,13 +1,21 @@
 /**
  * Serves an API Gateway HTTP API (payload v2) handler over node:http: each request becomes a real
  * APIGatewayProxyEventV2 (as a `$default` route delivers it), and the handler's result is written back.
+ * Beside the API it serves a folder of static files (the web console's build, console/dist) for
+ * every GET or HEAD that is not an API route: `/` is its index.html.
  */
 import { randomUUID } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+import { MalformedPathError, Router } from "../functions/api/routes.js";
 import { MEMORY_BLOB_PATH, type MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
+import { API_ROUTES, ROUTE_NAMES } from "../shared/http/contract.js";
+import { METRICS_PATH, serveMetrics } from "./metrics.js";
 
 /**
  * The api function's handler. `signal` is aborted when the client goes away before its answer (or
@@ -30,6 +38,14 @@ export interface HttpServerOptions {
   maxRequestBytes?: number;
   /** An in-memory blob store whose presigned requests this server answers (under `/_blobs/`). */
   blobs?: MemoryBlobStore;
+  /**
+   * A folder of static files served for GET and HEAD of paths that are not API routes (`/`: its
+   * index.html); a path with no file there goes to the handler (its 404). Read at each request, so
+   * the folder may appear (be built) after the server started.
+   */
+  staticDir?: string;
+  /** Prometheus text for `GET /metrics` (local/metrics.ts), a local-only route; absent: not served. */
+  metrics?: () => Promise<string>;
   onError?: (error: unknown) => void;
 }
 
@@ -191,6 +207,91 @@ async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buf
   return tooLarge ? "too-large" : Buffer.concat(chunks);
 }
 
+// ── static files (the web console) ────────────────────────────────────────────────────────────
+
+const API_ROUTER = new Router(
+  ROUTE_NAMES.map((name) => ({
+    method: API_ROUTES[name].method,
+    pattern: API_ROUTES[name].path,
+    handler: name,
+  })),
+);
+
+/** True when `pathname` is one of the contract's routes, whatever the method (the API answers it). */
+export function isApiPath(pathname: string): boolean {
+  try {
+    return API_ROUTER.match("GET", pathname).kind !== "not-found";
+  } catch (error) {
+    // A bad percent-encoding in a route's parameter: the API's own 400.
+    if (error instanceof MalformedPathError) return true;
+    throw error;
+  }
+}
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".map": "application/json; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".woff2": "font/woff2",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+/**
+ * Answers GET/HEAD `pathname` from the files under `root` (`/` → index.html): true when it did,
+ * false when there is no such file (nothing written then). Never outside `root`, never a dotfile.
+ * Built assets (`assets/`, named by their content's hash) are cached for good; the rest revalidated.
+ */
+export async function serveStatic(
+  root: string,
+  method: string,
+  pathname: string,
+  response: ServerResponse,
+): Promise<boolean> {
+  if (method !== "GET" && method !== "HEAD") return false;
+  let relative: string;
+  try {
+    relative = decodeURIComponent(pathname === "/" ? "/index.html" : pathname);
+  } catch {
+    return false;
+  }
+  if (relative.includes("\0") || relative.split("/").some((part) => part.startsWith("."))) return false;
+  const base = path.resolve(root);
+  const file = path.resolve(base, `.${relative}`);
+  if (file !== base && !file.startsWith(`${base}${path.sep}`)) return false;
+  const info = await stat(file).catch(() => undefined);
+  if (info === undefined || !info.isFile()) return false;
+  response.statusCode = 200;
+  response.setHeader(
+    "content-type",
+    CONTENT_TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream",
+  );
+  response.setHeader("content-length", info.size);
+  response.setHeader(
+    "cache-control",
+    relative.startsWith("/assets/") ? "public, max-age=31536000, immutable" : "no-cache",
+  );
+  response.setHeader("x-content-type-options", "nosniff");
+  if (method === "HEAD") {
+    response.end();
+    return true;
+  }
+  await new Promise<void>((resolve, reject) => {
+    const stream = createReadStream(file);
+    stream.once("error", reject);
+    response.once("close", () => resolve());
+    stream.pipe(response);
+  }).catch((error: unknown) => {
+    response.destroy(error instanceof Error ? error : undefined);
+  });
+  return true;
+}
+
 export function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const host = options.host ?? "127.0.0.1";
   const maxRequestBytes = options.maxRequestBytes ?? LAMBDA_PAYLOAD_BYTES;
@@ -212,6 +313,8 @@ export function startHttpServer(options: HttpServerOptions): Promise<RunningHttp
     void (async () => {
       try {
         const target = new URL(request.url ?? "/", "http://local");
+        if (options.metrics && target.pathname === METRICS_PATH && request.method === "GET")
+          return await serveMetrics(response, options.metrics);
         if (blobs && target.pathname.startsWith(MEMORY_BLOB_PATH)) {
           const blobBody = await readBody(request, PAYLOAD_LIMITS.maxBytes);
           if (blobBody === "too-large") return writeGatewayError(response, 413, "Request Entity Too Large");
@@ -223,6 +326,13 @@ export function startHttpServer(options: HttpServerOptions): Promise<RunningHttp
           );
           response.statusCode = answer.status;
           response.end(answer.body);
+          return;
+        }
+        if (
+          options.staticDir !== undefined &&
+          !isApiPath(target.pathname) &&
+          (await serveStatic(options.staticDir, request.method ?? "GET", target.pathname, response))
+        ) {
           return;
         }
         const body = await readBody(request, maxRequestBytes);

@@ -4,9 +4,13 @@
  * (moto, DynamoDB Local, LocalStack); real AWS only with `--backend aws`.
  *
  *   npm start -- [--port 3000] [--concurrency 4] [--backend memory|aws] [--sweep-interval 60] [--config FILE]
+ *
+ * The web console (console/) is served at `/`: built first (console/build.ts) when console/dist is
+ * missing or older than its sources.
  */
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { ensureConsoleBuilt } from "../console/build.js";
 import { endpointsFromEnv } from "../shared/config/env.js";
 import {
   DEFAULT_LOCAL_CONFIG_FILE,
@@ -78,6 +82,8 @@ const taskOptions =
         ),
       );
 
+const consoleState = await ensureConsoleBuilt((message) => console.log(`weft: ${message}`));
+
 const runtime = await startLocalRuntime({
   backend,
   port,
@@ -107,6 +113,11 @@ if (runtime.backend === "memory") {
   );
 }
 console.log(`weft: API listening on ${runtime.url} (worker concurrency ${concurrency ?? 4})`);
+console.log(
+  consoleState === "unavailable"
+    ? "weft: no web console (it could not be built: npm run build:console says why)"
+    : `weft: web console on ${runtime.url}/`,
+);
 console.log(
   sweepSeconds === 0
     ? "weft: sweeper off (--sweep-interval 0)"

@@ -9,6 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { ScheduledEvent } from "aws-lambda";
+import { CONSOLE_DIST } from "../console/build.js";
 import { createApiHandler } from "../functions/api/app.js";
 import { createDlqHandler } from "../functions/dlq/app.js";
 import { createSweeperHandler } from "../functions/sweeper/app.js";
@@ -52,6 +53,7 @@ import { AwsSecretStore } from "../shared/tasks/secrets-aws.js";
 import type { TaskRegistry } from "../shared/tasks/task-type.js";
 import { startHttpServer } from "./http-server.js";
 import { createLambdaContext } from "./lambda-context.js";
+import { createLocalMetrics } from "./metrics.js";
 import { DEFAULT_QUEUE_ARN, startPoller } from "./poller.js";
 import { type LocalTimer, startTimers } from "./timers.js";
 
@@ -117,6 +119,11 @@ export interface LocalRuntimeOptions {
   taskOptions?: Omit<TaskRegistryOptions, "events" | "lifecycleBusName">;
   /** Further periodic jobs, beside the sweeper. */
   timers?: readonly LocalTimer[];
+  /**
+   * The web console's built files, served at `/` and every other path that is not an API route.
+   * Default console/dist (`npm run build:console`; served once it exists); false serves none.
+   */
+  consoleDir?: string | false;
   /**
    * aws backend: endpoint for every client, or one per service (`{ dynamodb, sqs, eventbridge }`). A
    * service without one here uses AWS_ENDPOINT_URL_<SERVICE> (_DYNAMODB, _SQS, _EVENTBRIDGE), else
@@ -421,7 +428,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     backend.close();
     throw error;
   }
-  const engine = new Engine(ports, tasks, engineOptions);
+  // The engine's metrics, served at GET /metrics (local/metrics.ts), unless the ports bring their own.
+  const metrics = createLocalMetrics(backend);
+  const engine = new Engine({ ...ports, metrics: ports.metrics ?? metrics }, tasks, engineOptions);
   const withLogger = (logger: Logger | undefined) => (logger === undefined ? {} : { logger });
   // Locally a view inlines every value: no Lambda response limit stands in the way.
   const apiHandler = createApiHandler(engine, {
@@ -441,7 +450,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       port: options.port ?? 3000,
       host: options.host ?? "127.0.0.1",
       onError: (error) => onError(error, "api handler"),
+      metrics: () => metrics.render(),
       ...(backend.memoryBlobs === undefined ? {} : { blobs: backend.memoryBlobs }),
+      ...(options.consoleDir === false ? {} : { staticDir: options.consoleDir ?? CONSOLE_DIST }),
     });
     if (backend.memoryBlobs) backend.memoryBlobs.baseUrl = server.url;
   } catch (error) {

@@ -152,6 +152,16 @@ export interface Page<T> {
   next?: string;
 }
 
+/** A workflow as `listWorkflows` lists it. */
+export interface WorkflowSummary {
+  name: string;
+  latestVersion: number;
+  /** When its first version was registered (epoch ms). */
+  createdAt: number;
+  /** The latest version's `description`, when it has one. */
+  description?: string;
+}
+
 export interface ExecutionQuery {
   workflow?: string;
   status?: ExecutionStatus;
@@ -180,6 +190,11 @@ export interface Store {
   findWorkflowVersionByHash(name: string, definitionHash: string): Promise<number | undefined>;
   /** Creates `record.version`; fails if that version or that hash exists, or a later one does. */
   putWorkflowVersion(record: WorkflowVersionRecord): Promise<"created" | "conflict">;
+  /**
+   * Every registered workflow, by name in order (`limit` a page; `next` only when more follow): its
+   * latest version, when its first version was created, and the latest version's description.
+   */
+  listWorkflows(page: { limit: number; next?: string }): Promise<Page<WorkflowSummary>>;
 
   // ── executions ────────────────────────────────────────────────────────────────────────────────
   /**
@@ -328,6 +343,12 @@ export interface TaskMessage {
    * decider saw completed (node indexes), which its claim records as its inputs.
    */
   deps?: number[];
+  /**
+   * The W3C `traceparent` the message was sent in (domain/trace.ts): its trace id is the
+   * execution's. Informational — the attempt's span is derived from the execution record, which a
+   * message without it (or from before traces) leaves unchanged.
+   */
+  trace?: string;
 }
 
 export interface TaskQueue {
@@ -385,6 +406,33 @@ export interface BlobStore {
   downloadRequest(key: string, expiresInSeconds: number): Promise<PresignedRequest | undefined>;
 }
 
+/**
+ * What a metric is broken down by, beside the `service` every adapter adds. Bounded by design: no
+ * execution, node or worker id ever goes here (each distinct value is a time series, and in
+ * CloudWatch a custom metric that costs money).
+ */
+export interface MetricDimensions {
+  /** A workflow's name: as many values as registered workflows (engine/metrics.ts says where it is used). */
+  workflow?: string;
+  /** An external worker pool: as many values as pools in use. A metric with a pool is that pool's alone. */
+  pool?: string;
+}
+
+/**
+ * Operational metrics (engine/metrics.ts names them). Recording is synchronous and never fails the
+ * caller: an adapter buffers (Powertools' EMF, flushed at the end of each invocation) or keeps
+ * counts in memory (the local runtime's Prometheus registry). Never gated or faulted in simulations:
+ * it draws no ids, no randomness and reads no clock.
+ */
+export interface MetricsPort {
+  /** Adds `value` (default 1) to a counter. */
+  count(name: string, value?: number, dimensions?: MetricDimensions): void;
+  /** One sample of a distribution of durations, in milliseconds (percentiles come from these). */
+  observe(name: string, valueMs: number, dimensions?: MetricDimensions): void;
+  /** The current level of something (ready tasks, healthy workers, an age in "ms"). */
+  gauge(name: string, value: number, dimensions?: MetricDimensions, unit?: "count" | "ms"): void;
+}
+
 /** Everything the engine needs from the outside world. */
 export interface EnginePorts {
   store: Store;
@@ -393,6 +441,8 @@ export interface EnginePorts {
   events: EventPublisher;
   clock: Clock;
   ids: IdGenerator;
+  /** Operational metrics; none recorded when absent (tests, the simulation, the benchmark). */
+  metrics?: MetricsPort;
 }
 
 /** A message as a queue consumer receives it (the local runtime's poller uses this, like Lambda's event source). */

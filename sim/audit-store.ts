@@ -147,6 +147,7 @@ export class AuditStore implements Store {
   getWorkflowVersion: Delegated["getWorkflowVersion"];
   findWorkflowVersionByHash: Delegated["findWorkflowVersionByHash"];
   putWorkflowVersion: Delegated["putWorkflowVersion"];
+  listWorkflows: Delegated["listWorkflows"];
   getExecution: Delegated["getExecution"];
   listExecutions: Delegated["listExecutions"];
   getNode: Delegated["getNode"];
@@ -177,6 +178,7 @@ export class AuditStore implements Store {
     this.getWorkflowVersion = inner.getWorkflowVersion.bind(inner);
     this.findWorkflowVersionByHash = inner.findWorkflowVersionByHash.bind(inner);
     this.putWorkflowVersion = inner.putWorkflowVersion.bind(inner);
+    this.listWorkflows = inner.listWorkflows.bind(inner);
     this.getExecution = inner.getExecution.bind(inner);
     this.listExecutions = inner.listExecutions.bind(inner);
     this.getNode = inner.getNode.bind(inner);
@@ -301,9 +303,7 @@ export class AuditStore implements Store {
     await this.auditNodeWrite(executionId, nodeId, condition, patch, event, async () => {
       outcome = await this.inner.takeTask(take);
       if (outcome.ok) this.offered.get(take.task.pool)?.delete(offerKey(take.task));
-      return outcome.ok
-        ? { ok: true, record: outcome.node }
-        : { ok: false, current: outcome.node };
+      return outcome.ok ? { ok: true, record: outcome.node } : { ok: false, current: outcome.node };
     });
     return outcome!;
   }

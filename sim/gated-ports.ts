@@ -71,6 +71,19 @@ export const describeStoreCall: Describe = (method, args) => {
     }
     case "getNode":
       return ` ${a}/${b}`;
+    case "takeTask": {
+      const take = a as { task: { executionId: string; nodeId: string; attempt: number }; workerId: string; workerVersion: number };
+      return ` ${take.task.executionId}/${take.task.nodeId}#${take.task.attempt} by ${take.workerId} v${take.workerVersion}`;
+    }
+    case "offerTask":
+    case "withdrawTask": {
+      const task = a as { pool: string; executionId: string; nodeId: string; attempt: number };
+      return ` ${task.pool} ${task.executionId}/${task.nodeId}#${task.attempt}`;
+    }
+    case "releaseHold":
+      return ` ${a} ${b}`;
+    case "putWorker":
+      return ` ${(a as { workerId: string }).workerId}`;
     default:
       return typeof a === "string" ? ` ${a}` : "";
   }

@@ -74,6 +74,22 @@
  *    asked to stop) [cancel]; children are checked after their parents, and the keys rule holds
  *    for clients' executions only (a child's key is its parent attempt's).
  *
+ *  - external workers and callbacks (checkExternals below; sim/externals.ts drives them): every
+ *    write a worker's task call (heartbeat, complete, fail) made to its task's node was to the
+ *    attempt the token names, RUNNING under the token's lease — held by that worker — and fenced on
+ *    that token [external-fence]; every claim of a node placed with `runsOn` is a worker's,
+ *    registered at that moment (the audit's log of registrations) and satisfying the placement as
+ *    the checker restates it (pool, executors, capabilities, labels, allowed and forbidden
+ *    workers), a node not placed is never claimed by a worker, a placed one never by the Lambda
+ *    worker, and every handler run is in a process of the right kind [placement]; replaying claims
+ *    and ends in true write order, no worker runs more attempts at once than its registration's
+ *    maxParallel, nor more of one node (across executions) than the node's maxParallelPerWorker
+ *    [worker-limits]; every write a callback settler's call made was to the waiting attempt its
+ *    token names, fenced on it, a callback completes only by its settler's completion with the
+ *    token of that attempt, and no attempt is answered as settled twice [callback-once]; a
+ *    settlement answered as accepted was written [callback-answer]. A callback node ends as its
+ *    settler ended its last attempt (the reference takes what the settler sent), or times out.
+ *
  * The history compared with the accepted writes includes the map items' events.
  *
  * Warnings (reported, not failures): nodes left QUEUED or RUNNING in a finished execution, map
@@ -235,7 +251,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     depthRefused: 0,
     childrenOfItems: 0,
     // external workers: claims by workers (each checked against the worker's registration then),
-    // claims that filled a worker to its maxParallel, writes made with a worker's task token;
+    // claims that filled a worker to its maxParallel (or a node's maxParallelPerWorker), writes made
+    // with a worker's task token, reports answered as accepted that wrote nothing;
     // callbacks completed and failed by their settler, attempts timed out, settler's calls checked
     externalClaims: 0,
     placementsChecked: 0,
@@ -245,6 +262,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     callbacksFailed: 0,
     callbacksTimedOut: 0,
     settlementsChecked: 0,
+    reportsWithoutEffect: 0,
+    claimsAtNodeLimit: 0,
   };
   /** Each settler's call by its callId: what it sent. */
   const settlementsByCall = new Map<number, Settlement>(
@@ -1760,7 +1779,9 @@ type ExternalCount =
   | "callbacksCompleted"
   | "callbacksFailed"
   | "callbacksTimedOut"
-  | "settlementsChecked";
+  | "settlementsChecked"
+  | "reportsWithoutEffect"
+  | "claimsAtNodeLimit";
 
 /** The checker's own statement of the placement rule (domain/placement.ts placementRefusal). */
 function placementBreach(runsOn: RunsOn, worker: WorkerRecord): string | undefined {
@@ -1819,7 +1840,10 @@ function checkExternals(
   // Registrations in write order: the one in force at a seq.
   const registrations = new Map<string, Array<{ seq: number; record: WorkerRecord | undefined }>>();
   for (const w of input.audit.workerWrites)
-    registrations.set(w.workerId, [...(registrations.get(w.workerId) ?? []), { seq: w.seq, record: w.record }]);
+    registrations.set(w.workerId, [
+      ...(registrations.get(w.workerId) ?? []),
+      { seq: w.seq, record: w.record },
+    ]);
   const registrationAt = (workerId: string, seq: number) =>
     (registrations.get(workerId) ?? []).findLast((r) => r.seq < seq)?.record;
 
@@ -1854,13 +1878,22 @@ function checkExternals(
         w.nodeId,
       );
     else if (settler && before.composite?.kind !== "callback")
-      v(rule, `a ${actor.call} was accepted (write ${w.seq}) on an attempt not waiting for a callback`, w.executionId, w.nodeId);
+      v(
+        rule,
+        `a ${actor.call} was accepted (write ${w.seq}) on an attempt not waiting for a callback`,
+        w.executionId,
+        w.nodeId,
+      );
   }
 
   // [callback-once]: completions of callbacks by their settler's token, one answer per attempt.
   for (const w of writes) {
     const before = w.before;
-    if (before?.status !== "RUNNING" || before.composite?.kind !== "callback" || w.after.status !== "COMPLETED")
+    if (
+      before?.status !== "RUNNING" ||
+      before.composite?.kind !== "callback" ||
+      w.after.status !== "COMPLETED"
+    )
       continue;
     counts.callbacksCompleted++;
     const token = w.actor?.token;
@@ -1877,7 +1910,8 @@ function checkExternals(
       );
   }
   for (const w of writes)
-    if (w.patch?.error?.name === "CallbackTimedOut" && w.before?.status === "RUNNING") counts.callbacksTimedOut++;
+    if (w.patch?.error?.name === "CallbackTimedOut" && w.before?.status === "RUNNING")
+      counts.callbacksTimedOut++;
   const answered = new Map<string, Settlement[]>();
   for (const s of input.externals?.settlements ?? []) {
     if (s.kind === "heartbeat") continue;
@@ -1894,6 +1928,10 @@ function checkExternals(
         s.nodeId,
       );
   }
+  // Workers' reports answered as accepted that wrote nothing (the attempt ended between the read of
+  // its token and the write): no rule (the worker's attempt is over either way), only counted.
+  for (const r of input.externals?.reports ?? [])
+    if (r.answer === "ok" && !written.has(r.callId)) counts.reportsWithoutEffect++;
   for (const [key, list] of answered)
     if (list.length > 1)
       v(
@@ -1918,21 +1956,41 @@ function checkExternals(
     const node = nodeDefinition(w.executionId, w.nodeId);
     const runsOn = node?.runsOn;
     if (claimed && runsOn && heldAfter === undefined)
-      v("placement", `claimed by the Lambda worker (write ${w.seq}), though placed on ${runsOn.pool}`, w.executionId, w.nodeId);
+      v(
+        "placement",
+        `claimed by the Lambda worker (write ${w.seq}), though placed on ${runsOn.pool}`,
+        w.executionId,
+        w.nodeId,
+      );
     if (heldAfter === undefined || same) continue;
     counts.externalClaims++;
     if (!runsOn) {
-      v("placement", `claimed by worker ${heldAfter} (write ${w.seq}), though not placed on workers`, w.executionId, w.nodeId);
+      v(
+        "placement",
+        `claimed by worker ${heldAfter} (write ${w.seq}), though not placed on workers`,
+        w.executionId,
+        w.nodeId,
+      );
       continue;
     }
     const started = w.events.find((e) => e.type === HISTORY.nodeStarted);
     if (started?.detail?.workerId !== heldAfter)
-      v("placement", `claimed for ${heldAfter}, its NodeStarted naming ${String(started?.detail?.workerId)}`, w.executionId, w.nodeId);
+      v(
+        "placement",
+        `claimed for ${heldAfter}, its NodeStarted naming ${String(started?.detail?.workerId)}`,
+        w.executionId,
+        w.nodeId,
+      );
     if (w.actor && (w.actor.who !== heldAfter || w.actor.call !== "poll"))
       v("placement", `claimed for ${heldAfter} by ${w.actor.who}'s ${w.actor.call}`, w.executionId, w.nodeId);
     const worker = registrationAt(heldAfter, w.seq);
     if (!worker) {
-      v("placement", `claimed (write ${w.seq}) by ${heldAfter}, which was not registered then`, w.executionId, w.nodeId);
+      v(
+        "placement",
+        `claimed (write ${w.seq}) by ${heldAfter}, which was not registered then`,
+        w.executionId,
+        w.nodeId,
+      );
       continue;
     }
     counts.placementsChecked++;
@@ -1960,6 +2018,7 @@ function checkExternals(
     }
     const inSlot = [...mine.values()].filter((r) => r.slot === slot).length;
     const limit = runsOn.maxParallelPerWorker;
+    if (limit !== undefined && inSlot === limit) counts.claimsAtNodeLimit++;
     if (limit !== undefined && inSlot > limit && !reported.has(`${heldAfter} ${slot}`)) {
       reported.add(`${heldAfter} ${slot}`);
       v(

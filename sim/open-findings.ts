@@ -18,7 +18,15 @@ export interface OpenFinding {
 // regression test in test/sim/regressions.test.ts. So are the map worlds' findings K (a map's
 // `when` and skipped inputs never evaluated), L (an empty map's output not saved through Payloads)
 // and M (expression results flattened by JSON.stringify): seeds in test/sim/maps.test.ts.
-export const OPEN_FINDINGS: readonly OpenFinding[] = [];
+export const OPEN_FINDINGS: readonly OpenFinding[] = [
+  {
+    id: "N",
+    summary:
+      "a callback's settlement (completeCallback / failCallback) that reads its attempt as waiting, then loses the race to the attempt's end (a cancellation, its timeout, a retry) before its fenced write, is answered as accepted (204) though nothing was written: completeWaiting and failAttempt return quietly on a refused write; the caller believes its settlement took (it should be told 409, as a second settlement is)",
+    seeds: [34],
+    matches: (v) => v.rule === "callback-answer",
+  },
+];
 
 /** The open finding a violation is, if any. */
 export function openFindingOf(violation: Violation): OpenFinding | undefined {

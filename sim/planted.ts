@@ -4,7 +4,8 @@
  */
 import { NULL_PAYLOAD } from "../shared/domain/payload.js";
 import type { EngineOptions } from "../shared/engine/engine.js";
-import type { BlobStore, Store } from "../shared/ports.js";
+import type { BlobStore, NodeCondition, NodePatch, Store } from "../shared/ports.js";
+import type { AuditStore } from "./audit-store.js";
 
 function overrideTransition(store: Store, transitionNode: Store["transitionNode"]): Store {
   return new Proxy(store, {
@@ -196,4 +197,131 @@ export function childDepthLost(store: Store): Store {
   return overrideCreate(store, (record, event, keyed) =>
     store.createExecution(record.parent ? { ...record, depth: 1 } : record, event, keyed),
   );
+}
+
+function overrideStore<K extends keyof Store>(store: Store, name: K, method: Store[K]): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === name) return method;
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * External workers' limits broken: a take is conditioned on the worker's version as it is now, not
+ * the one whose holds were counted, so two polls of one worker racing each other both get a task
+ * past its maxParallel (or a node's maxParallelPerWorker).
+ */
+export function takeIgnoresWorkerVersion(store: Store): Store {
+  return overrideStore(store, "takeTask", async (take) => {
+    const worker = await store.getWorker(take.workerId);
+    return store.takeTask({ ...take, workerVersion: worker?.version ?? take.workerVersion });
+  });
+}
+
+/** Placement broken: an offer keeps only its pool, so any worker of the pool may take it. */
+export function offersLoseRunsOn(store: Store): Store {
+  return overrideStore(store, "offerTask", (task) =>
+    store.offerTask({ ...task, runsOn: { pool: task.runsOn.pool } }),
+  );
+}
+
+/**
+ * Fencing of external workers' reports broken in the engine itself (planted above the audit, as
+ * `WorldOptions.plantEngineStore`, so the audit records the writes as the engine made them): once
+ * a node placed on workers was claimed again, the engine's reads of it answer the earlier worker's
+ * attempt (a lagging replica read where a strong one was needed), so a zombie's stale token passes
+ * the engine's check; and reports (completions, failures) are written without their token. A
+ * zombie's report then ends the attempt another worker holds. (A store that only ignored the
+ * token is never reached: the engine refuses a stale token before it writes.)
+ */
+export function staleTokenReports(store: Store, audit: AuditStore): Store {
+  const unfenced = (condition: NodeCondition, patch: NodePatch): NodeCondition => {
+    if (condition.leaseToken === undefined || (patch.status !== "COMPLETED" && patch.status !== "FAILED"))
+      return condition;
+    const { leaseToken: _ignored, ...rest } = condition;
+    return rest;
+  };
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === "transitionNode")
+        return ((executionId, nodeId, condition, patch, event) =>
+          store.transitionNode(
+            executionId,
+            nodeId,
+            unfenced(condition, patch),
+            patch,
+            event,
+          )) satisfies Store["transitionNode"];
+      if (property === "failNode")
+        return ((executionId, nodeId, condition, patch, event) =>
+          store.failNode(
+            executionId,
+            nodeId,
+            unfenced(condition, patch),
+            patch,
+            event,
+          )) satisfies Store["failNode"];
+      if (property === "getNode")
+        return (async (executionId: string, nodeId: string) => {
+          const current = await store.getNode(executionId, nodeId);
+          const earlier = audit.nodeWrites.findLast(
+            (w) =>
+              w.executionId === executionId &&
+              w.nodeId === nodeId &&
+              w.before?.status === "RUNNING" &&
+              w.before.lease?.workerId !== undefined &&
+              w.after.lease?.token !== w.before.lease.token,
+          )?.before;
+          return current?.status === "RUNNING" && earlier && earlier.attempt < current.attempt
+            ? structuredClone(earlier)
+            : current;
+        }) satisfies Store["getNode"];
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Callbacks broken: a callback that times out is recorded COMPLETED (with null), as though it had
+ * been settled — its timeout taken for a completion.
+ */
+export function timeoutsAsCompletions(store: Store): Store {
+  const completed = (patch: NodePatch): NodePatch =>
+    patch.error?.name === "CallbackTimedOut"
+      ? {
+          status: "COMPLETED",
+          output: NULL_PAYLOAD,
+          finishedAt: patch.finishedAt ?? patch.queuedAt ?? 0,
+          lease: null,
+          error: null,
+        }
+      : patch;
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === "transitionNode")
+        return ((executionId, nodeId, condition, patch, event) =>
+          store.transitionNode(
+            executionId,
+            nodeId,
+            condition,
+            completed(patch),
+            event,
+          )) satisfies Store["transitionNode"];
+      if (property === "failNode")
+        return ((executionId, nodeId, condition, patch, event) =>
+          store.failNode(
+            executionId,
+            nodeId,
+            condition,
+            completed(patch),
+            event,
+          )) satisfies Store["failNode"];
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }

@@ -41,8 +41,12 @@ export function formatResult(result: RunResult, options: { traceLines?: number }
 /** A node's flow control, briefly: ` when{% … %}`, ` continue`, ` params{% %}`. */
 function flowOf(node: RunResult["workflows"][number]["nodes"][number]): string {
   const parts: string[] = [];
-  if (node.type === "callback") parts.push(`callback${(node.params as { timeoutSeconds?: number }).timeoutSeconds}s`);
-  if (node.runsOn) parts.push(`@${node.runsOn.pool}${node.runsOn.maxParallelPerWorker ? `×${node.runsOn.maxParallelPerWorker}` : ""}`);
+  if (node.type === "callback")
+    parts.push(`callback${(node.params as { timeoutSeconds?: number }).timeoutSeconds}s`);
+  if (node.runsOn)
+    parts.push(
+      `@${node.runsOn.pool}${node.runsOn.maxParallelPerWorker ? `×${node.runsOn.maxParallelPerWorker}` : ""}`,
+    );
   if (node.when !== undefined) parts.push(`when${node.when.replace(/\s+/g, "")}`);
   if (node.onError === "continue") parts.push("continue");
   if (node.type === "fail" && (node.params as { times?: number } | undefined)?.times !== undefined)

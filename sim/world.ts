@@ -3,8 +3,10 @@
  * triggered, cancelled) by clients that retry and reuse idempotency keys, worker invocations for every delivered message,
  * periodic and random sweeps, a dead-letter consumer — all on one MemoryStore, one MemoryBlobStore
  * (large values, at an inline threshold drawn per world) and one SimQueue,
- * driven by the deterministic scheduler with seeded faults. After the world runs out of work the
- * invariants are checked. `runWorld(seed)` is a pure function of the seed.
+ * driven by the deterministic scheduler with seeded faults. In a share of the worlds, a fleet of
+ * external workers runs the nodes placed on it and a client settles the callback nodes
+ * (sim/externals.ts). After the world runs out of work the invariants are checked.
+ * `runWorld(seed)` is a pure function of the seed.
  */
 import { MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
@@ -18,7 +20,7 @@ import { createTaskRegistry } from "../shared/tasks/builtins.js";
 import { type Actor, AuditStore } from "./audit-store.js";
 import { FakeClock, SIM_EPOCH } from "./clock.js";
 import { childLibrary, generateWorkflow } from "./dag.js";
-import { drawFleet, EXTERNAL_WORLDS, Externals, placeExternals } from "./externals.js";
+import { drawFleet, EXTERNAL_WORLDS, Externals, type Fleet, placeExternals } from "./externals.js";
 import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
 import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
@@ -42,6 +44,12 @@ export interface WorldOptions {
   seed: number;
   /** Wraps the store beneath the audit layer: how the checker's tests plant a bug. */
   plant?: (store: Store) => Store;
+  /**
+   * Wraps the store the engines use, above the audit (over the stale-read replica): a planted bug
+   * in the engine's own use of the store — what it reads, the conditions it writes with — which the
+   * audit records as the engine's.
+   */
+  plantEngineStore?: (store: Store, audit: AuditStore) => Store;
   /** Wraps the blob store beneath the gates (the checker reads the store itself): a planted bug. */
   plantBlobs?: (blobs: BlobStore) => BlobStore;
   /** Changes the world's engines' options (not the checker's view of them): a planted bug. */
@@ -53,6 +61,8 @@ export interface WorldOptions {
   plantInvocationDeadline?: (deadline: number) => number;
   /** Adjusts the drawn profile (e.g. more zombies for a test). */
   adjust?: (profile: Profile) => Profile;
+  /** Adjusts the drawn fleet of external workers, in worlds that drew one (e.g. more zombies). */
+  adjustFleet?: (fleet: Fleet) => Fleet;
   /** Keep every trace line (for printing), not only the last ones. */
   keepTrace?: boolean;
   maxSteps?: number;
@@ -81,9 +91,10 @@ export interface WorldOptions {
   /**
    * External workers and callbacks (sim/externals.ts) in a share of the worlds (default true): nodes
    * placed on a fleet of simulated workers, `callback` nodes and their settler. Off replays the
-   * worlds from before them.
+   * worlds from before them; "always": every world has them (a hunt for their findings — the worlds
+   * that draw a fleet anyway keep theirs).
    */
-  externals?: boolean;
+  externals?: boolean | "always";
 }
 
 /** The share of worlds with child workflows to call. */
@@ -227,7 +238,13 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const taskQueue: TaskQueue = { send: (messages, o) => sqs.send(messages, o) };
   const events = gatePort(new MemoryEventPublisher(), "events", scheduler, portFaults);
   const replica = withStaleReads(audit, root.fork("stale-reads"), profile.staleReads);
-  const store = gatePort<Store>(replica, "store", scheduler, portFaults, describeStoreCall);
+  const store = gatePort<Store>(
+    options.plantEngineStore ? options.plantEngineStore(replica, audit) : replica,
+    "store",
+    scheduler,
+    portFaults,
+    describeStoreCall,
+  );
   // One blob store for every engine (S3), its calls yield points with faults like any port's. Each
   // engine keeps its own cache of blob texts, as a Lambda container does.
   const blobStore = new MemoryBlobStore({ now: () => clock.now() });
@@ -277,7 +294,12 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     (options.children ?? true) && family.chance(CHILD_WORLDS) ? childLibrary(family.seed32()) : [];
   // External workers and callbacks from their own stream, so the other draws of a seed stay as they were.
   const outside = root.fork("externals");
-  const fleet = (options.externals ?? true) && outside.chance(EXTERNAL_WORLDS) ? drawFleet(outside) : undefined;
+  const hasFleet = outside.chance(EXTERNAL_WORLDS);
+  const drawnFleet =
+    options.externals === "always" || ((options.externals ?? true) && hasFleet)
+      ? drawFleet(outside)
+      : undefined;
+  const fleet = drawnFleet && options.adjustFleet ? options.adjustFleet(drawnFleet) : drawnFleet;
   const generated = Array.from({ length: profile.workflows }, (_, w) => {
     const g = generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
       flowControl: options.flowControl ?? true,

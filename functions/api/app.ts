@@ -16,12 +16,15 @@
  * InternalError only for what nobody raised on purpose (bad input is never a 500).
  */
 import { Logger } from "@aws-lambda-powertools/logger";
+import type { Metrics } from "@aws-lambda-powertools/metrics";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { ZodError } from "zod";
+import { publishMetrics } from "../../shared/adapters/metrics-powertools.js";
 import { RequestError } from "../../shared/domain/errors.js";
 import { encodeJson } from "../../shared/domain/json.js";
 import type { Engine } from "../../shared/engine/engine.js";
 import { API_ROUTES, ROUTE_NAMES, type RouteName } from "../../shared/http/contract.js";
+import { type FunctionTracing, NO_TRACING } from "../common/tracing.js";
 import { dlqHandlers } from "./dlq-routes.js";
 import { executionHandlers } from "./execution-routes.js";
 import { internalError, type Problem, problemOf } from "./problems.js";
@@ -57,6 +60,10 @@ export interface ApiHandlerOptions {
   maxBodyBytes?: number;
   /** Default: references unless `?resolve=true`, inlining at most DEFAULT_MAX_INLINE_BYTES. */
   views?: ViewSettings;
+  /** Powertools Metrics the engine records into (EMF), flushed at the end of every invocation. */
+  metrics?: Metrics;
+  /** X-Ray (functions/common/tracing.ts): the W3C trace id of a started execution annotated. Default none. */
+  tracing?: FunctionTracing;
 }
 
 /**
@@ -75,8 +82,9 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const views = options.views ?? { resolveByDefault: false, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES };
   const router = new Router(apiRoutes(engine, views));
+  const tracing = options.tracing ?? NO_TRACING;
 
-  return async (event, invocation = {}) => {
+  const handle: ApiHandler = async (event, invocation = {}) => {
     const method = event.requestContext?.http?.method ?? "GET";
     const path = routePath(event);
     try {
@@ -105,6 +113,8 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         params: match.params,
         query: event.queryStringParameters ?? {},
         body,
+        headers: lowerCaseHeaders(event.headers),
+        annotateTrace: (traceId) => tracing.annotate(traceId),
         ...(invocation.signal === undefined ? {} : { signal: invocation.signal }),
       });
       // 204: no body, hence no content-type either.
@@ -121,6 +131,13 @@ export function createApiHandler(engine: Engine, options: ApiHandlerOptions = {}
         error: error instanceof Error ? error : String(error),
       });
       return errorResponse(internalError());
+    }
+  };
+  return async (event, invocation) => {
+    try {
+      return await handle(event, invocation);
+    } finally {
+      publishMetrics(options.metrics);
     }
   };
 }
@@ -165,6 +182,14 @@ function routePath(event: APIGatewayProxyEventV2): string {
     if (raw.startsWith(`${prefix}/`)) return raw.slice(prefix.length);
   }
   return raw;
+}
+
+/** Header names in lower case (API Gateway's HTTP API sends them so already; a test event may not). */
+function lowerCaseHeaders(headers: APIGatewayProxyEventV2["headers"] | undefined): Record<string, string> {
+  const lower: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {}))
+    if (value !== undefined) lower[name.toLowerCase()] = value;
+  return lower;
 }
 
 function readBody(event: APIGatewayProxyEventV2, maxBytes: number): string | undefined {

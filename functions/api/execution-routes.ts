@@ -1,5 +1,7 @@
 /** createUpload and the execution routes: start, list, describe, trigger, cancel, events. */
+import { executionTrace, parseTraceparent } from "../../shared/domain/trace.js";
 import type { Engine } from "../../shared/engine/engine.js";
+import type { TracedCreateRequest } from "../../shared/engine/executions.js";
 import {
   cancelBodySchema,
   createExecutionBodySchema,
@@ -36,9 +38,18 @@ export function executionHandlers(engine: Engine, views: ViewSettings): RouteHan
       const { bytes } = validate(createUploadBodySchema, parseJson(body, { required: true }));
       return { status: 201, body: await engine.createUpload(bytes) };
     },
-    startExecution: async ({ body }) => {
+    startExecution: async ({ body, headers, annotateTrace }) => {
       const request = validate(createExecutionBodySchema, parseJson(body, { required: true }));
-      const summary = await engine.createExecution(request);
+      // W3C Trace Context: the execution continues the caller's trace. A malformed traceparent is
+      // ignored — the execution starts a trace of its own — never refused (shared/domain/trace.ts).
+      const given = parseTraceparent(headers?.traceparent);
+      const traced: TracedCreateRequest =
+        given === undefined ? request : { ...request, traceparent: headers?.traceparent };
+      const summary = await engine.createExecution(traced);
+      // The trace that X-Ray's segment joins: the caller's, or the new one a new execution started (an
+      // existing one, returned by its idempotency key, keeps the trace of the request that made it).
+      const traceId = given?.traceId ?? (summary.created ? executionTrace(summary).traceId : undefined);
+      if (traceId !== undefined) annotateTrace?.(traceId);
       return {
         status: summary.created ? 202 : 200,
         body: { executionId: summary.executionId, status: summary.status },

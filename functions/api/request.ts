@@ -16,6 +16,10 @@ export interface ApiRequest {
    * nothing does): a long poll stops waiting then.
    */
   signal?: AbortSignal;
+  /** The request's headers, names in lower case (repeated ones joined with commas, as API Gateway does). */
+  headers?: Record<string, string>;
+  /** Tells X-Ray the W3C trace id of what the request did (functions/common/tracing.ts); a no-op by default. */
+  annotateTrace?: (traceId: string) => void;
 }
 
 export interface ApiResponse<T = unknown> {

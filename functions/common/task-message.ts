@@ -4,15 +4,26 @@
  */
 import { z } from "zod";
 import { LIMITS } from "../../shared/domain/definition.js";
+import { isTraceparent, TRACEPARENT_MAX_LENGTH } from "../../shared/domain/trace.js";
 import type { TaskMessage } from "../../shared/ports.js";
 
-export const taskMessageSchema = z.object({
-  executionId: z.string().min(1),
-  nodeId: z.string().min(1),
-  attempt: z.number().int().nonnegative(),
-  // Node indexes: a join has fewer parents than its workflow has nodes.
-  deps: z.array(z.number().int().nonnegative()).max(LIMITS.maxNodes).optional(),
-});
+export const taskMessageSchema = z
+  .object({
+    executionId: z.string().min(1),
+    nodeId: z.string().min(1),
+    attempt: z.number().int().nonnegative(),
+    // Node indexes: a join has fewer parents than its workflow has nodes.
+    deps: z.array(z.number().int().nonnegative()).max(LIMITS.maxNodes).optional(),
+    // A W3C traceparent (shared/domain/trace.ts). One that is not is dropped, never the message: a
+    // trace only observes the work, and the attempt takes its span from the execution record anyway.
+    trace: z
+      .string()
+      .max(TRACEPARENT_MAX_LENGTH)
+      .refine(isTraceparent, "not a W3C traceparent")
+      .optional()
+      .catch(undefined),
+  })
+  .transform(({ trace, ...message }): TaskMessage => (trace === undefined ? message : { ...message, trace }));
 
 /** A record whose body is not a task message. */
 export class MalformedTaskMessageError extends Error {

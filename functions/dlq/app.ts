@@ -6,7 +6,9 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { Logger } from "@aws-lambda-powertools/logger";
+import type { Metrics } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { publishMetrics } from "../../shared/adapters/metrics-powertools.js";
 import type { Engine } from "../../shared/engine/engine.js";
 import type { TaskMessage } from "../../shared/ports.js";
 import { parseTaskMessage, receiveCountOf } from "../common/task-message.js";
@@ -15,6 +17,8 @@ export type DlqHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatc
 
 export interface DlqHandlerOptions {
   logger?: Logger;
+  /** Powertools Metrics the engine records into (EMF), flushed at the end of every invocation. */
+  metrics?: Metrics;
 }
 
 export function createDlqHandler(engine: Engine, options: DlqHandlerOptions = {}): DlqHandler {
@@ -58,9 +62,13 @@ export function createDlqHandler(engine: Engine, options: DlqHandlerOptions = {}
   return async (event, context) => {
     // One processor per invocation (see the worker): the local runtime may run invocations at once.
     const processor = new BatchProcessor(EventType.SQS);
-    return processPartialResponse(event, processRecord, processor, {
-      ...(context === undefined ? {} : { context }),
-      throwOnFullBatchFailure: false,
-    });
+    try {
+      return await processPartialResponse(event, processRecord, processor, {
+        ...(context === undefined ? {} : { context }),
+        throwOnFullBatchFailure: false,
+      });
+    } finally {
+      publishMetrics(options.metrics);
+    }
   };
 }

@@ -1,15 +1,24 @@
 /** Lambda entry point of the DLQ consumer (SQS event source on the dead-letter queue, ReportBatchItemFailures). */
 import { Logger } from "@aws-lambda-powertools/logger";
+import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
 import { createEngineFromEnv } from "../../shared/config/wiring.js";
+import { captureWith, TRACER_OPTIONS, traceInvocation } from "../common/tracing.js";
 import { createDlqHandler, type DlqHandler } from "./app.js";
 
+// X-Ray (functions/common/tracing.ts): a no-op outside Lambda.
+const tracer = new Tracer({ serviceName: "weft-dlq", ...TRACER_OPTIONS });
+// EMF metrics (namespace Weft), flushed by the app at the end of each invocation.
+const metrics = createPowertoolsMetrics();
 let app: DlqHandler | undefined;
 
-export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
-  if (app === undefined) {
-    const logger = new Logger({ serviceName: "weft-dlq" });
-    app = createDlqHandler(createEngineFromEnv(process.env, { logger }), { logger });
-  }
-  return app(event, context);
-};
+export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
+  traceInvocation(tracer, async () => {
+    if (app === undefined) {
+      const logger = new Logger({ serviceName: "weft-dlq" });
+      const engine = createEngineFromEnv(process.env, { logger, capture: captureWith(tracer), metrics });
+      app = createDlqHandler(engine, { logger, metrics });
+    }
+    return app(event, context);
+  });

@@ -3,7 +3,9 @@
  * one engine sweep, whose report is logged as counts. The event carries nothing it needs.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
+import type { Metrics } from "@aws-lambda-powertools/metrics";
 import type { Context, ScheduledEvent } from "aws-lambda";
+import { publishMetrics } from "../../shared/adapters/metrics-powertools.js";
 import type { Engine } from "../../shared/engine/engine.js";
 import type { SweepReport } from "../../shared/engine/sweeper.js";
 
@@ -11,6 +13,8 @@ export type SweeperHandler = (event?: ScheduledEvent, context?: Context) => Prom
 
 export interface SweeperHandlerOptions {
   logger?: Logger;
+  /** Powertools Metrics the engine records into (EMF), flushed at the end of every invocation. */
+  metrics?: Metrics;
   /** Milliseconds since some fixed point, for the logged duration. Default performance.now. */
   now?: () => number;
 }
@@ -31,6 +35,8 @@ export function createSweeperHandler(engine: Engine, options: SweeperHandlerOpti
         error: error instanceof Error ? error : String(error),
       });
       throw error;
+    } finally {
+      publishMetrics(options.metrics);
     }
     const durationMs = Math.round(now() - started);
     if (report.skipped) logger.info("sweep skipped: another sweeper holds the lease", { durationMs });

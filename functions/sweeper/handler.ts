@@ -1,16 +1,25 @@
 /** Lambda entry point of the sweeper (an EventBridge schedule invokes it every minute). */
 import { Logger } from "@aws-lambda-powertools/logger";
+import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { Context, ScheduledEvent } from "aws-lambda";
+import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
 import { createEngineFromEnv } from "../../shared/config/wiring.js";
 import type { SweepReport } from "../../shared/engine/sweeper.js";
+import { captureWith, TRACER_OPTIONS, traceInvocation } from "../common/tracing.js";
 import { createSweeperHandler, type SweeperHandler } from "./app.js";
 
+// X-Ray (functions/common/tracing.ts): a no-op outside Lambda.
+const tracer = new Tracer({ serviceName: "weft-sweeper", ...TRACER_OPTIONS });
+// EMF metrics (namespace Weft), flushed by the app at the end of each invocation.
+const metrics = createPowertoolsMetrics();
 let app: SweeperHandler | undefined;
 
-export const handler = async (event?: ScheduledEvent, context?: Context): Promise<SweepReport> => {
-  if (app === undefined) {
-    const logger = new Logger({ serviceName: "weft-sweeper" });
-    app = createSweeperHandler(createEngineFromEnv(process.env, { logger }), { logger });
-  }
-  return app(event, context);
-};
+export const handler = async (event?: ScheduledEvent, context?: Context): Promise<SweepReport> =>
+  traceInvocation(tracer, async () => {
+    if (app === undefined) {
+      const logger = new Logger({ serviceName: "weft-sweeper" });
+      const engine = createEngineFromEnv(process.env, { logger, capture: captureWith(tracer), metrics });
+      app = createSweeperHandler(engine, { logger, metrics });
+    }
+    return app(event, context);
+  });

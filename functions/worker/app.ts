@@ -4,11 +4,15 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { Logger } from "@aws-lambda-powertools/logger";
+import type { Metrics } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { publishMetrics } from "../../shared/adapters/metrics-powertools.js";
+import { parseTraceparent } from "../../shared/domain/trace.js";
 import type { Engine, Invocation } from "../../shared/engine/engine.js";
 import { invocationDeadline } from "../../shared/engine/worker-time.js";
 import type { TaskMessage } from "../../shared/ports.js";
 import { parseTaskMessage, receiveCountOf } from "../common/task-message.js";
+import { type FunctionTracing, NO_TRACING } from "../common/tracing.js";
 
 // The task message schema lives in functions/common (the DLQ function parses the same bodies).
 export { MalformedTaskMessageError, parseTaskMessage, taskMessageSchema } from "../common/task-message.js";
@@ -17,10 +21,15 @@ export type WorkerHandler = (event: SQSEvent, context?: Context) => Promise<SQSB
 
 export interface WorkerHandlerOptions {
   logger?: Logger;
+  /** Powertools Metrics the engine records into (EMF), flushed at the end of every invocation. */
+  metrics?: Metrics;
+  /** X-Ray (functions/common/tracing.ts): each record a subsegment with its W3C trace id. Default none. */
+  tracing?: FunctionTracing;
 }
 
 export function createWorkerHandler(engine: Engine, options: WorkerHandlerOptions = {}): WorkerHandler {
   const logger = options.logger ?? new Logger({ serviceName: "weft-worker" });
+  const tracing = options.tracing ?? NO_TRACING;
 
   const processRecord = async (
     record: SQSRecord,
@@ -52,7 +61,11 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
       throw error;
     }
     try {
-      await scope.handleTask(message, delivery);
+      const { executionId, nodeId, attempt } = message;
+      const traceId = parseTraceparent(message.trace)?.traceId;
+      await tracing.span("weft task", traceId, { executionId, nodeId, attempt }, () =>
+        scope.handleTask(message, delivery),
+      );
     } catch (error) {
       logger.warn("task message failed; it will be delivered again", {
         messageId: record.messageId,
@@ -80,16 +93,20 @@ export function createWorkerHandler(engine: Engine, options: WorkerHandlerOption
     // The records of a batch run at once, in one scope: their arrivals at one wide fan-in share
     // writes, and their task sends share SendMessageBatch calls.
     const invocation = { ...(deadline === undefined ? {} : { deadline }), scope: engine.invocation() };
-    return processPartialResponse(
-      event,
-      (record: SQSRecord) => processRecord(record, invocation),
-      processor,
-      {
-        ...(context === undefined ? {} : { context }),
-        // Report every failed record instead of throwing when all fail: SQS treats both alike, and the
-        // response stays the same shape for the local poller.
-        throwOnFullBatchFailure: false,
-      },
-    );
+    try {
+      return await processPartialResponse(
+        event,
+        (record: SQSRecord) => processRecord(record, invocation),
+        processor,
+        {
+          ...(context === undefined ? {} : { context }),
+          // Report every failed record instead of throwing when all fail: SQS treats both alike, and the
+          // response stays the same shape for the local poller.
+          throwOnFullBatchFailure: false,
+        },
+      );
+    } finally {
+      publishMetrics(options.metrics);
+    }
   };
 }

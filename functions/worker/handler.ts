@@ -1,15 +1,24 @@
 /** Lambda entry point of the worker (SQS event source with ReportBatchItemFailures). */
 import { Logger } from "@aws-lambda-powertools/logger";
+import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
 import { createEngineFromEnv } from "../../shared/config/wiring.js";
+import { captureWith, TRACER_OPTIONS, traceInvocation, xrayTracing } from "../common/tracing.js";
 import { createWorkerHandler, type WorkerHandler } from "./app.js";
 
+// X-Ray (functions/common/tracing.ts): a no-op outside Lambda.
+const tracer = new Tracer({ serviceName: "weft-worker", ...TRACER_OPTIONS });
+// EMF metrics (namespace Weft), flushed by the app at the end of each invocation.
+const metrics = createPowertoolsMetrics();
 let app: WorkerHandler | undefined;
 
-export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
-  if (app === undefined) {
-    const logger = new Logger({ serviceName: "weft-worker" });
-    app = createWorkerHandler(createEngineFromEnv(process.env, { logger }), { logger });
-  }
-  return app(event, context);
-};
+export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
+  traceInvocation(tracer, async () => {
+    if (app === undefined) {
+      const logger = new Logger({ serviceName: "weft-worker" });
+      const engine = createEngineFromEnv(process.env, { logger, capture: captureWith(tracer), metrics });
+      app = createWorkerHandler(engine, { logger, tracing: xrayTracing(tracer), metrics });
+    }
+    return app(event, context);
+  });

@@ -20,12 +20,13 @@ import {
   type Settings,
 } from "../../shared/config/settings.js";
 import { EXECUTION_BLOB_PREFIX, UPLOAD_PREFIX } from "../../shared/domain/payload.js";
-import { WeftAlarms } from "./alarms.js";
+import { WeftAlarms, type WeftAlarmThresholds } from "./alarms.js";
 import { type WeftApiAuthorization, WeftHttpApi } from "./api.js";
 import { DEFAULT_FUNCTION_SETTINGS, WeftFunction, type WeftFunctionKind } from "./functions.js";
 import { consumeQueue, grantWeftAccess } from "./grants.js";
 import { acknowledgeWeftNagFindings } from "./nag-suppressions.js";
 
+export type { WeftAlarmThresholds } from "./alarms.js";
 export type { WeftApiAuthorization } from "./api.js";
 
 /** Props of {@link WeftOrchestrator}. Every one is optional; the defaults suit production. */
@@ -59,6 +60,14 @@ export interface WeftOrchestratorProps {
   readonly alarmTopic?: sns.ITopic;
   /** Alarm when the oldest task message is older than this. @default 15 minutes */
   readonly oldestTaskAgeAlarmThreshold?: Duration;
+  /**
+   * Thresholds of the alarms on the task queue's depth and on weft's own metrics (namespace `Weft`,
+   * docs/observability.md), each with its default: queue depth over 100 (warning) and over 500
+   * (critical); node failure rate over 10% in 5 minutes; node wait time p90 over 60 s; a task
+   * waiting in an external worker pool over 5 minutes.
+   * @default - the defaults of each field of WeftAlarmThresholds
+   */
+  readonly alarmThresholds?: WeftAlarmThresholds;
   /** How the HTTP API authenticates callers. Never open. @default { kind: "iam" } */
   readonly authorization?: WeftApiAuthorization;
   /** Steady-state request rate and burst limits on the API's default stage. @default 1000 rps, 2000 burst */
@@ -445,6 +454,7 @@ export class WeftOrchestrator extends Construct {
       sweeperFunction: sweeper.function,
       dlqFunction: dlq.function,
       oldestTaskAgeThreshold: props.oldestTaskAgeAlarmThreshold ?? Duration.minutes(15),
+      ...(props.alarmThresholds ? { thresholds: props.alarmThresholds } : {}),
       ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
     });
     this.dashboard = this.alarms.dashboard;

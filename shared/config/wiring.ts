@@ -3,6 +3,7 @@
  * No engine logic lives here.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
+import type { Metrics } from "@aws-lambda-powertools/metrics";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { LambdaClient } from "@aws-sdk/client-lambda";
@@ -14,6 +15,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { taskModules } from "../../tasks/index.js";
 import { DynamoStore, documentClient } from "../adapters/dynamo/store.js";
 import { EventBridgePublisher } from "../adapters/eventbridge/publisher.js";
+import { PowertoolsMetricsPort } from "../adapters/metrics-powertools.js";
 import { S3BlobStore } from "../adapters/s3/blobs.js";
 import { SqsTaskQueue } from "../adapters/sqs/queue.js";
 import { randomIds, systemClock } from "../adapters/system.js";
@@ -41,6 +43,12 @@ export interface AwsClientOptions {
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** Attempts per call, retries included (the SDK's default when unset). */
   maxAttempts?: number;
+  /**
+   * Instruments each client as it is made: the deployed functions pass Powertools Tracer's
+   * `captureAWSv3Client` (functions/common/tracing.ts), so every AWS call is an X-Ray subsegment.
+   * Nothing else does: the local runtime and the tests load no X-Ray at all.
+   */
+  capture?: <C>(client: C) => C;
 }
 
 /**
@@ -82,16 +90,20 @@ export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
     const endpoint = typeof options.endpoint === "string" ? options.endpoint : options.endpoint?.[service];
     return endpoint === undefined ? {} : { endpoint };
   };
-  const dynamo = new DynamoDBClient({ ...config, ...endpointOf("dynamodb") });
+  const capture = options.capture ?? (<C>(client: C) => client);
+  // The document client shares the DynamoDB client's middleware, so capturing that one covers both.
+  const dynamo = capture(new DynamoDBClient({ ...config, ...endpointOf("dynamodb") }));
   const doc = documentClient(dynamo);
-  const sqs = new SQSClient({ ...config, ...endpointOf("sqs") });
-  const eventBridge = new EventBridgeClient({ ...config, ...endpointOf("eventbridge") });
+  const sqs = capture(new SQSClient({ ...config, ...endpointOf("sqs") }));
+  const eventBridge = capture(new EventBridgeClient({ ...config, ...endpointOf("eventbridge") }));
   const s3Endpoint = endpointOf("s3");
   // Emulators on an IP address serve buckets by path (there is no bucket.127.0.0.1 host).
-  const s3 = new S3Client({ ...config, ...s3Endpoint, forcePathStyle: s3Endpoint.endpoint !== undefined });
-  const lambda = new LambdaClient({ ...config, ...endpointOf("lambda") });
-  const secretsManager = new SecretsManagerClient({ ...config, ...endpointOf("secretsmanager") });
-  const ssm = new SSMClient({ ...config, ...endpointOf("ssm") });
+  const s3 = capture(
+    new S3Client({ ...config, ...s3Endpoint, forcePathStyle: s3Endpoint.endpoint !== undefined }),
+  );
+  const lambda = capture(new LambdaClient({ ...config, ...endpointOf("lambda") }));
+  const secretsManager = capture(new SecretsManagerClient({ ...config, ...endpointOf("secretsmanager") }));
+  const ssm = capture(new SSMClient({ ...config, ...endpointOf("ssm") }));
   return {
     dynamo,
     doc,
@@ -159,16 +171,26 @@ export function engineOptionsFromConfig(config: EngineSettings, logger?: Logger)
 /**
  * The engine as a deployed function builds it: configuration from the environment, AWS ports, built-in
  * tasks, and the function's Powertools logger for the engine's own logs (a "weft-engine" one by default).
+ * `capture` instruments the AWS clients (AwsClientOptions.capture: the functions' X-Ray tracer).
  */
 export function createEngineFromEnv(
   env: Record<string, string | undefined> = process.env,
-  options: { logger?: Logger } = {},
+  options: {
+    logger?: Logger;
+    capture?: AwsClientOptions["capture"];
+    /** The function's Powertools Metrics (EMF), which the engine records into; the function flushes it. */
+    metrics?: Metrics;
+  } = {},
 ): Engine {
   const config = loadConfig(env);
   const logger = options.logger ?? new Logger({ serviceName: "weft-engine" });
-  const clients = createAwsClients(config.endpoint === undefined ? {} : { endpoint: config.endpoint });
+  const clients = createAwsClients({
+    ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+    ...(options.capture === undefined ? {} : { capture: options.capture }),
+  });
+  const ports = createAwsPorts(config, clients);
   return new Engine(
-    createAwsPorts(config, clients),
+    options.metrics === undefined ? ports : { ...ports, metrics: new PowertoolsMetricsPort(options.metrics) },
     createDeployedTaskRegistry(config, clients),
     engineOptionsFromConfig(config, logger),
   );

@@ -37,6 +37,11 @@ export interface HistoryEvent {
   nodeId?: string;
   attempt?: number;
   detail?: Record<string, unknown>;
+  /**
+   * The W3C `traceparent` of the span the event belongs to (domain/trace.ts): the execution's trace
+   * context on its start, an attempt's own span on the events that begin an attempt.
+   */
+  trace?: string;
 }
 
 export interface ExecutionRecord {
@@ -79,6 +84,11 @@ export interface ExecutionRecord {
   parent?: ParentLink;
   /** How deep in children it is: 0 for an execution started by a client. */
   depth?: number;
+  /**
+   * The W3C `traceparent` it was started in (domain/trace.ts): the caller's, its parent attempt's
+   * (a child execution), or a new trace. Each attempt of its nodes is a child span of it.
+   */
+  trace?: string;
 }
 
 /** Work that could not be done: kept for inspection and redrive (GET /dlq, POST /dlq/redrive). */

@@ -14,6 +14,7 @@ import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
+import { nodeCancelled, nodeCompleted, nodeRetried } from "./metrics.js";
 import type { ByMessage, Propagation } from "./propagation.js";
 import { sendTasks } from "./send.js";
 
@@ -107,6 +108,7 @@ export class AttemptEndings {
         return;
       }
       if (retried.ok) {
+        nodeRetried(this.ctx, record, now);
         await publishNodeEvent(this.ctx, execution, graph, "Node Retry Scheduled", node.id, attempt, error);
         const message = { executionId: execution.executionId, nodeId: node.id, attempt };
         await sendTasks(this.ctx, [{ message, notBefore: now + delayMs }]);
@@ -224,7 +226,7 @@ export class AttemptEndings {
     lease: Lease,
   ): Promise<void> {
     const now = this.ctx.clock.now();
-    await this.ctx.store.transitionNode(
+    const stopped = await this.ctx.store.transitionNode(
       execution.executionId,
       node.id,
       { status: ["RUNNING"], leaseToken: lease.token },
@@ -236,6 +238,7 @@ export class AttemptEndings {
       },
       nodeEvent(HISTORY.nodeCancelled, now, node.id, record.attempt),
     );
+    if (stopped.ok) nodeCancelled(this.ctx);
   }
 }
 
@@ -272,6 +275,7 @@ export async function completeAttempt(
     nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, detail),
   );
   if (!done.ok) return { ok: false, current: done.current };
+  nodeCompleted(ctx, done.record, now);
   await publishNodeEvent(ctx, execution, graph, "Node Completed", node.id, record.attempt);
   return {
     ok: true,

@@ -13,6 +13,7 @@
 import type { GraphNode } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import { attemptTrace } from "../domain/trace.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { EngineContext } from "./context.js";
 import { prepareRun } from "./prepare.js";
@@ -93,6 +94,7 @@ export async function runAttempt(
             nodeId: node.id,
             attempt: record.attempt,
             idempotencyKey: attemptKey(execution.executionId, node.id, record.attempt),
+            trace: attemptTrace(execution, node.id, record.attempt),
             signal: controller.signal,
             deadline,
             sleep: (ms) => clock.sleep(ms, controller.signal),

@@ -13,11 +13,12 @@ import { conflict, RetryableError, TerminalError } from "../domain/errors.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import { attemptTrace } from "../domain/trace.js";
 import { type HeldAttempt, readAttempt } from "./attempt-token-reads.js";
 import type { FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { TaskErrorReport } from "./external.js";
-import { callbackWaitingEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import { callbackWaitingEvent, HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
 
@@ -57,9 +58,12 @@ export class Callbacks {
       node.id,
       lease,
       state,
-      nodeEvent(HISTORY.callbackWaiting, now, node.id, record.attempt, {
-        timeoutSeconds: params.timeoutSeconds,
-      }),
+      traced(
+        nodeEvent(HISTORY.callbackWaiting, now, node.id, record.attempt, {
+          timeoutSeconds: params.timeoutSeconds,
+        }),
+        attemptTrace(execution, node.id, record.attempt),
+      ),
       dueAt,
     );
     if (!waiting.ok) return; // told to stop first: its cancellation ends it

@@ -16,9 +16,10 @@ import { PayloadError } from "../domain/json.js";
 import type { Payload } from "../domain/payload.js";
 import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
+import { attemptTrace, executionTrace } from "../domain/trace.js";
 import type { EngineContext } from "./context.js";
 import type { Executions } from "./executions.js";
-import { HISTORY, nodeEvent } from "./lifecycle.js";
+import { HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 import { sendTasks } from "./send.js";
 import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
@@ -66,6 +67,8 @@ export class ChildWorkflows {
         idempotencyKey: childKey(execution.executionId, node.id, record.attempt),
         parent: { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt },
         depth,
+        // The child continues its parent's trace: a child span of this attempt's.
+        traceparent: attemptTrace(execution, node.id, record.attempt).traceparent,
       });
       childId = child.executionId;
     } catch (error) {
@@ -80,7 +83,10 @@ export class ChildWorkflows {
       node.id,
       lease,
       state,
-      nodeEvent(HISTORY.childStarted, now, node.id, record.attempt, { childExecutionId: childId }),
+      traced(
+        nodeEvent(HISTORY.childStarted, now, node.id, record.attempt, { childExecutionId: childId }),
+        attemptTrace(execution, node.id, record.attempt),
+      ),
     );
     if (!waiting.ok) {
       // Told to stop (or no longer this attempt's) before it waited: the child is not wanted.
@@ -191,5 +197,7 @@ function asTaskError(node: GraphNode, error: unknown): unknown {
 export async function notifyParent(ctx: EngineContext, child: ExecutionRecord): Promise<void> {
   if (!child.parent) return;
   const { executionId, nodeId, attempt } = child.parent;
-  await sendTasks(ctx, [{ message: { executionId, nodeId, attempt } }]);
+  // Sent in the child's trace context, which continues the parent's (the same trace id).
+  const trace = executionTrace(child).traceparent;
+  await sendTasks(ctx, [{ message: { executionId, nodeId, attempt, trace } }]);
 }

@@ -2,7 +2,7 @@
 
 import { notFound } from "../domain/errors.js";
 import { type CompileOptions, compileGraph, type WorkflowGraph } from "../domain/graph.js";
-import type { EnginePorts } from "../ports.js";
+import type { EnginePorts, MetricsPort } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import type { FanInSettings } from "./dispatch-mode.js";
 import type { Payloads } from "./payloads.js";
@@ -29,6 +29,8 @@ export interface SweepSettings {
 export const DEFAULT_SWEEP: SweepSettings = { firstCheckMs: 120_000, idleMs: 300_000, graceMs: 120_000 };
 
 export interface EngineContext extends EnginePorts {
+  /** The port's, or NO_METRICS (engine/metrics.ts) when the ports have none. */
+  metrics: MetricsPort;
   tasks: TaskRegistry;
   graphs: GraphCache;
   leaseMs: number;

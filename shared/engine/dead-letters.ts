@@ -14,6 +14,7 @@ import type { EngineContext } from "./context.js";
 import { dispatchMode, fanInSource, unclaimedConditions } from "./dispatch-mode.js";
 import { outcomeIn } from "./fan-in.js";
 import { executionEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import { deadLetterRecorded } from "./metrics.js";
 import type { Propagation } from "./propagation.js";
 
 export interface RedriveResult {
@@ -50,6 +51,7 @@ export class DeadLetters {
       at,
       reason: "terminal",
     });
+    deadLetterRecorded(this.ctx);
   }
 
   /** A message SQS dead-lettered: fail its node (and so the execution), and keep it for redrive. */
@@ -99,6 +101,8 @@ export class DeadLetters {
       reason: "poison",
       receiveCount: delivery.receiveCount,
     });
+    // Counted again when a redelivery records it again (its first recording was cut short).
+    deadLetterRecorded(this.ctx);
     if (failed.ok) await this.propagation.afterNodeFailed(execution, graph, node, error);
   }
 

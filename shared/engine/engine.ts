@@ -23,6 +23,7 @@ import type {
   TaskErrorReport,
   WorkerView,
 } from "./external.js";
+import { countingExecutionEvents, NO_METRICS } from "./metrics.js";
 import type { ViewOptions } from "./payload-views.js";
 import { DEFAULT_PAYLOAD_SETTINGS, type PayloadSettings, Payloads } from "./payloads.js";
 import { Propagation } from "./propagation.js";
@@ -102,6 +103,9 @@ export class Engine {
     );
     this.ctx = {
       ...ports,
+      // With a metrics port, the execution counters are kept where lifecycle events leave (metrics.ts).
+      ...(ports.metrics ? { events: countingExecutionEvents(ports.events, ports.metrics) } : {}),
+      metrics: ports.metrics ?? NO_METRICS,
       tasks,
       graphs: new GraphCache(ports, {
         ...(options.defaultMaxAttempts === undefined

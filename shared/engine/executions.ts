@@ -6,10 +6,11 @@ import { jsonTextDepth, PayloadError } from "../domain/json.js";
 import { composePayload, NULL_PAYLOAD, type Payload, UPLOAD_PREFIX } from "../domain/payload.js";
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
+import { executionTrace, startTrace } from "../domain/trace.js";
 import { callbackToken } from "./callbacks.js";
 import type { EngineContext } from "./context.js";
 import { keyConflict, keyedRequest } from "./idempotency.js";
-import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
+import { executionEvent, executionLifecycleEvent, HISTORY, traced } from "./lifecycle.js";
 import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
 import { continuedFailure, type Propagation } from "./propagation.js";
 import type {
@@ -25,13 +26,19 @@ import { getWorkflow } from "./workflows.js";
 /** How long an upload URL of `POST /payloads` stays valid. */
 const UPLOAD_URL_SECONDS = 900;
 
+/**
+ * A create, with the W3C `traceparent` the execution is started in (domain/trace.ts): the one
+ * `POST /executions` carried, or a child's parent attempt's. Absent or malformed: a new trace.
+ */
+export type TracedCreateRequest = CreateExecutionRequest & { traceparent?: string };
+
 export class Executions {
   constructor(
     private readonly ctx: EngineContext,
     private readonly propagation: Propagation,
   ) {}
 
-  async create(request: CreateExecutionRequest): Promise<ExecutionSummary> {
+  async create(request: TracedCreateRequest): Promise<ExecutionSummary> {
     const workflow = await getWorkflow(this.ctx, request.workflow, request.version);
     const executionId = this.ctx.ids.executionId();
     const input =
@@ -57,12 +64,17 @@ export class Executions {
         : {}),
       ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
       ...(request.parent ? { parent: request.parent, depth: request.depth ?? 1 } : {}),
+      // Derived, never drawn from the ids port (domain/trace.ts says why).
+      trace: startTrace(executionId, request.traceparent),
     };
     const key = request.idempotencyKey;
     const keyed = key === undefined ? undefined : keyedRequest(input, start);
     const created = await this.ctx.store.createExecution(
       record,
-      executionEvent(start ? HISTORY.executionStarted : HISTORY.executionCreated, now),
+      traced(
+        executionEvent(start ? HISTORY.executionStarted : HISTORY.executionCreated, now),
+        executionTrace(record),
+      ),
       keyed,
     );
     if (!created.created) {
@@ -103,7 +115,7 @@ export class Executions {
         ...(input !== undefined ? { input } : {}),
         ...deadlineOf(graph.definition.timeoutSeconds, now),
       },
-      executionEvent(HISTORY.executionStarted, now),
+      traced(executionEvent(HISTORY.executionStarted, now), executionTrace(current)),
     );
     if (!started.ok) {
       const status = started.current?.status ?? "unknown";

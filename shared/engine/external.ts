@@ -37,13 +37,15 @@ import {
 } from "../domain/placement.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { classifyError } from "../domain/retry.js";
+import { attemptTrace, type TraceContext } from "../domain/trace.js";
 import type { TaskMessage } from "../ports.js";
 import { attemptKey } from "./attempt.js";
 import type { AttemptEndings } from "./attempt-endings.js";
 import { readAttempt } from "./attempt-token-reads.js";
 import type { EngineContext } from "./context.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
-import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
+import { HISTORY, nodeEvent, publishNodeEvent, traced } from "./lifecycle.js";
+import { nodeStarted } from "./metrics.js";
 import { prepareRun } from "./prepare.js";
 import { loadDeps } from "./propagation.js";
 
@@ -88,6 +90,11 @@ export interface ExternalTask {
   deadline: string;
   /** Heartbeat the task at least this often, or lose it. */
   heartbeatSeconds: number;
+  /**
+   * The attempt's W3C trace context (shared/domain/trace.ts), as a Lambda handler gets it in
+   * `context.trace`: send `traceparent` on with what the task calls. Always given by this engine.
+   */
+  trace?: TraceContext;
 }
 
 /** An error reported by a worker or a callback's caller: retried by policy unless `retryable` is false. */
@@ -285,7 +292,10 @@ export class ExternalWorkers {
       claim: {
         condition: { status: ["QUEUED"], attempt: offer.attempt, dueBy: now },
         patch: { status: "RUNNING", lease, startedAt: now },
-        event: nodeEvent(HISTORY.nodeStarted, now, node.id, offer.attempt, { workerId: worker.workerId }),
+        event: traced(
+          nodeEvent(HISTORY.nodeStarted, now, node.id, offer.attempt, { workerId: worker.workerId }),
+          attemptTrace(execution, node.id, offer.attempt),
+        ),
       },
     });
     if (!taken.ok) {
@@ -300,6 +310,7 @@ export class ExternalWorkers {
         await store.withdrawTask(offer);
       return {};
     }
+    nodeStarted(this.ctx, taken.node, offer.pool);
     await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, offer.attempt);
     const task = await this.prepare(execution, graph, node, taken.node, lease);
     return task ? { task, worker: taken.worker } : { worker: taken.worker };
@@ -351,6 +362,7 @@ export class ExternalWorkers {
       deps: prepared.deps,
       deadline: iso(deadlineOf(node, record)),
       heartbeatSeconds: node.heartbeatSeconds ?? DEFAULT_TASK_HEARTBEAT_SECONDS,
+      trace: attemptTrace(execution, node.id, record.attempt),
     };
   }
 

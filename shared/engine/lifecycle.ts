@@ -2,6 +2,7 @@
 import type { WorkflowGraph } from "../domain/graph.js";
 import { eventsShown } from "../domain/map.js";
 import type { ErrorInfo, ExecutionRecord, HistoryEvent } from "../domain/records.js";
+import { attemptTrace, executionTrace, type TraceContext } from "../domain/trace.js";
 import type { EventPublisher, LifecycleEvent } from "../ports.js";
 
 export const HISTORY = {
@@ -38,6 +39,11 @@ export function executionEvent(type: string, at: number, detail?: Record<string,
   return detail === undefined ? { at, type } : { at, type, detail };
 }
 
+/** A history event with the `traceparent` of the span it belongs to (domain/trace.ts). */
+export function traced(event: HistoryEvent, trace: TraceContext): HistoryEvent {
+  return { ...event, trace: trace.traceparent };
+}
+
 const DETAIL_TYPES: Record<string, string> = {
   RUNNING: "Execution Started",
   SUCCEEDED: "Execution Succeeded",
@@ -55,6 +61,7 @@ export function executionLifecycleEvent(execution: ExecutionRecord, error?: Erro
       version: execution.version,
       status: execution.status,
       ...(error ? { error: { name: error.name, message: error.message } } : {}),
+      trace: executionTrace(execution),
     },
   };
 }
@@ -82,6 +89,8 @@ export function nodeLifecycleEvent(
       nodeId,
       attempt,
       ...(error ? { error: { name: error.name, message: error.message } } : {}),
+      // The attempt's span; a node skipped before any attempt belongs to its execution's.
+      trace: attempt > 0 ? attemptTrace(execution, nodeId, attempt) : executionTrace(execution),
     },
   };
 }

@@ -36,9 +36,10 @@ import {
   nodeEvent,
   publishNodeEvent,
 } from "./lifecycle.js";
+import { nodeCancelled, nodeCompleted, nodeFailed } from "./metrics.js";
 import { expressionScope, skipReason } from "./prepare.js";
 import { readCompletedDeps } from "./reads.js";
-import { type OutgoingTask, sendTasks } from "./send.js";
+import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
 
 const STORE_CONCURRENCY = 16;
 
@@ -152,7 +153,7 @@ export class Propagation {
         graph,
         ready.filter((record) => record.nodeId !== kept?.node.id),
       ),
-      this.sendByMessage(execution.executionId, direct),
+      this.sendByMessage(execution, direct),
     ]);
     for (const child of skipped) {
       await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", child.id, 0);
@@ -185,25 +186,30 @@ export class Propagation {
    * A node's failure for good, written: with the execution's failure mark (store.failNode), unless
    * the node's `onError` is "continue", whose failure leaves the execution running.
    */
-  writeFailure(
+  async writeFailure(
     executionId: string,
     node: GraphNode,
     condition: NodeCondition,
     patch: NodePatch,
     event: HistoryEvent,
   ): Promise<Outcome<NodeRecord>> {
-    return node.onError === "continue"
-      ? this.ctx.store.transitionNode(executionId, node.id, condition, patch, event)
-      : this.ctx.store.failNode(executionId, node.id, condition, patch, event);
+    const written =
+      node.onError === "continue"
+        ? await this.ctx.store.transitionNode(executionId, node.id, condition, patch, event)
+        : await this.ctx.store.failNode(executionId, node.id, condition, patch, event);
+    // Every failure for good is written here: counted once, when its write succeeds.
+    if (written.ok) nodeFailed(this.ctx, written.record);
+    return written;
   }
 
   /** The first attempt of direct (or join) nodes: the message alone (the claim creates the record). */
-  async sendByMessage(executionId: string, nodes: readonly ByMessage[]): Promise<void> {
+  async sendByMessage(
+    execution: Pick<ExecutionRecord, "executionId" | "trace">,
+    nodes: readonly ByMessage[],
+  ): Promise<void> {
     await sendTasks(
       this.ctx,
-      nodes.map(({ node, deps }) => ({
-        message: { executionId, nodeId: node.id, attempt: 1, ...(deps ? { deps: [...deps] } : {}) },
-      })),
+      nodes.map(({ node, deps }) => ({ message: taskMessage(execution, node.id, 1, deps) })),
     );
   }
 
@@ -256,12 +262,7 @@ export class Propagation {
       }
       // A join decided just now is still PENDING: its first message is its dispatch.
       const join = record.status === "PENDING" ? this.byMessage(graph, record) : undefined;
-      const message = {
-        executionId: execution.executionId,
-        nodeId: record.nodeId,
-        attempt: join ? 1 : record.attempt,
-        ...(join?.deps ? { deps: [...join.deps] } : {}),
-      };
+      const message = taskMessage(execution, record.nodeId, join ? 1 : record.attempt, join?.deps);
       outgoing.push(record.notBefore === undefined ? { message } : { message, notBefore: record.notBefore });
     }
     await sendTasks(this.ctx, outgoing);
@@ -294,7 +295,7 @@ export class Propagation {
     );
     await Promise.all([
       this.sendByMessage(
-        execution.executionId,
+        execution,
         direct.map((node) => ({ node })),
       ),
       this.dispatch(
@@ -343,7 +344,7 @@ export class Propagation {
     if (finished.ok) {
       await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
       await notifyParent(this.ctx, finished.record);
-      if (status === "FAILED" && graph.onFailure) await this.sendOnFailure(executionId);
+      if (status === "FAILED" && graph.onFailure) await this.sendOnFailure(finished.record);
     }
     // Also on a repeat (a re-drive after a crash), but never when the success was refused by the guard.
     const ended = finished.ok || finished.current?.status === status;
@@ -369,8 +370,8 @@ export class Propagation {
   }
 
   /** The first attempt of a failed execution's onFailure handler: its message alone (claimed once). */
-  private async sendOnFailure(executionId: string): Promise<void> {
-    await sendTasks(this.ctx, [{ message: { executionId, nodeId: ON_FAILURE_NODE_ID, attempt: 1 } }]);
+  private async sendOnFailure(execution: ExecutionRecord): Promise<void> {
+    await sendTasks(this.ctx, [{ message: taskMessage(execution, ON_FAILURE_NODE_ID, 1) }]);
   }
 
   /**
@@ -387,9 +388,9 @@ export class Propagation {
     if (!handler) return false;
     const record = await this.ctx.store.getNode(executionId, handler.id);
     const now = this.ctx.clock.now();
-    if (!record) await this.sendOnFailure(executionId);
+    if (!record) await this.sendOnFailure(execution);
     else if (record.status === "QUEUED" && (record.notBefore ?? 0) <= now)
-      await sendTasks(this.ctx, [{ message: { executionId, nodeId: handler.id, attempt: record.attempt } }]);
+      await sendTasks(this.ctx, [{ message: taskMessage(execution, handler.id, record.attempt) }]);
     else if (record.status === "RUNNING" && record.lease && record.lease.expiresAt < now)
       await this.recoverHandler?.(execution, graph, handler, record);
     return record === undefined || !isFinal(record);
@@ -556,6 +557,7 @@ export class Propagation {
       patch,
       event,
     );
+    if (result.ok) nodeCancelled(this.ctx);
     if (result.ok || options.leaseExpiredBy === undefined || result.current?.status !== "RUNNING")
       return result.ok;
     const abandoned = await this.ctx.store.transitionNode(
@@ -565,6 +567,7 @@ export class Propagation {
       { ...patch, lease: null },
       event,
     );
+    if (abandoned.ok) nodeCancelled(this.ctx);
     return abandoned.ok;
   }
 
@@ -665,7 +668,10 @@ export class Propagation {
       { ...decided, status: "COMPLETED", output, startedAt: now, finishedAt: now },
       fresh ? [nodeEvent(HISTORY.nodeQueued, now, node.id, attempt), completedEvent] : completedEvent,
     );
-    if (completed.ok) await this.afterCompletion(execution, graph, node, { recovery: false });
+    if (!completed.ok) return;
+    // Run in the engine, not an attempt: counted, but no run time of its own.
+    nodeCompleted(this.ctx, completed.record, now, false);
+    await this.afterCompletion(execution, graph, node, { recovery: false });
   }
 
   /**

@@ -3,6 +3,7 @@
  * due later is not sent now: its execution's sweep time is pulled in so the sweeper sends it once
  * it is within reach. So a long `wait` or backoff costs no compute while it waits.
  */
+import { executionTrace } from "../domain/trace.js";
 import type { TaskMessage } from "../ports.js";
 import type { EngineContext } from "./context.js";
 
@@ -14,6 +15,25 @@ export interface OutgoingTask {
   message: TaskMessage;
   /** Epoch ms before which the task must not run. */
   notBefore?: number;
+}
+
+/**
+ * A task message for a node of `execution`, carrying its trace context (domain/trace.ts), so the
+ * worker that receives it knows the trace before it reads anything.
+ */
+export function taskMessage(
+  execution: { executionId: string; trace?: string },
+  nodeId: string,
+  attempt: number,
+  deps?: readonly number[],
+): TaskMessage {
+  return {
+    executionId: execution.executionId,
+    nodeId,
+    attempt,
+    ...(deps ? { deps: [...deps] } : {}),
+    trace: executionTrace(execution).traceparent,
+  };
 }
 
 export async function sendTasks(ctx: EngineContext, tasks: readonly OutgoingTask[]): Promise<void> {

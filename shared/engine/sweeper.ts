@@ -20,6 +20,7 @@ import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import { outcomeIn, type StatusOf } from "./fan-in.js";
 import { endedLanes, itemNode } from "./map.js";
+import { measurePools, NO_METRICS, sweepCompleted } from "./metrics.js";
 import type { Propagation } from "./propagation.js";
 import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks } from "./send.js";
 import type { TaskRunner } from "./worker.js";
@@ -66,12 +67,29 @@ export class Sweeper {
       const granted = await this.ctx.store.acquireLease(SWEEPER_LEASE, this.owner, now, now + leaseMs);
       if (!granted) return { ...report, skipped: true };
     }
+    // The external worker pools' levels (metrics.ts), a minute apart as the sweeps are. Only with a
+    // metrics port: without one (the simulation) the sweep makes exactly the calls it always made.
+    if (this.ctx.metrics !== NO_METRICS) await this.measurePools(now);
     for (;;) {
       const due = await this.ctx.store.listDueExecutions(now, PAGE);
       await mapLimit(due, 4, (execution) => this.reconcile(execution, now, report));
       report.executions += due.length;
       // Each reconciled execution moved its sweepAt past `now` (or finished), so the next page is new.
-      if (due.length < PAGE) return report;
+      if (due.length < PAGE) {
+        sweepCompleted(this.ctx);
+        return report;
+      }
+    }
+  }
+
+  /** A failed measurement is logged, never the sweep's failure: the repairs matter more. */
+  private async measurePools(now: number): Promise<void> {
+    try {
+      await measurePools(this.ctx, now);
+    } catch (error) {
+      this.ctx.logger.warn("external worker pools could not be measured", {
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   }
 

@@ -7,6 +7,7 @@ import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { classifyError } from "../domain/retry.js";
+import { attemptTrace } from "../domain/trace.js";
 import type { Outcome, TaskMessage } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
@@ -25,12 +26,13 @@ import {
 } from "./dispatch-mode.js";
 import { Executions } from "./executions.js";
 import { ExternalWorkers } from "./external.js";
-import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
+import { HISTORY, nodeEvent, publishNodeEvent, traced } from "./lifecycle.js";
 import { itemNode, Maps } from "./map.js";
+import { nodeStarted } from "./metrics.js";
 import { skipReason } from "./prepare.js";
 import { type ByMessage, loadDeps, needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
-import { sendTasks } from "./send.js";
+import { sendTasks, taskMessage } from "./send.js";
 import { expectedRunMs, mayContinue, RecentRunTimes, workerTimeoutError } from "./worker-time.js";
 
 // A map's items share one key: their run times are alike, and one entry per item would pile up.
@@ -174,7 +176,7 @@ export class TaskRunner {
           delivery.deadline,
         );
       if (!fits || !childTask) {
-        await this.propagation.sendByMessage(execution.executionId, [kept]);
+        await this.propagation.sendByMessage(execution, [kept]);
         return;
       }
       try {
@@ -203,7 +205,7 @@ export class TaskRunner {
           },
         );
         if (completed) await this.propagation.afterCompletion(execution, graph, child, { recovery: true });
-        else await this.propagation.sendByMessage(execution.executionId, [kept]);
+        else await this.propagation.sendByMessage(execution, [kept]);
         return;
       }
     }
@@ -224,7 +226,10 @@ export class TaskRunner {
   ): Promise<Outcome<NodeRecord> & { lease: Lease }> {
     const now = this.ctx.clock.now();
     const lease: Lease = { token: this.ctx.ids.token(), expiresAt: now + this.ctx.leaseMs };
-    const started = nodeEvent(HISTORY.nodeStarted, now, node.id, attempt);
+    // The event that begins the attempt carries its span (domain/trace.ts): once per attempt, as
+    // every byte of a node's history is written again by each later write of its item.
+    const span = attemptTrace(execution, node.id, attempt);
+    const started = traced(nodeEvent(HISTORY.nodeStarted, now, node.id, attempt), span);
     const mode = dispatchMode(this.ctx, node);
     const carriesDeps = messageCarriesDeps(mode, node);
     const inputs = carriesDeps ? validMessageDeps(node, deps) : undefined;
@@ -258,7 +263,10 @@ export class TaskRunner {
         { status: "RUNNING", lease, startedAt: now },
         started,
       );
-    if (result.ok) await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, attempt);
+    if (result.ok) {
+      nodeStarted(this.ctx, result.record);
+      await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, attempt);
+    }
     return { ...result, lease };
   }
 
@@ -394,7 +402,8 @@ export class TaskRunner {
         if (current.attempt !== message.attempt) return; // a stale message of an earlier attempt
         if (current.notBefore !== undefined && current.notBefore > now) {
           // Early (a redelivery, or a sweeper resend): send it again for when it is due.
-          await sendTasks(this.ctx, [{ message, notBefore: current.notBefore }]);
+          const again = taskMessage(execution, message.nodeId, message.attempt, message.deps);
+          await sendTasks(this.ctx, [{ message: again, notBefore: current.notBefore }]);
           return;
         }
         throw new Error("claim raced with another write; the task will come back");

@@ -21,6 +21,8 @@ export interface RouteSpec {
 
 export const API_ROUTES = {
   registerWorkflow: { method: "POST", path: "/workflows" },
+  /** Registered workflows by name, paged (`limit`, `next`). */
+  listWorkflows: { method: "GET", path: "/workflows" },
   getWorkflow: { method: "GET", path: "/workflows/{name}" },
   /** An upload for an execution input too large for a request: answers a presigned PUT. */
   createUpload: { method: "POST", path: "/payloads" },
@@ -80,6 +82,20 @@ export interface RegisterResponse {
   definitionHash: string;
   /** What was accepted but looks wrong (a `workflow` node naming a workflow not registered yet). */
   warnings?: Array<{ path: string; code: string; message: string }>;
+}
+
+export interface WorkflowListItem {
+  name: string;
+  latestVersion: number;
+  /** When its first version was registered. */
+  createdAt: string;
+  /** The latest version's description, when it has one. */
+  description?: string;
+}
+
+export interface WorkflowsPage {
+  workflows: WorkflowListItem[];
+  next?: string;
 }
 
 export interface WorkflowResponse {
@@ -155,6 +171,7 @@ export interface SettledResponse {
 
 export interface RouteResponses {
   registerWorkflow: RegisterResponse;
+  listWorkflows: WorkflowsPage;
   getWorkflow: WorkflowResponse;
   createUpload: UploadTicket;
   startExecution: ExecutionRef;

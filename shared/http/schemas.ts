@@ -133,6 +133,13 @@ export const listExecutionsQuerySchema = z.object({
 });
 export type ListExecutionsQuery = z.output<typeof listExecutionsQuerySchema>;
 
+/** GET /workflows?limit=&next= */
+export const listWorkflowsQuerySchema = z.object({
+  limit: limitParam(200, 50),
+  next: cursorParam.optional(),
+});
+export type ListWorkflowsQuery = z.output<typeof listWorkflowsQuerySchema>;
+
 /** GET /dlq?limit=&next= */
 export const listDeadLettersQuerySchema = z.object({
   limit: limitParam(200, 50),

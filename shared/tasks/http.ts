@@ -7,7 +7,8 @@
  * `localhost` in the URL at registration, and at run time the address actually connected to, after
  * DNS, on every hop of a redirect (http-connect.ts). Header values may be secret references
  * (`{"secret": "ssm:/weft/api-token"}`), resolved at run time and never stored or returned;
- * credential headers must be references (http-headers.ts).
+ * credential headers must be references (http-headers.ts). The request carries the attempt's
+ * `traceparent` (shared/domain/trace.ts) unless the node's headers set one.
  */
 import { fetch, Headers, type Response } from "undici";
 import { z } from "zod";
@@ -121,6 +122,8 @@ export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
       const { headers, fromSecrets } = await requestHeaders(params.headers, context, secrets);
       let body = requestBody(params, headers);
       headers.set("idempotency-key", context.idempotencyKey);
+      // The attempt's span as the caller (W3C Trace Context), unless the node's params set one.
+      if (context.trace && !headers.has("traceparent")) headers.set("traceparent", context.trace.traceparent);
 
       let response: Response;
       for (let hops = 0; ; hops++) {

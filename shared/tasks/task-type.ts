@@ -3,6 +3,7 @@
  * with `defineTask`, so a custom task type is one file.
  */
 import type { z } from "zod";
+import type { TraceContext } from "../domain/trace.js";
 
 export interface TaskContext {
   executionId: string;
@@ -10,6 +11,12 @@ export interface TaskContext {
   attempt: number;
   /** Stable for one attempt of one node; send it to downstream systems to make effects idempotent. */
   idempotencyKey: string;
+  /**
+   * The attempt's W3C trace context (shared/domain/trace.ts): a child span of its execution's trace.
+   * Send `traceparent` to downstream systems to join their spans to it (the `http` task does).
+   * Always set by the engine; optional for contexts built elsewhere.
+   */
+  trace?: TraceContext;
   /** Fires when the execution is cancelled, the lease is lost or the node timeout passes. */
   signal: AbortSignal;
   /** Epoch milliseconds after which the attempt is aborted. */

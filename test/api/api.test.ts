@@ -191,6 +191,51 @@ describe("api workflows", () => {
     expectError(await api.call({ method: "GET", path: "/workflows/unknown" }), 404, "NotFound");
   });
 
+  it("lists the workflows by name with their latest version, in pages", async () => {
+    expect((await api.call({ method: "GET", path: "/workflows" })).body).toEqual({ workflows: [] });
+    for (const name of ["zeta", "alpha", "mid"]) {
+      await api.call({ method: "POST", path: "/workflows", body: { ...chainDefinition(), name } });
+    }
+    const described = { ...chainDefinition(), name: "mid", description: "the second version" };
+    expect((await api.call({ method: "POST", path: "/workflows", body: described })).status).toBe(201);
+
+    const all = await api.call({ method: "GET", path: "/workflows" });
+    expect(all.status).toBe(200);
+    expect(all.body).toEqual({
+      workflows: [
+        { name: "alpha", latestVersion: 1, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+        {
+          name: "mid",
+          latestVersion: 2,
+          createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          description: "the second version",
+        },
+        { name: "zeta", latestVersion: 1, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+      ],
+    });
+    // createdAt is the first version's: a new version leaves it.
+    const first = await api.call({ method: "GET", path: "/workflows/mid?version=1" });
+    const mid = (all.body as { workflows: Array<{ name: string; createdAt: string }> }).workflows[1];
+    expect(mid?.createdAt).toBe((first.body as { createdAt: string }).createdAt);
+
+    const page1 = await api.call({ method: "GET", path: "/workflows?limit=2" });
+    const body1 = page1.body as { workflows: Array<{ name: string }>; next?: string };
+    expect(body1.workflows.map((w) => w.name)).toEqual(["alpha", "mid"]);
+    expect(body1.next).toEqual(expect.any(String));
+    const page2 = await api.call({ method: "GET", path: `/workflows?limit=2&next=${body1.next}` });
+    expect(page2.body).toEqual({ workflows: [expect.objectContaining({ name: "zeta" })] });
+
+    expectError(await api.call({ method: "GET", path: "/workflows?limit=0" }), 400, "InvalidRequest");
+    expectError(await api.call({ method: "GET", path: "/workflows?limit=201" }), 400, "InvalidRequest");
+    const bad = expectError(
+      await api.call({ method: "GET", path: "/workflows?next=not-a-cursor" }),
+      400,
+      "InvalidCursor",
+    );
+    expect(bad.details[0]?.path).toBe("query.next");
+    expectError(await api.call({ method: "DELETE", path: "/workflows" }), 405, "MethodNotAllowed");
+  });
+
   it("answers 400 with every problem of an invalid definition", async () => {
     const answer = await api.call({
       method: "POST",

@@ -12,6 +12,7 @@ import {
   offerItemKey,
   offerMarkerKey,
   workerKey,
+  workflowListingKey,
 } from "../../shared/adapters/dynamo/keys.js";
 import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
@@ -22,6 +23,7 @@ import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
 import { describeStoreContract } from "./store.contract.js";
 import { describeStoreFenceContract } from "./store-fences.contract.js";
 import { describeWorkerContract } from "./workers.contract.js";
+import { describeWorkflowListingContract } from "./workflow-listing.contract.js";
 
 const memoryStore = async () => ({ store: new MemoryStore() });
 const emulatorStore = async () => {
@@ -43,6 +45,8 @@ describeStoreFenceContract("MemoryStore", memoryStore);
 describeStoreFenceContract("DynamoStore (emulator)", emulatorStore);
 describeWorkerContract("MemoryStore", memoryStore);
 describeWorkerContract("DynamoStore (emulator)", emulatorStore);
+describeWorkflowListingContract("MemoryStore", memoryStore);
+describeWorkflowListingContract("DynamoStore (emulator)", emulatorStore);
 
 /** What the contract cannot see: the sparse due index (gsi2) is maintained in the same writes. */
 describe("DynamoStore due-index keys (emulator)", () => {
@@ -280,6 +284,53 @@ describe("DynamoStore worker and offer items (emulator)", () => {
     expect(await raw(offerMarkerKey(task))).toBeUndefined();
     expect((await raw(workerKey("w1")))?.holds).toEqual({ [holdKey(executionId, "n#1")]: hold });
     expect(await raw(nodeKey(executionId, "n#1"))).toMatchObject({ status: "RUNNING", attempt: 2 });
+  });
+});
+
+/** What the contract cannot see: a workflow's listing item, written with each of its versions. */
+describe("DynamoStore workflow listing items (emulator)", () => {
+  const t = emulatorTable("weft-wf-list");
+  const raw = t.raw;
+  const record = (name: string, version: number, createdAt: number, description?: string) => ({
+    name,
+    version,
+    definitionHash: `h${version}`,
+    definition: {
+      name,
+      ...(description === undefined ? {} : { description }),
+      nodes: [{ id: "a", type: "noop" }],
+    },
+    createdAt,
+  });
+
+  it("keeps one item per workflow under WORKFLOWS, brought up to each new version", async () => {
+    expect(workflowListingKey("orders")).toEqual({ pk: "WORKFLOWS", sk: "orders" });
+    await t.store.putWorkflowVersion(record("orders", 1, 5, "d1"));
+    expect(await raw(workflowListingKey("orders"))).toEqual({
+      pk: "WORKFLOWS",
+      sk: "orders",
+      name: "orders",
+      latestVersion: 1,
+      createdAt: 5,
+      description: "d1",
+    });
+    await t.store.putWorkflowVersion(record("orders", 2, 9));
+    expect(await raw(workflowListingKey("orders"))).toEqual({
+      pk: "WORKFLOWS",
+      sk: "orders",
+      name: "orders",
+      latestVersion: 2,
+      createdAt: 5,
+    });
+  });
+
+  it("lists a workflow registered before the listing existed from its next version on", async () => {
+    await t.store.putWorkflowVersion(record("older", 1, 3));
+    await t.clients.doc.send(new DeleteCommand({ TableName: t.table, Key: workflowListingKey("older") }));
+    expect((await t.store.listWorkflows({ limit: 10 })).items.map((w) => w.name)).not.toContain("older");
+    await t.store.putWorkflowVersion(record("older", 2, 7));
+    const listed = (await t.store.listWorkflows({ limit: 10 })).items.find((w) => w.name === "older");
+    expect(listed).toEqual({ name: "older", latestVersion: 2, createdAt: 7 });
   });
 });
 

@@ -169,7 +169,9 @@ describe.each(BACKEND_KINDS)("exactly-once fan-in and dispatch (%s)", PATIENT, (
       expect(failOnce).toBe(false);
       expect((await store.getNode(executionId, "b"))?.status).toBe("COMPLETED");
       const sent = await receiveAll(consumer, 1);
-      expect(sent.map(taskOf)).toEqual([{ executionId, nodeId: "j", attempt: 1, deps: [1] }]);
+      expect(sent.map(taskOf)).toEqual([
+        { executionId, nodeId: "j", attempt: 1, deps: [1], trace: expect.stringMatching(/^00-/) },
+      ]);
       await consumer.changeVisibility(sent[0]!.receiptHandle, 0);
       await consumer.delete([a.receiptHandle]);
       expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");

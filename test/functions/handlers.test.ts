@@ -1,10 +1,19 @@
 /** The sweeper and dlq handlers (thin layers over the engine) and the engine's configuration from the environment. */
 import { Logger } from "@aws-lambda-powertools/logger";
+import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { describe, expect, it, vi } from "vitest";
 import { MalformedTaskMessageError, parseTaskMessage } from "../../functions/common/task-message.js";
+import {
+  captureWith,
+  NO_TRACING,
+  TRACER_OPTIONS,
+  traceInvocation,
+  xrayTracing,
+} from "../../functions/common/tracing.js";
 import { createDlqHandler } from "../../functions/dlq/app.js";
 import { createSweeperHandler } from "../../functions/sweeper/app.js";
+import { createWorkerHandler } from "../../functions/worker/app.js";
 import { loadConfig, loadEngineSettings } from "../../shared/config/env.js";
 import { createEngineFromEnv, powertoolsEngineLogger } from "../../shared/config/wiring.js";
 import type { Engine } from "../../shared/engine/engine.js";
@@ -50,6 +59,86 @@ describe("task message bodies", () => {
       MalformedTaskMessageError,
     );
     expect(() => parseTaskMessage(JSON.stringify({ ...base, deps: ["x"] }))).toThrow(/deps\.0/);
+  });
+});
+
+describe("task message traces", () => {
+  const base = { executionId: "e", nodeId: "n", attempt: 1 };
+  const trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+  it("accept a W3C traceparent in `trace`", () => {
+    expect(parseTaskMessage(JSON.stringify({ ...base, trace }))).toEqual({ ...base, trace });
+    expect(parseTaskMessage(JSON.stringify({ ...base, deps: [1], trace }))).toEqual({
+      ...base,
+      deps: [1],
+      trace,
+    });
+  });
+
+  it("drop a `trace` that is not one, and keep the message (a trace never costs the work)", () => {
+    for (const bad of [
+      "nope",
+      7,
+      { traceparent: trace },
+      trace.toUpperCase(),
+      `${trace}-x`,
+      "x".repeat(600),
+    ]) {
+      const parsed = parseTaskMessage(JSON.stringify({ ...base, trace: bad }));
+      expect(parsed).toEqual(base);
+      expect("trace" in parsed).toBe(false);
+    }
+  });
+});
+
+describe("function tracing (X-Ray)", () => {
+  it("is off outside Lambda: the Tracer is disabled and the helpers only run the work", async () => {
+    const tracer = new Tracer({ serviceName: "test", ...TRACER_OPTIONS });
+    expect(tracer.isTracingEnabled()).toBe(false);
+    const client = { send: () => "sent" };
+    expect(captureWith(tracer)(client)).toBe(client);
+    const tracing = xrayTracing(tracer);
+    tracing.annotate("4bf92f3577b34da6a3ce929d0e0e4736");
+    await expect(
+      tracing.span("weft task", "4bf92f3577b34da6a3ce929d0e0e4736", {}, async () => 7),
+    ).resolves.toBe(7);
+    await expect(traceInvocation(tracer, async () => "done")).resolves.toBe("done");
+    await expect(NO_TRACING.span("x", undefined, {}, async () => 1)).resolves.toBe(1);
+  });
+
+  it("the worker handler runs each record in a span annotated with its message's trace id", async () => {
+    const handled: string[] = [];
+    const spans: Array<[string, string | undefined, Record<string, unknown>]> = [];
+    const engine = {
+      ports: { clock: { now: () => Date.now() } },
+      invocation: () => ({ handleTask: async (m: TaskMessage) => void handled.push(m.nodeId) }),
+    } as unknown as Engine;
+    const tracing = {
+      annotate() {},
+      span: async <T>(
+        name: string,
+        traceId: string | undefined,
+        detail: Record<string, unknown>,
+        work: () => Promise<T>,
+      ) => {
+        spans.push([name, traceId, detail]);
+        return work();
+      },
+    };
+    const handler = createWorkerHandler(engine, { logger: silent(), tracing });
+    const trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const response = await handler({
+      Records: [
+        record("m1", JSON.stringify({ executionId: "e", nodeId: "a", attempt: 1, trace }), "1"),
+        record("m2", JSON.stringify({ executionId: "e", nodeId: "b", attempt: 2 }), "1"),
+      ],
+    } as SQSEvent);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(handled.sort()).toEqual(["a", "b"]);
+    expect(spans.sort((x, y) => String(x[2].nodeId).localeCompare(String(y[2].nodeId)))).toEqual([
+      ["weft task", "4bf92f3577b34da6a3ce929d0e0e4736", { executionId: "e", nodeId: "a", attempt: 1 }],
+      ["weft task", undefined, { executionId: "e", nodeId: "b", attempt: 2 }],
+    ]);
   });
 });
 

@@ -46,7 +46,7 @@ describe("simulation with flow control", () => {
   for (const { seed, reaches } of WORLDS)
     it(`seed ${seed}: ${reaches.join(", ")} — no invariant violated`, async () => {
       // Without maps: the worlds as they were when these seeds were picked.
-      const result = await runWorld({ seed, maps: false, children: false });
+      const result = await runWorld({ seed, maps: false, children: false, externals: false });
       const report = formatResult(result, { traceLines: 20 });
       expect(
         result.violations.filter((v) => openFindingOf(v) === undefined),
@@ -57,7 +57,13 @@ describe("simulation with flow control", () => {
 
   it("skips and continued failures leave the worlds without flow control as they were", async () => {
     // The same seed without flow control: no skip, no continued failure, no expression.
-    const result = await runWorld({ seed: 25, flowControl: false, maps: false, children: false });
+    const result = await runWorld({
+      seed: 25,
+      flowControl: false,
+      maps: false,
+      children: false,
+      externals: false,
+    });
     expect(result.violations, formatResult(result)).toEqual([]);
     for (const stat of [
       "nodesSkipped",

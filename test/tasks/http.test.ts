@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HTTP_ALLOW_SETTING, httpEgressPolicy } from "../../shared/config/egress.js";
 import { WeftError } from "../../shared/domain/errors.js";
 import { definitionHash } from "../../shared/domain/hash.js";
+import { attemptTrace, executionTrace, parseTraceparent } from "../../shared/domain/trace.js";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { EgressPolicy, parseEgressAllow } from "../../shared/tasks/egress.js";
 import { httpTask, parseRetryAfter } from "../../shared/tasks/http.js";
@@ -180,6 +181,62 @@ describe("http task", () => {
     const keys = received.map((r) => r.headers["idempotency-key"]);
     expect(keys).toEqual([`${run.executionId}:call:1`, `${run.executionId}:call:2`]);
     expect(keys[0]).not.toBe(keys[1]);
+  });
+
+  it("sends each attempt's traceparent: the execution's trace id, a span id per attempt", async () => {
+    respond = (_, res, index) =>
+      index === 0 ? json(res, 503, { error: "busy" }) : json(res, 200, { done: true });
+    const run = await runWorkflow(await engineWith(), {
+      name: "http-traced",
+      nodes: [
+        { id: "call", type: "http", params: { method: "GET", url: `${baseUrl}/flaky` }, retry: fastRetry },
+      ],
+    });
+    expect(run.view.status).toBe("SUCCEEDED");
+    const sent = received.map((r) => parseTraceparent(r.headers.traceparent));
+    const execution = executionTrace((await backend!.store.getExecution(run.executionId))!);
+    expect(sent.map((t) => t?.traceId)).toEqual([execution.traceId, execution.traceId]);
+    expect(sent.map((t) => t?.parentId)).toEqual([
+      attemptTrace({ executionId: run.executionId }, "call", 1).spanId,
+      attemptTrace({ executionId: run.executionId }, "call", 2).spanId,
+    ]);
+    expect(sent[0]?.parentId).not.toBe(sent[1]?.parentId);
+    expect(sent[0]?.parentId).not.toBe(execution.spanId);
+  });
+
+  it("leaves a traceparent the node's params set as it is", async () => {
+    const own = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    await runWorkflow(await engineWith(), {
+      name: "http-own-trace",
+      nodes: [
+        {
+          id: "call",
+          type: "http",
+          params: { method: "GET", url: `${baseUrl}/x`, headers: { TraceParent: own } },
+        },
+      ],
+    });
+    expect(received[0]?.headers.traceparent).toBe(own);
+  });
+
+  it("sends no traceparent when its context has no trace (a context built outside the engine)", async () => {
+    respond = (_, res) => json(res, 200, {});
+    await httpTask({ egress: LOCAL }).run({
+      input: null,
+      params: { method: "GET", url: `${baseUrl}/bare` },
+      deps: {},
+      context: {
+        executionId: "e",
+        nodeId: "n",
+        attempt: 1,
+        idempotencyKey: "e:n:1",
+        signal: new AbortController().signal,
+        deadline: Date.now() + 60_000,
+        sleep: async () => {},
+        now: () => Date.now(),
+      },
+    });
+    expect(received[0]?.headers.traceparent).toBeUndefined();
   });
 
   it("honours Retry-After (seconds) on a 429", async () => {

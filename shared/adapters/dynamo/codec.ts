@@ -47,6 +47,7 @@ const OPTIONAL_EXECUTION_ATTRIBUTES = [
   "reviving",
   "parent",
   "depth",
+  "trace",
 ] as const satisfies ReadonlyArray<keyof ExecutionRecord>;
 
 /** Execution attributes a record is read from (everything but keys and history). */
@@ -70,6 +71,7 @@ export const EXECUTION_RECORD_ATTRIBUTES = [
   "reviving",
   "parent",
   "depth",
+  "trace",
 ] as const;
 
 export function toNumberArray(value: unknown): number[] {

@@ -9,6 +9,8 @@
  * | workflow version      | `WF#<name>`       | `V#<version, 10 digits>` | name, version, definition (JSON string),          |
  * |                       |                   |                          | definitionHash, createdAt                         |
  * | workflow hash index   | `WF#<name>`       | `H#<definitionHash>`     | version                                           |
+ * | workflow listing      | `WORKFLOWS`       | `<name>`                 | name, latestVersion, createdAt (of version 1),    |
+ * |                       |                   |                          | description (the latest version's, when it has)   |
  * | execution             | `EX#<id>`         | `EX`                     | the ExecutionRecord fields, sinksDone as a Number |
  * |                       |                   |                          | Set, history (list), gsi1/gsi3 listing keys       |
  * | node (map item: `I#`) | `EX#<id>`         | `N#<nodeId>`             | the NodeRecord fields (executionId and nodeId are |
@@ -36,6 +38,11 @@
  * offer and its marker are written, and deleted, together in one transaction: the marker (found by
  * the node attempt alone) makes offering idempotent per attempt whatever the offer time, and tells
  * a withdrawal where the offer is.
+ *
+ * Every workflow has one item in the partition `WORKFLOWS`, written in the transaction that creates
+ * each of its versions (beside its head, the version and its hash index): listing workflows by name
+ * is one Query of that partition, never a scan of the `WF#` partitions. (A workflow registered
+ * before the listing existed appears with its next version.)
  *
  * Dead letters share the partition `DLQ`; their ids are chosen by the engine to sort by time, so a
  * Query of that partition lists them oldest first and the last id returned is the page position.
@@ -110,6 +117,7 @@ export const LEASE_PREFIX = "LEASE#";
 export const DEAD_LETTER_PK = "DLQ";
 export const DUE_PREFIX = "SW#";
 export const WORKERS_PK = "WORKERS";
+export const WORKFLOWS_PK = "WORKFLOWS";
 export const WORKER_PREFIX = "W#";
 export const POOL_PREFIX = "POOL#";
 export const OFFER_PREFIX = "OFFER#";
@@ -124,6 +132,11 @@ export function workflowVersionKey(name: string, version: number): Key {
 
 export function workflowHashKey(name: string, definitionHash: string): Key {
   return { pk: `${WORKFLOW_PREFIX}${name}`, sk: `H#${definitionHash}` };
+}
+
+/** A workflow's item in the listing partition: sorted by name. */
+export function workflowListingKey(name: string): Key {
+  return { pk: WORKFLOWS_PK, sk: name };
 }
 
 export function executionPk(executionId: string): string {

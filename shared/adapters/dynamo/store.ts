@@ -25,6 +25,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
 import {
   type DeadLetterCursor,
   deadLetterCursorSchema,
@@ -60,6 +61,7 @@ import type {
   Store,
   TakeOutcome,
   TakeTask,
+  WorkflowSummary,
 } from "../../ports.js";
 import {
   DEAD_LETTER_RECORD_ATTRIBUTES,
@@ -95,8 +97,10 @@ import {
   NODE_PREFIX,
   nodeKey,
   shardFromSk,
+  WORKFLOWS_PK,
   workflowHashKey,
   workflowHeadKey,
+  workflowListingKey,
   workflowVersionKey,
 } from "./keys.js";
 import { listDueExecutions, listExecutions } from "./listings.js";
@@ -135,6 +139,11 @@ const NODE_RECORD_ATTRIBUTES = [
   "cancelRequested",
   "composite",
 ] as const;
+
+/** A workflow listing's position: the name of the last one answered (as MemoryStore's). */
+const workflowCursorSchema = z.object({ w: z.string().min(1).max(256) });
+
+const WORKFLOW_SUMMARY_ATTRIBUTES = ["name", "latestVersion", "createdAt", "description"] as const;
 
 export interface DynamoStoreOptions {
   /**
@@ -226,9 +235,83 @@ export class DynamoStore implements Store {
             ExpressionAttributeNames: { "#pk": ATTR.pk },
           },
         },
+        this.workflowListingWrite(record),
       ],
     });
     return result === "ok" ? "created" : "conflict";
+  }
+
+  /**
+   * The workflow's listing item, brought up to this version (the head's write guards the
+   * transaction, so this one needs no condition); created with the first version, or with the next
+   * one of a workflow registered before the listing existed.
+   */
+  private workflowListingWrite(
+    record: WorkflowVersionRecord,
+  ): NonNullable<TransactWriteCommandInput["TransactItems"]>[number] {
+    const e = new Expression();
+    const description = record.definition.description;
+    const sets = [
+      `${e.name("name")} = ${e.value(record.name)}`,
+      `${e.name("latestVersion")} = ${e.value(record.version)}`,
+      `${e.name("createdAt")} = if_not_exists(${e.name("createdAt")}, ${e.value(record.createdAt)})`,
+      ...(description === undefined ? [] : [`${e.name("description")} = ${e.value(description)}`]),
+    ];
+    const removes = description === undefined ? [e.name("description")] : [];
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: workflowListingKey(record.name),
+        UpdateExpression: updateExpression(sets, removes),
+        ExpressionAttributeNames: e.names,
+        ExpressionAttributeValues: e.values,
+      },
+    };
+  }
+
+  async listWorkflows(page: { limit: number; next?: string }): Promise<Page<WorkflowSummary>> {
+    const limit = Math.floor(page.limit);
+    if (!(limit > 0)) return { items: [] };
+    // Read one more than a page: `next` only when more follow (as the in-memory store answers).
+    const items: Item[] = [];
+    let startKey: Record<string, unknown> | undefined =
+      page.next === undefined
+        ? undefined
+        : { ...workflowListingKey(decodeCursor(page.next, workflowCursorSchema).w) };
+    let more = false;
+    for (;;) {
+      const e = new Expression();
+      const result = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(WORKFLOWS_PK)}`,
+          ProjectionExpression: e.projection(WORKFLOW_SUMMARY_ATTRIBUTES),
+          ExpressionAttributeNames: e.names,
+          ExpressionAttributeValues: e.values,
+          ScanIndexForward: true,
+          ConsistentRead: true,
+          Limit: limit + 1 - items.length,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(result.Items ?? []));
+      startKey = result.LastEvaluatedKey;
+      if (items.length > limit) {
+        more = true;
+        break;
+      }
+      if (!startKey) break;
+    }
+    const summaries = items.slice(0, limit).map(
+      (item): WorkflowSummary => ({
+        name: item.name as string,
+        latestVersion: Number(item.latestVersion),
+        createdAt: Number(item.createdAt),
+        ...(typeof item.description === "string" ? { description: item.description } : {}),
+      }),
+    );
+    const last = summaries.at(-1);
+    return more && last ? { items: summaries, next: encodeCursor({ w: last.name }) } : { items: summaries };
   }
 
   // ── executions ────────────────────────────────────────────────────────────────────────────────

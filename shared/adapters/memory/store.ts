@@ -38,6 +38,7 @@ import type {
   Store,
   TakeOutcome,
   TakeTask,
+  WorkflowSummary,
 } from "../../ports.js";
 import { applyNodePatch, nodeConditionHolds } from "./node-conditions.js";
 
@@ -58,6 +59,9 @@ const scopedKey = (workflow: string, key: string) => JSON.stringify([workflow, k
 
 /** A listing position: the index (1-based) of the next execution in listing order. */
 const positionCursorSchema = z.object({ i: z.number().int().min(1) });
+
+/** A workflow listing's position: the name of the last one answered (as DynamoStore's). */
+const workflowCursorSchema = z.object({ w: z.string().min(1).max(256) });
 
 export class MemoryStore implements Store {
   private readonly workflows = new Map<string, WorkflowVersionRecord[]>();
@@ -92,6 +96,27 @@ export class MemoryStore implements Store {
     versions.push(copy(record));
     this.workflows.set(record.name, versions);
     return "created";
+  }
+
+  async listWorkflows(page: { limit: number; next?: string }): Promise<Page<WorkflowSummary>> {
+    const after = page.next === undefined ? undefined : decodeCursor(page.next, workflowCursorSchema).w;
+    // Names are ASCII (definition.ts): code-unit order is DynamoDB's byte order.
+    const names = [...this.workflows.keys()].filter((name) => after === undefined || name > after).sort();
+    const slice = names.slice(0, Math.max(0, Math.floor(page.limit)));
+    const items = slice.map((name): WorkflowSummary => {
+      const versions = this.workflows.get(name)!;
+      const description = versions.at(-1)!.definition.description;
+      return {
+        name,
+        latestVersion: versions.at(-1)!.version,
+        createdAt: versions[0]!.createdAt,
+        ...(description === undefined ? {} : { description }),
+      };
+    });
+    const last = slice.at(-1);
+    return last !== undefined && names.length > slice.length
+      ? { items, next: encodeCursor({ w: last }) }
+      : { items };
   }
 
   async createExecution(

@@ -40,6 +40,7 @@ export class SqsTaskQueue implements TaskQueue {
               nodeId: message.nodeId,
               attempt: message.attempt,
               ...(message.deps !== undefined ? { deps: message.deps } : {}),
+              ...(message.trace !== undefined ? { trace: message.trace } : {}),
             } satisfies TaskMessage),
             DelaySeconds: delay > 0 ? delay : undefined,
           })),

@@ -8,6 +8,7 @@ import { baseSynth, type CfnResource, resource, resourcesOfType, synthWeft } fro
 export function apiSuite(): void {
   const CONTRACT_ROUTES = [
     "POST /workflows",
+    "GET /workflows",
     "GET /workflows/{name}",
     "POST /payloads",
     "POST /executions",
