@@ -1,8 +1,9 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    exclude: [...configDefaults.exclude, "console/dist/**", "test/console/artifacts/**"],
     // Starts the emulators once for the whole run (WEFT_TEST_EMULATOR: moto by default,
     // dynamodb-local or localstack; WEFT_TEST_ENDPOINT for one already running); see
     // test/setup/emulators.ts and docs/testing.md.

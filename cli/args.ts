@@ -136,14 +136,14 @@ export const COMMANDS: CommandSpec[] = [
     name: "show",
     args: "WORKFLOW [--version N]",
     summary:
-      "a workflow's definition, readable: each node's type, dependsOn, fanIn, when, retry, runsOn… (--json: the definition as registered)",
+      "a workflow's definition, readable: each node's type, dependsOn, fanIn, when, retry, runsOn… (--json: as registered)",
     options: ["version"],
     positionals: [1, 1],
   },
   {
     name: "console",
     args: "[--port P]",
-    summary: `the web console on http://127.0.0.1:P (default ${DEFAULT_CONSOLE_PORT}) for the API of --api, each call signed with your AWS credentials (SigV4) unless the API is on loopback; runs until Ctrl-C`,
+    summary: `the web console on 127.0.0.1:P (default ${DEFAULT_CONSOLE_PORT}) for the API of --api, its calls signed (SigV4) unless on loopback`,
     options: ["port"],
     positionals: [0, 0],
   },

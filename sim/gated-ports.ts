@@ -72,7 +72,11 @@ export const describeStoreCall: Describe = (method, args) => {
     case "getNode":
       return ` ${a}/${b}`;
     case "takeTask": {
-      const take = a as { task: { executionId: string; nodeId: string; attempt: number }; workerId: string; workerVersion: number };
+      const take = a as {
+        task: { executionId: string; nodeId: string; attempt: number };
+        workerId: string;
+        workerVersion: number;
+      };
       return ` ${take.task.executionId}/${take.task.nodeId}#${take.task.attempt} by ${take.workerId} v${take.workerVersion}`;
     }
     case "offerTask":

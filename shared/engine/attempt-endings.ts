@@ -16,7 +16,7 @@ import { dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { nodeCancelled, nodeCompleted, nodeRetried } from "./metrics.js";
 import type { ByMessage, Propagation } from "./propagation.js";
-import { sendTasks } from "./send.js";
+import { sendTasks, taskMessage } from "./send.js";
 
 export class AttemptEndings {
   constructor(
@@ -110,7 +110,7 @@ export class AttemptEndings {
       if (retried.ok) {
         nodeRetried(this.ctx, record, now);
         await publishNodeEvent(this.ctx, execution, graph, "Node Retry Scheduled", node.id, attempt, error);
-        const message = { executionId: execution.executionId, nodeId: node.id, attempt };
+        const message = taskMessage(execution, node.id, attempt);
         await sendTasks(this.ctx, [{ message, notBefore: now + delayMs }]);
       }
       return;

@@ -42,7 +42,7 @@ import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { continuedFailure, loadDeps, type Propagation } from "./propagation.js";
 import { readCompletedDeps } from "./reads.js";
-import { sendTasks } from "./send.js";
+import { sendTasks, taskMessage } from "./send.js";
 import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
 
 /** An item's place: its map node, the map attempt it belongs to, its index. */
@@ -184,7 +184,7 @@ export class Maps {
     );
     if (!waiting.ok) return;
     await this.sendItems(
-      executionId,
+      execution,
       node,
       record.attempt,
       Array.from({ length: state.lanes }, (_, lane) => lane),
@@ -285,11 +285,11 @@ export class Maps {
     }
     const next = nextInLane(item.index, state.lanes, state.items);
     if (next !== undefined) {
-      await this.sendItems(executionId, item.map, item.mapAttempt, [next]);
+      await this.sendItems(execution, item.map, item.mapAttempt, [next]);
       return;
     }
     if (await this.laneEnded(executionId, item, state))
-      await sendTasks(this.ctx, [{ message: { executionId, nodeId: item.mapId, attempt: item.mapAttempt } }]);
+      await sendTasks(this.ctx, [{ message: taskMessage(execution, item.mapId, item.mapAttempt) }]);
   }
 
   /**
@@ -378,16 +378,14 @@ export class Maps {
   }
 
   private async sendItems(
-    executionId: string,
+    execution: ExecutionRecord,
     map: GraphNode,
     mapAttempt: number,
     indexes: readonly number[],
   ): Promise<void> {
     await sendTasks(
       this.ctx,
-      indexes.map((index) => ({
-        message: { executionId, nodeId: mapItemId(map.id, mapAttempt, index), attempt: 1 },
-      })),
+      indexes.map((index) => ({ message: taskMessage(execution, mapItemId(map.id, mapAttempt, index), 1) })),
     );
   }
 

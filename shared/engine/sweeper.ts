@@ -22,7 +22,7 @@ import { outcomeIn, type StatusOf } from "./fan-in.js";
 import { endedLanes, itemNode } from "./map.js";
 import { measurePools, NO_METRICS, sweepCompleted } from "./metrics.js";
 import type { Propagation } from "./propagation.js";
-import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks } from "./send.js";
+import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks, taskMessage } from "./send.js";
 import type { TaskRunner } from "./worker.js";
 
 export interface SweepReport {
@@ -180,12 +180,7 @@ export class Sweeper {
           .sort((a, b) => a - b)[required - 1];
         if (metAt !== undefined && resendNow(metAt))
           resend.push({
-            message: {
-              executionId: execution.executionId,
-              nodeId: node.id,
-              attempt: 1,
-              ...(messageCarriesDeps(mode, node) ? { deps: done } : {}),
-            },
+            message: taskMessage(execution, node.id, 1, messageCarriesDeps(mode, node) ? done : undefined),
           });
         continue;
       }
@@ -202,7 +197,7 @@ export class Sweeper {
         case "QUEUED": {
           const queuedAt = record.queuedAt ?? now;
           const dueAt = record.notBefore ?? queuedAt;
-          const message = { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt };
+          const message = taskMessage(execution, node.id, record.attempt);
           // sendTasks skipped the message when the node was due beyond SQS's delay reach.
           const neverSent = dueAt - queuedAt > MAX_DELAY_SECONDS * 1000;
           if (dueAt - now > MAX_DELAY_SECONDS * 1000) {
@@ -267,7 +262,7 @@ export class Sweeper {
       for (let lane = 0; lane < state.lanes; lane++) {
         const first = mapItemId(node.id, map.attempt, lane);
         if (!items.has(first) && resendNow(map.startedAt ?? now))
-          resend.push({ message: { executionId: execution.executionId, nodeId: first, attempt: 1 } });
+          resend.push({ message: taskMessage(execution, first, 1) });
       }
       // A lane recorded as ended needs nothing more: driving its last item again would only send
       // the map's check once more (and under stalls, again at every thinning point).
@@ -286,7 +281,7 @@ export class Sweeper {
           if (dueAt > now) revisitAt(dueAt + graceMs);
           else if (resendNow(dueAt))
             resend.push({
-              message: { executionId: execution.executionId, nodeId: item.id, attempt: record.attempt },
+              message: taskMessage(execution, item.id, record.attempt),
             });
         } else if (isTerminalNode(record.status)) {
           const next = nextInLane(item.item.index, state.lanes, state.items);

@@ -13,6 +13,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { WeftClient } from "../../cli/client.js";
+import { startConsoleServer } from "../../cli/console.js";
 import type { LocalRuntime } from "../../local/runtime.js";
 import { NO_PROGRESS_MS, PATIENT, waitForProgress } from "../support/progress.js";
 import { type ApiClient, apiClient, startRuntime } from "../support/runtime.js";
@@ -364,6 +366,30 @@ describe("the web console", PATIENT, () => {
     await page.waitForURL(new RegExp(`#/executions/${wanted}`));
     await waitForPage(page, "the found execution", (s) => s.status === "SUCCEEDED");
     await screenshot(page, "executions-search");
+  });
+
+  it("works the same through `weft console`'s proxy, actions included", async () => {
+    const proxy = await startConsoleServer({ client: new WeftClient({ baseUrl: runtime.url }), port: 0 });
+    try {
+      await page.goto(`${proxy.url}/#/workflows`);
+      await page.getByTestId("workflow-row-console-tiny").waitFor();
+      const { body } = await api.call("POST", "/executions", {
+        workflow: "console-tiny",
+        input: { via: "proxy" },
+      });
+      await page.goto(`${proxy.url}/#/executions/${body.executionId}`);
+      await waitForPage(page, "the run, through the proxy", (s) => s.nodes.only?.state === "COMPLETED");
+      // A POST from the page (its own Origin) goes through.
+      await page.getByRole("button", { name: "Run again" }).click();
+      await page.waitForURL(
+        (url) => url.hash.startsWith("#/executions/") && !url.hash.includes(body.executionId),
+      );
+      await waitForPage(page, "the run again, through the proxy", (s) => s.nodes.only?.state === "COMPLETED");
+      const again = /#\/executions\/([0-9a-f-]{36})/.exec(page.url())?.[1] as string;
+      expect((await api.call("GET", `/executions/${again}`)).body.input).toEqual({ via: "proxy" });
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("renders a 2,000-node execution, laid out once, its states updated in place", async () => {
