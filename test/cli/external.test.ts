@@ -92,7 +92,7 @@ describe("weft workers", () => {
     expect(lines[0]).toMatch(/^WORKER\s+POOL\s+STATUS\s+TASKS\s+LAST HEARTBEAT$/);
     expect(lines.slice(1).sort()).toEqual([
       expect.stringMatching(
-        /^cli-gpu-1\s+cli-gpu\s+healthy\s+1\/2\s+\d{4}-\d\d-\d\dT[\d:.]+Z \(\d+ms ago\)$/,
+        /^cli-gpu-1\s+cli-gpu\s+healthy\s+1\/2\s+\d{4}-\d\d-\d\dT[\d:.]+Z \((\d+ms|[\d.]+s|\d+m\d\ds) ago\)$/,
       ),
       expect.stringMatching(/^cli-idle\s+elsewhere\s+healthy\s+0\/1\s+\d{4}-/),
     ]);
