@@ -55,8 +55,9 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       return store.findWorkflowVersionByHash(name, hash);
     },
     putWorkflowVersion: async (record) => {
-      log.op("DynamoDB.TransactWriteItems", 3);
-      log.ddb.writeUnits += 6;
+      // The version, its hash index, the latest pointer and the WORKFLOWS listing item.
+      log.op("DynamoDB.TransactWriteItems", 4);
+      log.ddb.writeUnits += 8;
       return store.putWorkflowVersion(record);
     },
     listWorkflows: async (page) => {
