@@ -1919,7 +1919,8 @@ function checkExternals(
     if (s.answer === "ok" && s.kind === "fail") counts.callbacksFailed++;
     if (s.answer !== "ok") continue;
     const key = `${s.executionId}/${s.nodeId}#${s.attempt}`;
-    answered.set(key, [...(answered.get(key) ?? []), s]);
+    // Answered as accepted twice, both written (one answered without a write is the rule below's).
+    if (written.has(s.callId)) answered.set(key, [...(answered.get(key) ?? []), s]);
     if (!written.has(s.callId))
       v(
         "callback-answer",
@@ -1936,7 +1937,7 @@ function checkExternals(
     if (list.length > 1)
       v(
         "callback-once",
-        `${key} was settled ${list.length} times, each answered as accepted (${list.map((s) => s.kind).join(", ")})`,
+        `${key} was settled ${list.length} times, each answered as accepted and written (${list.map((s) => s.kind).join(", ")})`,
         list[0]!.executionId,
         list[0]!.nodeId,
       );

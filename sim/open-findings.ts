@@ -26,6 +26,13 @@ export const OPEN_FINDINGS: readonly OpenFinding[] = [
     seeds: [34],
     matches: (v) => v.rule === "callback-answer",
   },
+  {
+    id: "O",
+    summary:
+      "a worker's hold is released by its key (execution/node), not by its attempt: a poll pruning a stale hold (pruneHolds: read the node, then releaseHold) that races a take of the same node's next attempt by the same worker releases the new attempt's hold, which is RUNNING — the worker's record then shows room it does not have and it is given more than its maxParallel (and a node's maxParallelPerWorker); the sweeper's release after recovering a lease (recoverExpiredLease releases even when its fenced write was refused) and the release after a report have the same shape",
+    seeds: [],
+    matches: (v) => v.rule === "worker-limits",
+  },
 ];
 
 /** The open finding a violation is, if any. */

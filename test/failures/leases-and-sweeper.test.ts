@@ -190,7 +190,10 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       await sleep(300); // past the grace period
       expect(await engine.sweep()).toMatchObject({ resent: 1, reDriven: 0 });
       const resent = await receiveAll(consumer, 2, 300);
-      expect(resent.map((m) => taskOf(m))).toEqual([{ executionId, nodeId: "j", attempt: 1 }]);
+      // The resend carries the execution's trace, as every task message does.
+      expect(resent.map((m) => taskOf(m))).toEqual([
+        { executionId, nodeId: "j", attempt: 1, trace: expect.stringMatching(/^00-[0-9a-f]{32}-/) },
+      ]);
       await consumer.changeVisibility(resent[0]!.receiptHandle, 0);
       expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
       expect((await engine.describeExecution(executionId)).output).toEqual({ j: "j" });
@@ -227,7 +230,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       expect(await engine.sweep()).toMatchObject({ resent: 1, reDriven: 0 });
       const resent = await receiveAll(consumer, 2, 300);
       expect(resent.map((m) => taskOf(m))).toEqual([
-        { executionId, nodeId: "j", attempt: 1, deps: [0, 1, 2] },
+        { executionId, nodeId: "j", attempt: 1, deps: [0, 1, 2], trace: expect.stringMatching(/^00-/) },
       ]);
       await consumer.changeVisibility(resent[0]!.receiptHandle, 0);
       expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");

@@ -112,6 +112,36 @@ describe("simulation with external workers and callbacks", () => {
     }
   });
 
+  // Open finding O (sim/open-findings.ts): a worker's hold is released by its key, not its attempt.
+  // Found with worlds tuned to hunt it (every world with a fleet, sweeps every 3 s, late heartbeats,
+  // greedy sessions): one poll of xw2 prunes a stale hold of ex1/n7-pass while another takes that
+  // node's next attempt, and releases the new hold; xw2 is then given a second task, over its
+  // maxParallel 1. Once fixed, this seed must pass: turn the test around.
+  it("seed 1197 (hunting options): a pruned hold releases a new attempt's hold [finding O]", async () => {
+    const result = await runWorld({
+      seed: 1197,
+      externals: "always",
+      adjust: (profile) => ({ ...profile, sweepEveryMs: 3_000 }),
+      adjustFleet: (fleet) => ({
+        ...fleet,
+        slowBeats: 0.6,
+        greedy: 1,
+        crash: 0.02,
+        zombie: 0.05,
+        deregister: 0.1,
+      }),
+    });
+    const report = formatResult(result, { traceLines: 20 });
+    expect(
+      result.violations.map((v) => v.rule),
+      report,
+    ).toContain("worker-limits");
+    expect(
+      result.violations.map((v) => openFindingOf(v)?.id),
+      report,
+    ).toEqual(result.violations.map(() => "O"));
+  });
+
   // The new rules must bite: with a bug planted, some world must report it, while the same world
   // without the bug has no violation but open findings.
   async function firstCaught(
