@@ -102,6 +102,15 @@ describe("simulation with external workers and callbacks", () => {
       expect(totals[key] ?? 0, key).toBeGreaterThan(0);
   }, 120_000);
 
+  it("replays a world with external workers identically", async () => {
+    const first = await runWorld({ seed: 241, keepTrace: true });
+    const second = await runWorld({ seed: 241, keepTrace: true });
+    expect(first.stats.externalTasks ?? 0).toBeGreaterThan(0);
+    expect(second.traceHash).toBe(first.traceHash);
+    expect(second.trace).toEqual(first.trace);
+    expect(second.stats).toEqual(first.stats);
+  });
+
   it("leaves the worlds without external workers as they were (externals: false)", async () => {
     for (let seed = 1; seed <= 20; seed++) {
       const on = await runWorld({ seed });

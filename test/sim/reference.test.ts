@@ -326,4 +326,40 @@ describe("reference evaluator", () => {
     expect(status).toEqual({ deeper: "FAILED" });
     expect(run.nodes.get("deeper")?.error?.name).toBe("WorkflowDepthExceeded");
   });
+  it("a `callback` node ends as its settler ended its last attempt, or times out; placed nodes run as any", async () => {
+    const definition = wf([
+      { id: "ok", type: "callback", params: { timeoutSeconds: 10 } },
+      { id: "no", type: "callback", params: { timeoutSeconds: 10 }, onError: "continue" },
+      { id: "late", type: "callback", params: { timeoutSeconds: 10 }, onError: "continue" },
+      {
+        id: "far",
+        type: "pass",
+        dependsOn: ["ok", "no", "late"],
+        params: { value: "{% deps %}" },
+        runsOn: { pool: "p0", labels: ["gpu"] },
+        heartbeatSeconds: 2,
+      },
+    ]);
+    const { run, status } = await statuses(
+      definition,
+      facts({
+        okDepsOf: () => ["ok", "no", "late"],
+        callbackOf: (id) =>
+          id === "ok"
+            ? { status: "COMPLETED", output: { approved: true } }
+            : id === "no"
+              ? { status: "FAILED", error: { name: "Rejected", message: "no" } }
+              : undefined,
+      }),
+    );
+    expect(status).toEqual({ ok: "COMPLETED", no: "FAILED", late: "FAILED", far: "COMPLETED" });
+    expect(run.nodes.get("ok")?.output).toEqual({ approved: true });
+    expect(run.nodes.get("no")?.error?.name).toBe("Rejected");
+    expect(run.nodes.get("late")?.error?.name).toBe("CallbackTimedOut");
+    expect(run.nodes.get("far")?.output).toEqual({
+      ok: { approved: true },
+      no: { error: { name: "Rejected", message: "no" } },
+      late: { error: { name: "CallbackTimedOut" } },
+    });
+  });
 });
