@@ -210,9 +210,9 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       fencedWrite();
       return store.takeTask(take);
     },
-    releaseHold: async (workerId, key) => {
+    releaseHold: async (workerId, key, leaseToken) => {
       write("DynamoDB.UpdateItem");
-      return store.releaseHold(workerId, key);
+      return store.releaseHold(workerId, key, leaseToken);
     },
   };
   const queue: TaskQueue = {

@@ -318,8 +318,12 @@ export interface Store {
    * written unless all three hold; the refusal names the first that did not.
    */
   takeTask(take: TakeTask): Promise<TakeOutcome>;
-  /** Removes a hold from its worker (gone already, or no such worker: no change). */
-  releaseHold(workerId: string, key: string): Promise<void>;
+  /**
+   * Removes a hold from its worker, only while it is the hold of the attempt whose lease token is
+   * `leaseToken` (another attempt of the same node taken since keeps its own); gone already, or no
+   * such worker: no change.
+   */
+  releaseHold(workerId: string, key: string, leaseToken: string): Promise<void>;
 }
 
 export interface TakeTask {

@@ -87,7 +87,8 @@
  *    [worker-limits]; every write a callback settler's call made was to the waiting attempt its
  *    token names, fenced on it, a callback completes only by its settler's completion with the
  *    token of that attempt, and no attempt is answered as settled twice [callback-once]; a
- *    settlement answered as accepted was written [callback-answer]. A callback node ends as its
+ *    settlement answered as accepted was written [callback-answer], and so was a worker's report
+ *    answered as accepted [report-answer]. A callback node ends as its
  *    settler ended its last attempt (the reference takes what the settler sent), or times out.
  *
  * The history compared with the accepted writes includes the map items' events.
@@ -1929,10 +1930,18 @@ function checkExternals(
         s.nodeId,
       );
   }
-  // Workers' reports answered as accepted that wrote nothing (the attempt ended between the read of
-  // its token and the write): no rule (the worker's attempt is over either way), only counted.
+  // [report-answer] a worker's report answered as accepted was written too (one whose attempt ended
+  // between the read of its token and its write is answered 409, as a stale token is).
   for (const r of input.externals?.reports ?? [])
-    if (r.answer === "ok" && !written.has(r.callId)) counts.reportsWithoutEffect++;
+    if (r.answer === "ok" && !written.has(r.callId)) {
+      counts.reportsWithoutEffect++;
+      v(
+        "report-answer",
+        `worker ${r.workerId}'s ${r.kind} of attempt ${r.token.attempt} was answered as accepted, yet nothing was written`,
+        r.token.executionId,
+        r.token.nodeId,
+      );
+    }
   for (const [key, list] of answered)
     if (list.length > 1)
       v(

@@ -18,22 +18,10 @@ export interface OpenFinding {
 // regression test in test/sim/regressions.test.ts. So are the map worlds' findings K (a map's
 // `when` and skipped inputs never evaluated), L (an empty map's output not saved through Payloads)
 // and M (expression results flattened by JSON.stringify): seeds in test/sim/maps.test.ts.
-export const OPEN_FINDINGS: readonly OpenFinding[] = [
-  {
-    id: "N",
-    summary:
-      "a callback's settlement (completeCallback / failCallback) that reads its attempt as waiting, then loses the race to the attempt's end (a cancellation, its timeout, a retry) before its fenced write, is answered as accepted (204) though nothing was written: completeWaiting and failAttempt return quietly on a refused write; the caller believes its settlement took (it should be told 409, as a second settlement is)",
-    seeds: [34],
-    matches: (v) => v.rule === "callback-answer",
-  },
-  {
-    id: "O",
-    summary:
-      "a worker's hold is released by its key (execution/node), not by its attempt: a poll pruning a stale hold (pruneHolds: read the node, then releaseHold) that races a take of the same node's next attempt by the same worker releases the new attempt's hold, which is RUNNING — the worker's record then shows room it does not have and it is given more than its maxParallel (and a node's maxParallelPerWorker); the sweeper's release after recovering a lease (recoverExpiredLease releases even when its fenced write was refused) and the release after a report have the same shape",
-    seeds: [],
-    matches: (v) => v.rule === "worker-limits",
-  },
-];
+// The external-worker worlds' findings N (a callback's settlement, or a worker's report, answered as
+// accepted though its attempt had ended before its write) and O (a worker's hold released by its
+// node's key rather than its attempt's lease token) are fixed: seeds in test/sim/externals.test.ts.
+export const OPEN_FINDINGS: readonly OpenFinding[] = [];
 
 /** The open finding a violation is, if any. */
 export function openFindingOf(violation: Violation): OpenFinding | undefined {

@@ -27,8 +27,8 @@ export class AttemptEndings {
 
   /**
    * The attempt's handler gave `output`: the node completes and its dependants go on
-   * (completeAttempt); refused because it was told to stop, it ends CANCELLED. Answers what the
-   * propagation leaves for this invocation to run (a continuation), if anything.
+   * (completeAttempt); refused because it was told to stop, it ends CANCELLED. Answers whether it
+   * completed, and what the propagation leaves for this invocation to run (a continuation).
    */
   async complete(
     execution: ExecutionRecord,
@@ -38,7 +38,7 @@ export class AttemptEndings {
     lease: Lease,
     output: Payload,
     options: { keepOne?: boolean; arrivals?: ArrivalBatcher } = {},
-  ): Promise<ByMessage | undefined> {
+  ): Promise<{ completed: boolean; next?: ByMessage }> {
     const done = await completeAttempt(
       this.ctx,
       this.propagation,
@@ -50,7 +50,7 @@ export class AttemptEndings {
       output,
       options,
     );
-    if (done.ok) return done.next;
+    if (done.ok) return done.next ? { completed: true, next: done.next } : { completed: true };
     if (isCancelRequested(done.current, lease)) await this.stopCancelled(execution, node, record, lease);
     else
       this.ctx.logger.warn("completion refused: the lease passed to another attempt", {
@@ -58,10 +58,14 @@ export class AttemptEndings {
         nodeId: node.id,
         attempt: record.attempt,
       });
-    return undefined;
+    return { completed: false };
   }
 
-  /** Retries with backoff while attempts remain and the error is retryable; otherwise fails for good. */
+  /**
+   * Retries with backoff while attempts remain and the error is retryable; otherwise fails for good.
+   * Answers how the attempt ended: "refused" when it did not end here (its lease had passed on, or
+   * was renewed), "cancelled" when it had been told to stop.
+   */
   async retryOrFail(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
@@ -71,7 +75,7 @@ export class AttemptEndings {
     error: ErrorInfo & { retryable: boolean },
     retryAfterSeconds?: number,
     onlyIfLeaseExpired = false,
-  ): Promise<void> {
+  ): Promise<AttemptEnd> {
     const { store, clock, ids } = this.ctx;
     const now = clock.now();
     const fenced: NodeCondition = {
@@ -103,17 +107,14 @@ export class AttemptEndings {
         },
         nodeEvent(HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
       );
-      if (!retried.ok && isCancelRequested(retried.current, lease)) {
-        await this.stopCancelled(execution, node, record, lease);
-        return;
-      }
-      if (retried.ok) {
-        nodeRetried(this.ctx, record, now);
-        await publishNodeEvent(this.ctx, execution, graph, "Node Retry Scheduled", node.id, attempt, error);
-        const message = taskMessage(execution, node.id, attempt);
-        await sendTasks(this.ctx, [{ message, notBefore: now + delayMs }]);
-      }
-      return;
+      if (!retried.ok && isCancelRequested(retried.current, lease))
+        return (await this.stopCancelled(execution, node, record, lease)) ? "cancelled" : "refused";
+      if (!retried.ok) return "refused";
+      nodeRetried(this.ctx, record, now);
+      await publishNodeEvent(this.ctx, execution, graph, "Node Retry Scheduled", node.id, attempt, error);
+      const message = taskMessage(execution, node.id, attempt);
+      await sendTasks(this.ctx, [{ message, notBefore: now + delayMs }]);
+      return "retried";
     }
     const failed = await this.propagation.writeFailure(
       execution.executionId,
@@ -122,7 +123,7 @@ export class AttemptEndings {
       { status: "FAILED", error, finishedAt: now, lease: null },
       nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
     );
-    if (!failed.ok) return;
+    if (!failed.ok) return "refused";
     await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
     // A failure the workflow handles (`onError: "continue"`) is no dead letter: nothing to redrive.
     if (!error.retryable && node.onError !== "continue") {
@@ -130,6 +131,7 @@ export class AttemptEndings {
       await this.deadLetters.recordTerminal(message, error);
     }
     await this.propagation.afterNodeFailed(execution, graph, node, error);
+    return "failed";
   }
 
   /** A worker died holding the lease: count its attempt as failed and retry or fail by policy. */
@@ -141,7 +143,7 @@ export class AttemptEndings {
   ): Promise<void> {
     const lease = current.lease;
     if (!lease) return;
-    await this.retryOrFail(
+    const ended = await this.retryOrFail(
       execution,
       graph,
       node,
@@ -155,9 +157,10 @@ export class AttemptEndings {
       undefined,
       true,
     );
-    // An external worker's hold on the attempt is over too (engine/external.ts).
-    if (lease.workerId)
-      await this.ctx.store.releaseHold(lease.workerId, holdKey(execution.executionId, node.id));
+    // An external worker's hold on the attempt is over too (engine/external.ts) — unless a
+    // heartbeat renewed the lease meanwhile, and the attempt goes on.
+    if (ended !== "refused" && lease.workerId)
+      await this.ctx.store.releaseHold(lease.workerId, holdKey(execution.executionId, node.id), lease.token);
   }
 
   /** The node cannot be run by this worker at all (e.g. an unknown task type): fail it without a claim. */
@@ -224,7 +227,7 @@ export class AttemptEndings {
     node: GraphNode,
     record: NodeRecord,
     lease: Lease,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const now = this.ctx.clock.now();
     const stopped = await this.ctx.store.transitionNode(
       execution.executionId,
@@ -239,8 +242,12 @@ export class AttemptEndings {
       nodeEvent(HISTORY.nodeCancelled, now, node.id, record.attempt),
     );
     if (stopped.ok) nodeCancelled(this.ctx);
+    return stopped.ok;
   }
 }
+
+/** How an attempt's ending went (AttemptEndings.retryOrFail). */
+export type AttemptEnd = "retried" | "failed" | "cancelled" | "refused";
 
 /** Refused because cancellation was requested while this attempt still held the lease. */
 export function isCancelRequested(current: NodeRecord | undefined, lease: Lease): boolean {

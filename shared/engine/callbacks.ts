@@ -14,13 +14,14 @@ import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { attemptTrace } from "../domain/trace.js";
+import { completeAttempt } from "./attempt-endings.js";
 import { type HeldAttempt, readAttempt } from "./attempt-token-reads.js";
 import type { FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { TaskErrorReport } from "./external.js";
 import { callbackWaitingEvent, HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
-import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
+import { checkLater, evaluateInScope, startWaiting } from "./waiting.js";
 
 export class Callbacks {
   constructor(
@@ -115,9 +116,21 @@ export class Callbacks {
       await this.failAttempt(execution, graph, node, record, lease, error);
       return;
     }
-    await completeWaiting(this.ctx, this.propagation, execution, graph, node, record, lease, saved, {
-      settledBy: "callback",
-    });
+    const done = await completeAttempt(
+      this.ctx,
+      this.propagation,
+      execution,
+      graph,
+      node,
+      record,
+      lease,
+      saved,
+      {
+        detail: { settledBy: "callback" },
+      },
+    );
+    // Refused (its execution ended, or it timed out, between the read and the write): not settled.
+    if (!done.ok) throw notSettled(node.id, record.attempt);
   }
 
   /** Failed by its caller: for good, unless it says the failure is retryable (then by policy). */
@@ -127,7 +140,8 @@ export class Callbacks {
       error.retryable === true
         ? new RetryableError(error.message, { code: error.name })
         : new TerminalError(error.message, { code: error.name });
-    await this.failAttempt(execution, graph, node, record, lease, thrown);
+    const ended = await this.failAttempt(execution, graph, node, record, lease, thrown);
+    if (ended === "refused" || ended === "cancelled") throw notSettled(node.id, record.attempt);
   }
 
   /** Pushes its heartbeat due time on (its timeout stays). */
@@ -185,4 +199,11 @@ export class Callbacks {
 /** The token of a waiting callback attempt: what settles it. */
 export function callbackToken(executionId: string, nodeId: string, attempt: number, lease: Lease): string {
   return encodeAttemptToken({ executionId, nodeId, attempt, leaseToken: lease.token });
+}
+
+/** A settlement that did not take: the attempt ended otherwise between its read and its write. */
+function notSettled(nodeId: string, attempt: number) {
+  return conflict(
+    `the callback of node "${nodeId}" (attempt ${attempt}) ended before this settlement took effect`,
+  );
 }

@@ -17,6 +17,7 @@ import type { Payload } from "../domain/payload.js";
 import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import { attemptTrace, executionTrace } from "../domain/trace.js";
+import type { AttemptEnd } from "./attempt-endings.js";
 import type { EngineContext } from "./context.js";
 import type { Executions } from "./executions.js";
 import { HISTORY, nodeEvent, traced } from "./lifecycle.js";
@@ -31,7 +32,7 @@ export type FailAttempt = (
   record: NodeRecord,
   lease: Lease,
   error: unknown,
-) => Promise<void>;
+) => Promise<AttemptEnd>;
 
 export class ChildWorkflows {
   constructor(

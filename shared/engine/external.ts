@@ -158,7 +158,7 @@ export class ExternalWorkers {
     let released = 0;
     for (const hold of Object.values(worker.holds)) {
       if (await this.giveUp(hold, "WorkerDeregistered", `worker "${workerId}" deregistered`)) released++;
-      await this.ctx.store.releaseHold(workerId, holdKey(hold.executionId, hold.nodeId));
+      await this.ctx.store.releaseHold(workerId, holdKey(hold.executionId, hold.nodeId), hold.leaseToken);
     }
     await this.ctx.store.deleteWorker(workerId);
     return { released };
@@ -405,8 +405,10 @@ export class ExternalWorkers {
       await this.release(lease, execution.executionId, node.id);
       return;
     }
-    await this.endings.complete(execution, graph, node, record, lease, saved);
+    const done = await this.endings.complete(execution, graph, node, record, lease, saved);
     await this.release(lease, execution.executionId, node.id);
+    // Refused between the read and the write (told to stop, or its lease passed on): not accepted.
+    if (!done.completed) throw notAccepted(node.id, record.attempt, "completion");
   }
 
   async failTask(
@@ -414,18 +416,29 @@ export class ExternalWorkers {
     error: { name: string; message: string; retryable?: boolean },
   ): Promise<void> {
     const { execution, graph, node, record, lease } = await readAttempt(this.ctx, taskToken, "task");
+    let ended: boolean;
     if (record.cancelRequested === true) {
       // Told to stop, it stopped: cancelled, not failed.
-      await this.endings.stopCancelled(execution, node, record, lease);
+      ended = await this.endings.stopCancelled(execution, node, record, lease);
     } else {
       const thrown =
         error.retryable === false
           ? new TerminalError(error.message, { code: error.name })
           : new RetryableError(error.message, { code: error.name });
       const { retryAfterSeconds, ...failure } = classifyError(thrown, node.retry);
-      await this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
+      const end = await this.endings.retryOrFail(
+        execution,
+        graph,
+        node,
+        record,
+        lease,
+        failure,
+        retryAfterSeconds,
+      );
+      ended = end !== "refused";
     }
     await this.release(lease, execution.executionId, node.id);
+    if (!ended) throw notAccepted(node.id, record.attempt, "failure");
   }
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────
@@ -442,7 +455,7 @@ export class ExternalWorkers {
     for (const [key, hold] of Object.entries(worker.holds)) {
       const record = await this.ctx.store.getNode(hold.executionId, hold.nodeId);
       if (record?.status === "RUNNING" && record.lease?.token === hold.leaseToken) continue;
-      await this.ctx.store.releaseHold(worker.workerId, key);
+      await this.ctx.store.releaseHold(worker.workerId, key, hold.leaseToken);
       pruned = true;
     }
     return pruned ? ((await this.ctx.store.getWorker(worker.workerId)) ?? worker) : worker;
@@ -466,7 +479,8 @@ export class ExternalWorkers {
   }
 
   private async release(lease: Lease, executionId: string, nodeId: string): Promise<void> {
-    if (lease.workerId) await this.ctx.store.releaseHold(lease.workerId, holdKey(executionId, nodeId));
+    if (lease.workerId)
+      await this.ctx.store.releaseHold(lease.workerId, holdKey(executionId, nodeId), lease.token);
   }
 }
 
@@ -506,3 +520,10 @@ function staleToken(nodeId: string, attempt: number) {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A report that did not take: the attempt ended otherwise between its read and its write. */
+function notAccepted(nodeId: string, attempt: number, what: string) {
+  return conflict(
+    `the ${what} of attempt ${attempt} of node "${nodeId}" came after the attempt ended otherwise`,
+  );
+}

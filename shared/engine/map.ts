@@ -36,6 +36,7 @@ import {
 import type { Payload } from "../domain/payload.js";
 import type { ErrorInfo, ExecutionRecord, Lease, MapState, NodeRecord } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
+import type { FailAttempt } from "./children.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
@@ -126,14 +127,7 @@ export class Maps {
     private readonly ctx: EngineContext,
     private readonly propagation: Propagation,
     /** Ends a map attempt that could not start (its list's expression failed): by its retry policy. */
-    private readonly failAttempt: (
-      execution: ExecutionRecord,
-      graph: WorkflowGraph,
-      node: GraphNode,
-      record: NodeRecord,
-      lease: Lease,
-      error: unknown,
-    ) => Promise<void>,
+    private readonly failAttempt: FailAttempt,
   ) {}
 
   /** The claimed map attempt: its list evaluated and kept, the map waiting, one item per lane sent. */

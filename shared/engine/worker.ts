@@ -70,9 +70,9 @@ export class TaskRunner {
     deadLetters: DeadLetters,
   ) {
     this.endings = new AttemptEndings(ctx, propagation, deadLetters);
-    const failAttempt: FailAttempt = async (execution, graph, node, record, lease, error) => {
+    const failAttempt: FailAttempt = (execution, graph, node, record, lease, error) => {
       const { retryAfterSeconds, ...failure } = classifyError(error, node.retry);
-      await this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
+      return this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
     };
     this.maps = new Maps(ctx, propagation, failAttempt);
     this.children = new ChildWorkflows(ctx, propagation, new Executions(ctx, propagation), failAttempt);
@@ -337,10 +337,11 @@ export class TaskRunner {
     switch (result.kind) {
       case "completed": {
         const keepOne = this.ctx.maxContinuations > 0 && delivery.deadline !== undefined;
-        return this.endings.complete(execution, graph, node, record, lease, result.output, {
+        const done = await this.endings.complete(execution, graph, node, record, lease, result.output, {
           keepOne,
           ...(delivery.arrivals ? { arrivals: delivery.arrivals } : {}),
         });
+        return done.next;
       }
       case "skipped":
         return this.endings.skipClaimed(execution, graph, node, record, lease, result.reason);

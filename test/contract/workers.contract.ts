@@ -418,18 +418,21 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
     describe("releaseHold", () => {
       it("removes a hold and bumps the version once; again, or for an unknown worker, changes nothing", async () => {
         const { worker, task } = await offered();
-        const taken = await store.takeTask(taking(task, worker.workerId, worker.version));
+        const taken = await store.takeTask(taking(task, worker.workerId, worker.version, "token-1"));
         expect(taken.ok).toBe(true);
         const key = holdKey(task.executionId, task.nodeId);
-        await store.releaseHold(worker.workerId, key);
+        // Another attempt's token (an older one of the same node): that hold is not its to release.
+        await store.releaseHold(worker.workerId, key, "token-0");
+        expect(Object.keys((await store.getWorker(worker.workerId))?.holds ?? {})).toEqual([key]);
+        await store.releaseHold(worker.workerId, key, "token-1");
         const released = await store.getWorker(worker.workerId);
         expect(released).toEqual({ ...worker, holds: {}, version: worker.version + 2 });
-        await store.releaseHold(worker.workerId, key);
-        await store.releaseHold(worker.workerId, holdKey(randomUUID(), "other"));
+        await store.releaseHold(worker.workerId, key, "token-1");
+        await store.releaseHold(worker.workerId, holdKey(randomUUID(), "other"), "token-1");
         expect(await store.getWorker(worker.workerId)).toEqual(released);
 
         const unknown = uid("unknown");
-        await store.releaseHold(unknown, key);
+        await store.releaseHold(unknown, key, "token-1");
         expect(await store.getWorker(unknown)).toBeUndefined();
       });
     });

@@ -868,8 +868,8 @@ export class DynamoStore implements Store {
     );
   }
 
-  async releaseHold(workerId: string, key: string): Promise<void> {
-    return releaseHold(this.io, workerId, key);
+  async releaseHold(workerId: string, key: string, leaseToken: string): Promise<void> {
+    return releaseHold(this.io, workerId, key, leaseToken);
   }
 }
 

@@ -230,8 +230,13 @@ export async function deleteWorker(io: TableIO, workerId: string): Promise<void>
   );
 }
 
-/** Removes a hold and bumps the version, only while the hold is there (else no change). */
-export async function releaseHold(io: TableIO, workerId: string, key: string): Promise<void> {
+/** Removes a hold and bumps the version, only while it is that attempt's hold (else no change). */
+export async function releaseHold(
+  io: TableIO,
+  workerId: string,
+  key: string,
+  leaseToken: string,
+): Promise<void> {
   const e = new Expression();
   const hold = `${e.name("holds")}.${anyName(e, "holdKey", key)}`;
   const version = e.name("version");
@@ -241,7 +246,7 @@ export async function releaseHold(io: TableIO, workerId: string, key: string): P
         new UpdateCommand({
           TableName: io.tableName,
           Key: workerKey(workerId),
-          ConditionExpression: `attribute_exists(${hold})`,
+          ConditionExpression: `${hold}.${e.name("leaseToken")} = ${e.value(leaseToken)}`,
           UpdateExpression: updateExpression([`${version} = ${version} + ${e.value(1)}`], [hold]),
           ExpressionAttributeNames: e.names,
           ExpressionAttributeValues: e.values,

@@ -475,9 +475,9 @@ export class MemoryStore implements Store {
     return { ok: true, node: claimed.record, worker: copy(worker) };
   }
 
-  async releaseHold(workerId: string, key: string): Promise<void> {
+  async releaseHold(workerId: string, key: string, leaseToken: string): Promise<void> {
     const worker = this.workers.get(workerId);
-    if (!worker || !(key in worker.holds)) return;
+    if (worker?.holds[key]?.leaseToken !== leaseToken) return;
     delete worker.holds[key];
     worker.version++;
   }
