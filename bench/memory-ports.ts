@@ -190,9 +190,9 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       write("DynamoDB.UpdateItem");
       return store.touchWorker(workerId, now);
     },
-    deleteWorker: async (workerId) => {
+    deleteWorker: async (workerId, version) => {
       write("DynamoDB.DeleteItem");
-      return store.deleteWorker(workerId);
+      return store.deleteWorker(workerId, version);
     },
     offerTask: async (task) => {
       write("DynamoDB.PutItem");

@@ -304,7 +304,11 @@ export interface Store {
   listWorkers(): Promise<WorkerRecord[]>;
   /** Records a heartbeat at `now`; undefined when no such worker is registered. */
   touchWorker(workerId: string, now: number): Promise<WorkerRecord | undefined>;
-  deleteWorker(workerId: string): Promise<void>;
+  /**
+   * Deletes a worker's registration, only while it is at `version` (nothing taken or released since
+   * it was read); false when it changed (or is gone already).
+   */
+  deleteWorker(workerId: string, version: number): Promise<boolean>;
   /** Offers a QUEUED external node to its pool: one offer per node attempt (again: no change). */
   offerTask(task: ReadyTask): Promise<void>;
   /** A pool's offers, oldest first, at most `limit`. */

@@ -207,9 +207,10 @@ export class AuditStore implements Store {
     return record;
   }
 
-  async deleteWorker(workerId: string): Promise<void> {
-    await this.inner.deleteWorker(workerId);
-    this.logWorker("delete", workerId, undefined);
+  async deleteWorker(workerId: string, version: number): Promise<boolean> {
+    const deleted = await this.inner.deleteWorker(workerId, version);
+    if (deleted) this.logWorker("delete", workerId, undefined);
+    return deleted;
   }
 
   async offerTask(task: ReadyTask): Promise<void> {

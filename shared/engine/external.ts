@@ -153,14 +153,22 @@ export class ExternalWorkers {
 
   /** The worker leaves: each task it holds is given up at once (retried elsewhere by policy), then it is gone. */
   async deregister(workerId: string): Promise<{ released: number }> {
-    const worker = await this.ctx.store.getWorker(workerId);
-    if (!worker) throw notFound(`worker "${workerId}" is not registered`);
     let released = 0;
-    for (const hold of Object.values(worker.holds)) {
-      if (await this.giveUp(hold, "WorkerDeregistered", `worker "${workerId}" deregistered`)) released++;
-      await this.ctx.store.releaseHold(workerId, holdKey(hold.executionId, hold.nodeId), hold.leaseToken);
+    // Until no take races it: a task taken while it gave up the others is given up too, and the
+    // registration is deleted only at the version whose holds were all given up.
+    for (let look = 0; look < 16; look++) {
+      const worker = await this.ctx.store.getWorker(workerId);
+      if (!worker) {
+        if (look === 0) throw notFound(`worker "${workerId}" is not registered`);
+        break;
+      }
+      const holds = Object.values(worker.holds);
+      if (holds.length === 0 && (await this.ctx.store.deleteWorker(workerId, worker.version))) break;
+      for (const hold of holds) {
+        if (await this.giveUp(hold, "WorkerDeregistered", `worker "${workerId}" deregistered`)) released++;
+        await this.ctx.store.releaseHold(workerId, holdKey(hold.executionId, hold.nodeId), hold.leaseToken);
+      }
     }
-    await this.ctx.store.deleteWorker(workerId);
     return { released };
   }
 

@@ -182,14 +182,18 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
         expect(await store.getWorker(unknown)).toBeUndefined();
       });
 
-      it("deletes a worker, and deleting again changes nothing", async () => {
+      it("deletes a worker only at the version it was read at; deleting again changes nothing", async () => {
         const id = uid("w");
-        await store.putWorker(registration(id));
-        await store.deleteWorker(id);
+        const stored = await store.putWorker(registration(id));
+        // Changed since (a take, a release, a registration again): not deleted.
+        const again = await store.putWorker(registration(id));
+        expect(await store.deleteWorker(id, stored.version)).toBe(false);
+        expect(await store.getWorker(id)).toBeDefined();
+        expect(await store.deleteWorker(id, again.version)).toBe(true);
         expect(await store.getWorker(id)).toBeUndefined();
         expect((await store.listWorkers()).some((w) => w.workerId === id)).toBe(false);
-        await store.deleteWorker(id);
-        await store.deleteWorker(uid("never"));
+        expect(await store.deleteWorker(id, again.version)).toBe(false);
+        expect(await store.deleteWorker(uid("never"), 1)).toBe(false);
         expect(await store.touchWorker(id, 5_000)).toBeUndefined();
       });
     });

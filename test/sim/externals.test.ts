@@ -143,6 +143,15 @@ describe("simulation with external workers and callbacks", () => {
     expect(result.violations, formatResult(result, { traceLines: 20 })).toEqual([]);
   });
 
+  // Found by the first 10,000-seed campaign with the fixes for N and O: a worker deregistering
+  // while one of its own polls took a task deleted its registration with that new hold in it; the
+  // task ran on, uncounted, and the worker registered again was given more than its maxParallel.
+  // Deregistration now deletes only at the version whose holds it gave up (it looks again).
+  it("seed 6778: a take racing its worker's deregistration is given up, not lost from the count", async () => {
+    const result = await runWorld({ seed: 6778 });
+    expect(result.violations, formatResult(result, { traceLines: 20 })).toEqual([]);
+  });
+
   // Finding N, fixed: a callback's settlement that lost the race to its attempt's end (here a
   // cancellation) was answered as accepted though nothing was written; it is answered 409 now.
   it("seed 34: a settlement that came after its attempt ended is refused, not accepted [finding N]", async () => {

@@ -838,8 +838,8 @@ export class DynamoStore implements Store {
     return touchWorker(this.io, workerId, now);
   }
 
-  async deleteWorker(workerId: string): Promise<void> {
-    return deleteWorker(this.io, workerId);
+  async deleteWorker(workerId: string, version: number): Promise<boolean> {
+    return deleteWorker(this.io, workerId, version);
   }
 
   async offerTask(task: ReadyTask): Promise<void> {

@@ -224,10 +224,26 @@ export async function touchWorker(
   return result.current && workerFromItem(result.current);
 }
 
-export async function deleteWorker(io: TableIO, workerId: string): Promise<void> {
-  await besideTakes(() =>
-    io.doc.send(new DeleteCommand({ TableName: io.tableName, Key: workerKey(workerId) })),
-  );
+/** Deletes the registration only while it is at `version`; false when it changed or is gone. */
+export async function deleteWorker(io: TableIO, workerId: string, version: number): Promise<boolean> {
+  const e = new Expression();
+  try {
+    await besideTakes(() =>
+      io.doc.send(
+        new DeleteCommand({
+          TableName: io.tableName,
+          Key: workerKey(workerId),
+          ConditionExpression: `${e.name("version")} = ${e.value(version)}`,
+          ExpressionAttributeNames: e.names,
+          ExpressionAttributeValues: e.values,
+        }),
+      ),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
 }
 
 /** Removes a hold and bumps the version, only while it is that attempt's hold (else no change). */

@@ -433,8 +433,9 @@ export class MemoryStore implements Store {
     return copy(worker);
   }
 
-  async deleteWorker(workerId: string): Promise<void> {
-    this.workers.delete(workerId);
+  async deleteWorker(workerId: string, version: number): Promise<boolean> {
+    if (this.workers.get(workerId)?.version !== version) return false;
+    return this.workers.delete(workerId);
   }
 
   async offerTask(task: ReadyTask): Promise<void> {
