@@ -272,36 +272,14 @@ export class DynamoStore implements Store {
   async listWorkflows(page: { limit: number; next?: string }): Promise<Page<WorkflowSummary>> {
     const limit = Math.floor(page.limit);
     if (!(limit > 0)) return { items: [] };
-    // Read one more than a page: `next` only when more follow (as the in-memory store answers).
-    const items: Item[] = [];
-    let startKey: Record<string, unknown> | undefined =
+    const { items, more } = await this.queryPartitionPage(
+      WORKFLOWS_PK,
+      WORKFLOW_SUMMARY_ATTRIBUTES,
+      limit,
       page.next === undefined
         ? undefined
-        : { ...workflowListingKey(decodeCursor(page.next, workflowCursorSchema).w) };
-    let more = false;
-    for (;;) {
-      const e = new Expression();
-      const result = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(WORKFLOWS_PK)}`,
-          ProjectionExpression: e.projection(WORKFLOW_SUMMARY_ATTRIBUTES),
-          ExpressionAttributeNames: e.names,
-          ExpressionAttributeValues: e.values,
-          ScanIndexForward: true,
-          ConsistentRead: true,
-          Limit: limit + 1 - items.length,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      items.push(...(result.Items ?? []));
-      startKey = result.LastEvaluatedKey;
-      if (items.length > limit) {
-        more = true;
-        break;
-      }
-      if (!startKey) break;
-    }
+        : workflowListingKey(decodeCursor(page.next, workflowCursorSchema).w),
+    );
     const summaries = items.slice(0, limit).map(
       (item): WorkflowSummary => ({
         name: item.name as string,
@@ -771,20 +749,39 @@ export class DynamoStore implements Store {
   async listDeadLetters(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>> {
     const limit = Math.floor(page.limit);
     if (!(limit > 0)) return { items: [] };
-    // Read one more than a page: `next` only when more follow (as the in-memory store answers).
+    const { items, more } = await this.queryPartitionPage(
+      DEAD_LETTER_PK,
+      DEAD_LETTER_RECORD_ATTRIBUTES,
+      limit,
+      page.next === undefined ? undefined : deadLetterKey(decodeCursor(page.next, deadLetterCursorSchema).d),
+    );
+    const records = items.slice(0, limit).map(deadLetterFromItem);
+    const last = records.at(-1);
+    return more && last
+      ? { items: records, next: encodeCursor({ d: last.id } satisfies DeadLetterCursor) }
+      : { items: records };
+  }
+
+  /**
+   * Up to `limit` items of one partition in key order from `after` (exclusive), strongly consistent.
+   * One more than a page is read, so `more` says whether another page follows (as the in-memory
+   * store answers `next`).
+   */
+  private async queryPartitionPage(
+    pk: string,
+    attributes: readonly string[],
+    limit: number,
+    after: Key | undefined,
+  ): Promise<{ items: Item[]; more: boolean }> {
     const items: Item[] = [];
-    let startKey: Record<string, unknown> | undefined =
-      page.next === undefined
-        ? undefined
-        : { ...deadLetterKey(decodeCursor(page.next, deadLetterCursorSchema).d) };
-    let more = false;
+    let startKey: Record<string, unknown> | undefined = after === undefined ? undefined : { ...after };
     for (;;) {
       const e = new Expression();
       const result = await this.doc.send(
         new QueryCommand({
           TableName: this.tableName,
-          KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(DEAD_LETTER_PK)}`,
-          ProjectionExpression: e.projection(DEAD_LETTER_RECORD_ATTRIBUTES),
+          KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(pk)}`,
+          ProjectionExpression: e.projection(attributes),
           ExpressionAttributeNames: e.names,
           ExpressionAttributeValues: e.values,
           ScanIndexForward: true,
@@ -794,18 +791,10 @@ export class DynamoStore implements Store {
         }),
       );
       items.push(...(result.Items ?? []));
+      if (items.length > limit) return { items, more: true };
       startKey = result.LastEvaluatedKey;
-      if (items.length > limit) {
-        more = true;
-        break;
-      }
-      if (!startKey) break;
+      if (!startKey) return { items, more: false };
     }
-    const records = items.slice(0, limit).map(deadLetterFromItem);
-    const last = records.at(-1);
-    return more && last
-      ? { items: records, next: encodeCursor({ d: last.id } satisfies DeadLetterCursor) }
-      : { items: records };
   }
 
   async getDeadLetter(id: string): Promise<DeadLetterRecord | undefined> {
