@@ -9,7 +9,7 @@ export default defineConfig({
     // test/setup/emulators.ts and docs/testing.md.
     // The web console's build (console/dist) too, when missing or stale: the runtimes the tests start
     // serve it, and test/console drives it in Chromium.
-    globalSetup: ["test/setup/emulators.ts", "test/console/global-setup.ts"],
+    globalSetup: ["test/setup/emulators.ts", "test/console/global-setup.ts", "test/setup/package-build.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two-core machines: two forked workers; moto runs beside them in its own process.

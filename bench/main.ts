@@ -3,7 +3,8 @@
  * large-payloads, map), --backend memory|memory-6ms|moto, --quick (small sizes), --no-write (print only),
  * --inline-bytes N (the engine's inline threshold for the workloads; default PAYLOAD_LIMITS.inlineBytes),
  * --sweep (only the inline-threshold sweep, sweep.ts), --no-sweep, --sizes 1,2,4 (the sweep's output
- * sizes in KiB), --no-worker-timeouts (no chain under a 15-minute worker beside the deployed 300 s). Without --workload the full run ends with the sweep.
+ * sizes in KiB), --no-worker-timeouts (no chain under a 15-minute worker beside the deployed 300 s),
+ * --no-cli (no timing of the `weft` command's startup). Without --workload the full run ends with the sweep.
  * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md (--sweep: sweep-latest.json and .md;
  * --inline-bytes N other than the default: inline-N-latest.json and .md).
  */
@@ -14,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/engine/worker-time.js";
 import { startMoto } from "../tools/emulators/moto.js";
+import { type CliStartupResult, measureCliStartup } from "./cli-startup.js";
 import { FORMULAS, PRICES } from "./cost.js";
 import { type EngineCpuResult, measureEngineCpu } from "./engine-cpu.js";
 import { mapComparison } from "./map.js";
@@ -65,6 +67,8 @@ export interface BenchOptions {
    * modeled), beside the main runs' deployed default of 300 s (default true; not with sweepOnly).
    */
   workerTimeouts?: boolean;
+  /** Also time the `weft` command's startup (cli-startup.ts; default true; not with sweepOnly). */
+  cliStartup?: boolean;
   log?: (line: string) => void;
 }
 
@@ -131,6 +135,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       await moto?.stop();
     }
   }
+  let cliStartup: CliStartupResult[] | undefined;
+  if (options.cliStartup !== false && !options.sweepOnly) {
+    log("CLI startup: weft --help, weft status");
+    cliStartup = await measureCliStartup({ runs: options.quick ? 5 : 20 });
+  }
   const sweepOn = measuredBackend(sweepRows);
   const maps = mapComparison(
     results,
@@ -165,6 +174,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     targets: targets(results, engineCpu),
     ...(workerRows.length > 0 ? { workerTimeouts: workerTimeoutComparison(results, workerRows) } : {}),
     ...(maps ? { map: maps } : {}),
+    ...(cliStartup ? { cliStartup } : {}),
     ...(sweep.length > 0 && sweepOn !== undefined
       ? { sweep: sweepResult(options.quick, sweep, sweepRows, modeledCosts(sweepRows), sweepOn) }
       : {}),
@@ -216,6 +226,7 @@ function parseArgs(argv: readonly string[]) {
     sweep: sweepOnly || (workload === undefined && !argv.includes("--no-sweep")),
     ...(sweepSizesKib === undefined ? {} : { sweepSizesKib }),
     workerTimeouts: !argv.includes("--no-worker-timeouts"),
+    cliStartup: !argv.includes("--no-cli"),
   };
 }
 

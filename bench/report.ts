@@ -1,4 +1,6 @@
 /** The bench report: its shape, and the markdown rendering. */
+
+import type { CliStartupResult } from "./cli-startup.js";
 import { type Cost, cost, type FORMULAS, type PerNode, PRICES, perNode } from "./cost.js";
 import type { EngineCpuResult } from "./engine-cpu.js";
 import type { MapComparison } from "./map.js";
@@ -77,6 +79,8 @@ export interface BenchReport {
   workerTimeouts?: WorkerTimeoutComparison;
   /** The map workload per item, beside Step Functions' Distributed Map (map.ts), when it ran. */
   map?: MapComparison;
+  /** How fast the `weft` command starts (cli-startup.ts), when it ran. */
+  cliStartup?: CliStartupResult[];
 }
 
 export function toRow(run: WorkloadRun): ResultRow {
@@ -427,6 +431,24 @@ export function renderMarkdown(report: BenchReport): string {
     ),
   );
   out.push("");
+  if (report.cliStartup) {
+    out.push("## CLI startup (whole `weft` processes, wall time; `node -e 0` is Node's own start)");
+    out.push("");
+    out.push(
+      table(
+        ["command", "runs", "min ms", "median ms", "p90 ms", "median over node ms"],
+        report.cliStartup.map((c) => [
+          c.command,
+          String(c.runs),
+          f(c.minMs, 0),
+          f(c.medianMs, 0),
+          f(c.p90Ms, 0),
+          f(c.overNodeMs, 0),
+        ]),
+      ),
+    );
+    out.push("");
+  }
   out.push("## Targets (per node, on average: for the worst workload, and over all nodes of all workloads)");
   out.push("");
   out.push(

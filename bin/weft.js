@@ -1,7 +1,12 @@
 #!/usr/bin/env node
-// The `weft` command: runs cli/main.ts through tsx (a dependency), so no build step is needed.
-import { register } from "tsx/esm/api";
+// The `weft` command: the compiled CLI in dist/ (`npm run build`, which `npm ci` runs in this
+// repository through `prepare`), so starting it compiles nothing.
+import { existsSync } from "node:fs";
 
-register();
+const main = new URL("../dist/cli/main.js", import.meta.url);
+if (!existsSync(main)) {
+  console.error("weft: the CLI is not built (dist/ is missing): run `npm run build` in weft's folder");
+  process.exit(1);
+}
 globalThis.__weftCliLaunch = true;
-await import("../cli/main.ts");
+await import(main.href);

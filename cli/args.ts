@@ -169,6 +169,23 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [0, 0],
   },
   {
+    // Routed by main.ts to cli/init-command.ts, which parses its own flags.
+    name: "init",
+    args: "[DIR] [--no-install]",
+    summary: "make DIR a project that uses weft: CDK app, tasks/, a workflow, its test (weft init --help)",
+    options: [],
+    positionals: [0, 1],
+  },
+  {
+    // Routed by main.ts to cli/dev-command.ts, which parses its own flags.
+    name: "dev",
+    args: "[--port N] [--config FILE] [OPTIONS]",
+    summary:
+      "the local runtime for this project: API, workers, sweeper, console; task files reloaded on change",
+    options: [],
+    positionals: [0, 0],
+  },
+  {
     // Routed by main.ts to cli/worker-command.ts, which parses its own flags.
     name: "worker",
     args: "--pool POOL --tasks DIR [OPTIONS]",

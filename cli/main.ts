@@ -4,11 +4,14 @@
  */
 import { pathToFileURL } from "node:url";
 import { commandUsage, DEFAULT_API_URL, parseCommandLine, USAGE } from "./args.js";
-import { WeftClient } from "./client.js";
-import { type Context, HANDLERS, unknownHandler } from "./commands.js";
+import type { WeftClient } from "./client.js";
+import type { Context } from "./commands.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import { paint, styleFor } from "./render.js";
 import { createSigner, isLoopback, type RequestSigner, resolveSigningRegion } from "./signing.js";
+
+// Startup is part of every command's latency (`weft cancel` must not arrive after the run ended):
+// `--help` loads only the argument parser, and a command loads the client and its own code when it runs.
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
@@ -23,6 +26,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const { runWorkerCommand } = await import("./worker-command.js");
     return runWorkerCommand(argv, io);
   }
+  // `weft init` scaffolds a project and `weft dev` runs the local runtime: flags of their own too.
+  if (argv[0] === "init") {
+    const { runInitCommand } = await import("./init-command.js");
+    return runInitCommand(argv.slice(1), io);
+  }
   const style = styleFor(io.stdout, io.env);
   const errStyle = styleFor(io.stderr, io.env);
   let json = argv.includes("--json");
@@ -35,6 +43,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     if (!command) throw new UsageError("no command given");
 
+    const [{ HANDLERS, unknownHandler }, { WeftClient }] = await Promise.all([
+      import("./commands.js"),
+      import("./client.js"),
+    ]);
     let client: WeftClient | undefined;
     const ctx: Context = {
       values,
@@ -42,7 +54,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       stdout: io.stdout,
       style,
       client: () => {
-        client ??= createClient(values.api, values, io.env);
+        client ??= createClient(WeftClient, values.api, values, io.env);
         return client;
       },
       print: (text) => {
@@ -63,6 +75,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 }
 
 function createClient(
+  Client: typeof WeftClient,
   api: string | undefined,
   values: { sigv4?: boolean; "no-sigv4"?: boolean; region?: string },
   env: Record<string, string | undefined>,
@@ -88,7 +101,7 @@ function createClient(
     }
     signer = createSigner({ region });
   }
-  return new WeftClient({ baseUrl, ...(signer === undefined ? {} : { signer }) });
+  return new Client({ baseUrl, ...(signer === undefined ? {} : { signer }) });
 }
 
 function report(error: unknown, io: CliIo, json: boolean, errStyle: ReturnType<typeof styleFor>): number {

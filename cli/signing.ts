@@ -3,9 +3,7 @@
  * Credentials come from the standard AWS chain (environment, SSO, profiles, web identity, instance
  * metadata …) unless given; the local runtime is never signed unless asked to be.
  */
-import { defaultProvider } from "@aws-sdk/credential-provider-node";
-import { Hash } from "@smithy/hash-node";
-import { SignatureV4 } from "@smithy/signature-v4";
+import type { SignatureV4 } from "@smithy/signature-v4";
 
 export const SIGNING_SERVICE = "execute-api";
 
@@ -30,14 +28,28 @@ export interface SignerOptions {
   signingDate?: Date;
 }
 
+/**
+ * The signer loads the AWS SDK's signing and credential modules on its first request, not on import:
+ * every `weft` command imports this module, and most talk to the local runtime, unsigned.
+ */
 export function createSigner(options: SignerOptions): RequestSigner {
-  const signer = new SignatureV4({
-    service: SIGNING_SERVICE,
-    region: options.region,
-    credentials: options.credentials ?? defaultProvider(),
-    sha256: Hash.bind(null, "sha256"),
-  });
+  let loading: Promise<SignatureV4> | undefined;
+  const load = async () => {
+    const [{ defaultProvider }, { Hash }, { SignatureV4 }] = await Promise.all([
+      import("@aws-sdk/credential-provider-node"),
+      import("@smithy/hash-node"),
+      import("@smithy/signature-v4"),
+    ]);
+    return new SignatureV4({
+      service: SIGNING_SERVICE,
+      region: options.region,
+      credentials: options.credentials ?? defaultProvider(),
+      sha256: Hash.bind(null, "sha256"),
+    });
+  };
   return async ({ method, url, headers, body }) => {
+    loading ??= load();
+    const signer = await loading;
     const query: Record<string, string | string[]> = {};
     for (const [key, value] of url.searchParams) {
       const existing = query[key];

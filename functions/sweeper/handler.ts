@@ -5,6 +5,7 @@ import type { Context, ScheduledEvent } from "aws-lambda";
 import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
 import { createEngineFromEnv } from "../../shared/config/wiring.js";
 import type { SweepReport } from "../../shared/engine/sweeper.js";
+import type { TaskModule } from "../../shared/tasks/loader.js";
 import { captureWith, TRACER_OPTIONS, traceInvocation } from "../common/tracing.js";
 import { createSweeperHandler, type SweeperHandler } from "./app.js";
 
@@ -12,14 +13,26 @@ import { createSweeperHandler, type SweeperHandler } from "./app.js";
 const tracer = new Tracer({ serviceName: "weft-sweeper", ...TRACER_OPTIONS });
 // EMF metrics (namespace Weft), flushed by the app at the end of each invocation.
 const metrics = createPowertoolsMetrics();
+// One engine per container, built on the first invocation.
 let app: SweeperHandler | undefined;
 
-export const handler = async (event?: ScheduledEvent, context?: Context): Promise<SweepReport> =>
-  traceInvocation(tracer, async () => {
-    if (app === undefined) {
-      const logger = new Logger({ serviceName: "weft-sweeper" });
-      const engine = createEngineFromEnv(process.env, { logger, capture: captureWith(tracer), metrics });
-      app = createSweeperHandler(engine, { logger, metrics });
-    }
-    return app(event, context);
-  });
+/**
+ * The function's handler, with the custom task modules its bundle holds (the construct generates
+ * the entry that imports them and calls this: infra/lib/function-entry.ts).
+ */
+export const lambdaHandler =
+  (taskModules: readonly TaskModule[] = []) =>
+  async (event?: ScheduledEvent, context?: Context): Promise<SweepReport> =>
+    traceInvocation(tracer, async () => {
+      if (app === undefined) {
+        const logger = new Logger({ serviceName: "weft-sweeper" });
+        const engine = createEngineFromEnv(process.env, {
+          logger,
+          capture: captureWith(tracer),
+          metrics,
+          taskModules,
+        });
+        app = createSweeperHandler(engine, { logger, metrics });
+      }
+      return app(event, context);
+    });

@@ -4,6 +4,7 @@ import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
 import { createEngineFromEnv } from "../../shared/config/wiring.js";
+import type { TaskModule } from "../../shared/tasks/loader.js";
 import { captureWith, TRACER_OPTIONS, traceInvocation, xrayTracing } from "../common/tracing.js";
 import { createWorkerHandler, type WorkerHandler } from "./app.js";
 
@@ -11,14 +12,26 @@ import { createWorkerHandler, type WorkerHandler } from "./app.js";
 const tracer = new Tracer({ serviceName: "weft-worker", ...TRACER_OPTIONS });
 // EMF metrics (namespace Weft), flushed by the app at the end of each invocation.
 const metrics = createPowertoolsMetrics();
+// One engine per container, built on the first invocation.
 let app: WorkerHandler | undefined;
 
-export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
-  traceInvocation(tracer, async () => {
-    if (app === undefined) {
-      const logger = new Logger({ serviceName: "weft-worker" });
-      const engine = createEngineFromEnv(process.env, { logger, capture: captureWith(tracer), metrics });
-      app = createWorkerHandler(engine, { logger, tracing: xrayTracing(tracer), metrics });
-    }
-    return app(event, context);
-  });
+/**
+ * The function's handler, with the custom task modules its bundle holds (the construct generates
+ * the entry that imports them and calls this: infra/lib/function-entry.ts).
+ */
+export const lambdaHandler =
+  (taskModules: readonly TaskModule[] = []) =>
+  async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
+    traceInvocation(tracer, async () => {
+      if (app === undefined) {
+        const logger = new Logger({ serviceName: "weft-worker" });
+        const engine = createEngineFromEnv(process.env, {
+          logger,
+          capture: captureWith(tracer),
+          metrics,
+          taskModules,
+        });
+        app = createWorkerHandler(engine, { logger, tracing: xrayTracing(tracer), metrics });
+      }
+      return app(event, context);
+    });

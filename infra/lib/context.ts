@@ -33,6 +33,7 @@ export const CONTEXT_KEYS: readonly string[] = [
   "weft:invokableFunctionArns",
   "weft:extraEventBusArns",
   "weft:secretArns",
+  "weft:tasks",
 ];
 
 function str(read: ContextReader, key: string): string | undefined {
@@ -123,6 +124,8 @@ export function weftStackPropsFromContext(read: ContextReader): WeftStackProps &
   if (httpAllow) parseSetting("httpAllow", httpAllow.join(","), `context ${httpAllowContext}`);
   const alarmTopicArn = str(read, "weft:alarmTopicArn");
   const alarmEmail = str(read, "weft:alarmEmail");
+  // The custom task types' folder, bundled into the functions (relative to where cdk runs).
+  const tasks = str(read, "weft:tasks");
 
   return {
     stackName: str(read, "weft:stackName") ?? "Weft",
@@ -149,6 +152,7 @@ export function weftStackPropsFromContext(read: ContextReader): WeftStackProps &
       ...(extraEventBusArns ? { extraEventBusArns } : {}),
       ...(secretArns ? { secretArns } : {}),
       ...(httpAllow ? { httpAllow } : {}),
+      ...(tasks ? { tasks } : {}),
     },
   };
 }

@@ -14,13 +14,8 @@ import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../../shared/engine/worker-time.
 export const WEFT_FUNCTION_KINDS = ["api", "worker", "sweeper", "dlq"] as const;
 export type WeftFunctionKind = (typeof WEFT_FUNCTION_KINDS)[number];
 
-/** Repository root (this file lives in `infra/lib/`). */
+/** Repository root (this file lives in `infra/lib/`); in the built package, its `dist/` folder. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-
-/** Path of a function's entry file, `functions/<kind>/handler.ts`. */
-export function handlerEntry(kind: WeftFunctionKind): string {
-  return path.join(REPO_ROOT, "functions", kind, "handler.ts");
-}
 
 /**
  * ESM bundles still meet CommonJS dependencies that call `require` (some AWS SDK and Powertools
@@ -39,6 +34,8 @@ export interface WeftFunctionProps {
   readonly logLevel: string;
   readonly logRetention: logs.RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
+  /** What to bundle when no `code` is given: the generated entry (function-entry.ts), and the project it is bundled in. */
+  readonly bundle?: { readonly entry: string; readonly projectRoot: string; readonly lockFile: string };
   /**
    * Pre-built code for the function (its module must export `handler` from `index.mjs`). When
    * set, no bundling happens; meant for tests and for users who build the functions themselves.
@@ -97,16 +94,15 @@ export class WeftFunction extends Construct {
         handler: "index.handler",
       });
     } else {
-      const entry = handlerEntry(props.kind);
-      if (!existsSync(entry)) {
-        throw new Error(`weft: entry file for the ${props.kind} function is missing: ${entry}`);
+      if (props.bundle === undefined || !existsSync(props.bundle.entry)) {
+        throw new Error(`weft: the ${props.kind} function has neither code nor an entry file to bundle`);
       }
       this.function = new NodejsFunction(this, "Function", {
         ...common,
-        entry,
+        entry: props.bundle.entry,
         handler: "handler",
-        projectRoot: REPO_ROOT,
-        depsLockFilePath: path.join(REPO_ROOT, "package-lock.json"),
+        projectRoot: props.bundle.projectRoot,
+        depsLockFilePath: props.bundle.lockFile,
         bundling: {
           forceDockerBundling: false,
           format: OutputFormat.ESM,

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { Duration, RemovalPolicy, Token } from "aws-cdk-lib";
 import type * as apigwv2 from "aws-cdk-lib/aws-apigatewayv2";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
@@ -22,6 +23,7 @@ import {
 import { EXECUTION_BLOB_PREFIX, UPLOAD_PREFIX } from "../../shared/domain/payload.js";
 import { WeftAlarms, type WeftAlarmThresholds } from "./alarms.js";
 import { type WeftApiAuthorization, WeftHttpApi } from "./api.js";
+import { findProjectRoot, taskModuleFilesOf, writeFunctionEntry } from "./function-entry.js";
 import { DEFAULT_FUNCTION_SETTINGS, WeftFunction, type WeftFunctionKind } from "./functions.js";
 import { consumeQueue, grantWeftAccess } from "./grants.js";
 import { acknowledgeWeftNagFindings } from "./nag-suppressions.js";
@@ -103,7 +105,20 @@ export interface WeftOrchestratorProps {
    */
   readonly httpAllow?: readonly string[];
   /**
-   * Pre-built code per function instead of bundling `functions/<kind>/handler.ts` with esbuild.
+   * Your custom task types: a folder of modules, each exporting what `defineTask` returns (the
+   * files `weft dev` and `weft validate` load from `tasks/`). Every module of the folder is bundled
+   * into the functions by local esbuild at synth (test files and declarations aside). A relative
+   * path is resolved against the working directory, as `cdk synth` runs in the project's folder.
+   * @default - no custom task types: the built-ins, `http`, `lambda` and `emit`
+   */
+  readonly tasks?: string;
+  /**
+   * The folder the functions are bundled in (esbuild runs there and reads its lock file).
+   * @default - the nearest folder at or above the working directory with a lock file
+   */
+  readonly projectRoot?: string;
+  /**
+   * Pre-built code per function instead of bundling the functions (and `tasks`) with esbuild.
    * Each must export `handler` from `index.mjs`. @default - bundle the entries with local esbuild
    */
   readonly code?: Partial<Record<WeftFunctionKind, lambda.Code>>;
@@ -327,6 +342,22 @@ export class WeftOrchestrator extends Construct {
       sweepGraceSeconds: sweepSeconds.grace,
       httpAllow,
     });
+    // Every function gets the task modules: the api checks params at submit, the worker runs them,
+    // and the sweeper and the DLQ consumer build the same engine.
+    const taskFiles = props.tasks === undefined ? [] : taskModuleFilesOf(props.tasks);
+    let found: ReturnType<typeof findProjectRoot> | undefined;
+    const project = () => {
+      found ??= findProjectRoot(
+        props.projectRoot === undefined ? process.cwd() : path.resolve(props.projectRoot),
+      );
+      return found;
+    };
+    const bundleOf = (kind: WeftFunctionKind) => {
+      if (props.code?.[kind]) return {};
+      const { projectRoot, lockFile } = project();
+      const entry = writeFunctionEntry({ kind, projectRoot, scopePath: this.node.path, taskFiles });
+      return { bundle: { entry, projectRoot, lockFile } };
+    };
     const makeFunction = (
       kind: WeftFunctionKind,
       overrides: { memorySize?: number; timeout?: Duration } = {},
@@ -342,6 +373,7 @@ export class WeftOrchestrator extends Construct {
         logRetention,
         logRemovalPolicy: removalPolicy,
         ...(props.code?.[kind] ? { code: props.code[kind] } : {}),
+        ...bundleOf(kind),
       });
     };
     const api = makeFunction("api");

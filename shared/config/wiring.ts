@@ -12,7 +12,6 @@ import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SSMClient } from "@aws-sdk/client-ssm";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { taskModules } from "../../tasks/index.js";
 import { DynamoStore, documentClient } from "../adapters/dynamo/store.js";
 import { EventBridgePublisher } from "../adapters/eventbridge/publisher.js";
 import { PowertoolsMetricsPort } from "../adapters/metrics-powertools.js";
@@ -24,7 +23,7 @@ import { Engine, type EngineOptions } from "../engine/engine.js";
 import type { EnginePorts } from "../ports.js";
 import { EventBridgeSender } from "../tasks/emit-eventbridge.js";
 import { AwsLambdaInvoker } from "../tasks/lambda-aws.js";
-import { collectTaskTypes, createFullTaskRegistry } from "../tasks/loader.js";
+import { collectTaskTypes, createFullTaskRegistry, type TaskModule } from "../tasks/loader.js";
 import { AwsSecretStore } from "../tasks/secrets-aws.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import { httpEgressPolicy } from "./egress.js";
@@ -180,6 +179,8 @@ export function createEngineFromEnv(
     capture?: AwsClientOptions["capture"];
     /** The function's Powertools Metrics (EMF), which the engine records into; the function flushes it. */
     metrics?: Metrics;
+    /** The custom task modules bundled into the function (the entry the construct generates imports them). */
+    taskModules?: readonly TaskModule[];
   } = {},
 ): Engine {
   const config = loadConfig(env);
@@ -191,17 +192,22 @@ export function createEngineFromEnv(
   const ports = createAwsPorts(config, clients);
   return new Engine(
     options.metrics === undefined ? ports : { ...ports, metrics: new PowertoolsMetricsPort(options.metrics) },
-    createDeployedTaskRegistry(config, clients),
+    createDeployedTaskRegistry(config, clients, options.taskModules),
     engineOptionsFromConfig(config, logger),
   );
 }
 
 /**
  * Every task type a deployed function knows: the built-ins, `http`, `lambda` (invoking the user's
- * functions), `emit` (to the lifecycle bus or a named one), and the custom task types of `tasks/`,
- * bundled through its generated index. The api function needs them too: params are checked at submit.
+ * functions), `emit` (to the lifecycle bus or a named one), and the custom task types of the modules
+ * bundled into it (the construct's `tasks` folder). The api function needs them too: params are
+ * checked at submit.
  */
-export function createDeployedTaskRegistry(config: WeftConfig, clients: AwsClients): TaskRegistry {
+export function createDeployedTaskRegistry(
+  config: WeftConfig,
+  clients: AwsClients,
+  taskModules: readonly TaskModule[] = [],
+): TaskRegistry {
   return createFullTaskRegistry({
     customTasks: collectTaskTypes(taskModules),
     lambda: new AwsLambdaInvoker(clients.lambda),

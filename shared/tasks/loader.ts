@@ -5,15 +5,14 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { createTaskRegistry } from "./builtins.js";
 import { type EventSender, emitTask } from "./emit.js";
 import { type HttpTaskOptions, httpTask } from "./http.js";
 import { type LambdaInvoker, lambdaTask } from "./lambda.js";
+import { importModuleFile } from "./module-import.js";
+import { isTaskModuleFile } from "./task-files.js";
 import type { TaskRegistry, TaskType } from "./task-type.js";
 
-const MODULE_FILE = /\.(ts|js|mjs)$/;
-const DECLARATION_FILE = /\.d\.ts$/;
 /** The definition schema's limit for a node's `type`. */
 const MAX_TYPE_LENGTH = 64;
 
@@ -39,12 +38,13 @@ function isZodSchema(value: unknown): boolean {
 }
 
 /**
- * Imports every `*.ts`, `*.js` and `*.mjs` file directly in `dir` (sorted by name, sub-folders left
- * alone) and returns the task types they export. The same task object exported twice (say, by name
- * and as default, or re-exported by an index file) counts once; two different tasks with one type
- * are an error naming both files.
+ * Imports every task module directly in `dir` (`*.ts`, `*.mts`, `*.js`, `*.mjs`; not declarations or
+ * tests: task-files.ts; sorted by name, sub-folders left alone) and returns the task types they
+ * export. `generation` > 0 imports them afresh (module-import.ts), as `weft dev` does on a change.
+ * The same task object exported twice (say, by name and as default, or re-exported by an index
+ * file) counts once; two different tasks with one type are an error naming both files.
  */
-export async function loadTaskModules(dir: string): Promise<TaskType[]> {
+export async function loadTaskModules(dir: string, generation = 0): Promise<TaskType[]> {
   const folder = path.resolve(dir);
   let names: string[];
   try {
@@ -53,7 +53,7 @@ export async function loadTaskModules(dir: string): Promise<TaskType[]> {
   } catch (error) {
     throw new Error(`custom tasks folder ${folder} cannot be read: ${reason(error)}`);
   }
-  const files = names.filter((name) => MODULE_FILE.test(name) && !DECLARATION_FILE.test(name)).sort();
+  const files = names.filter(isTaskModuleFile).sort();
 
   const modules: TaskModule[] = [];
   for (const name of files) {
@@ -61,7 +61,7 @@ export async function loadTaskModules(dir: string): Promise<TaskType[]> {
     try {
       modules.push({
         source: file,
-        exports: (await import(pathToFileURL(file).href)) as Record<string, unknown>,
+        exports: await importModuleFile(file, generation),
       });
     } catch (error) {
       throw new Error(`custom task module ${file} failed to load: ${reason(error)}`);

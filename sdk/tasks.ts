@@ -1,0 +1,46 @@
+/**
+ * `weft-orchestrator/tasks`: what a custom task type is written with. One file per task type in
+ * your tasks folder, each exporting what `defineTask` returns:
+ *
+ *   import { z } from "zod";
+ *   import { defineTask, TerminalError } from "weft-orchestrator/tasks";
+ *   export const greet = defineTask({
+ *     type: "greet",
+ *     params: z.object({ greeting: z.string().default("Hello") }),
+ *     run: ({ params, input }) => ({ message: `${params.greeting}, ${String(input)}` }),
+ *   });
+ *
+ * Throw `TerminalError` to fail the node at once, `RetryableError` (or anything else) to let its
+ * retry policy decide.
+ */
+import type { z } from "zod";
+import { defineTask as defineAnyTask, type TaskInput, type TaskType } from "../shared/tasks/task-type.js";
+
+export {
+  RetryableError,
+  type RetryableErrorOptions,
+  type TaskErrorOptions,
+  TerminalError,
+  WeftError,
+} from "../shared/tasks/errors.js";
+export type { TaskContext, TaskInput, TaskType } from "../shared/tasks/task-type.js";
+
+/** A custom task type: what a user's task module declares. */
+export interface CustomTaskDefinition<S extends z.ZodType> {
+  /** The name nodes use as their `type` (at most 64 characters; not a built-in's). */
+  type: string;
+  /** The node's `params`: checked when the workflow is registered, parsed again at every run. */
+  params: S;
+  /** How long a run usually takes, in ms: a hint for running it in the same worker invocation. */
+  expectedMs?(params: z.output<S>): number;
+  /** The work: gets the execution's input, the params, the dependencies' outputs and the context. */
+  run(input: TaskInput<z.output<S>>): Promise<unknown> | unknown;
+}
+
+/**
+ * Declares a custom task type. (The engine's own task types use more options — inline, deferred and
+ * composite nodes — that are not part of the task API.)
+ */
+export function defineTask<S extends z.ZodType>(task: CustomTaskDefinition<S>): TaskType<z.output<S>> {
+  return defineAnyTask(task);
+}
