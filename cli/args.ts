@@ -177,7 +177,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [0, 1],
   },
   {
-    // Routed by main.ts to cli/dev-command.ts, which parses its own flags.
+    // Routed by main.ts to local/serve.ts (the local runtime), which parses its own flags.
     name: "dev",
     args: "[--port N] [--config FILE] [OPTIONS]",
     summary:

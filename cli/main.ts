@@ -148,17 +148,23 @@ if (isEntry || launched) {
   }
   // A redraw hides the cursor; give it back on Ctrl-C. `weft worker` handles its signals itself
   // (a graceful shutdown: running tasks finish, then it deregisters).
-  if (process.argv[2] !== "worker") {
+  if (process.argv[2] !== "worker" && process.argv[2] !== "dev") {
     process.on("SIGINT", () => {
       if (process.stdout.isTTY) process.stdout.write("\x1b[?25h\n");
       process.exit(130);
     });
   }
-  const code = await runCli(process.argv.slice(2), {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    env: process.env,
-  });
-  await Promise.all([flush(process.stdout), flush(process.stderr)]);
-  process.exit(code);
+  if (process.argv[2] === "dev") {
+    // The local runtime goes on serving: the process ends on a signal (local/serve.ts), not here.
+    const { serveLocalRuntime } = await import("../local/serve.js");
+    await serveLocalRuntime(process.argv.slice(3), "weft dev");
+  } else {
+    const code = await runCli(process.argv.slice(2), {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+    });
+    await Promise.all([flush(process.stdout), flush(process.stderr)]);
+    process.exit(code);
+  }
 }

@@ -55,6 +55,7 @@ import { startHttpServer } from "./http-server.js";
 import { createLambdaContext } from "./lambda-context.js";
 import { createLocalMetrics } from "./metrics.js";
 import { DEFAULT_QUEUE_ARN, startPoller } from "./poller.js";
+import { watchTaskFolder } from "./task-reload.js";
 import { type LocalTimer, startTimers } from "./timers.js";
 
 export type LocalBackend = "memory" | "aws";
@@ -145,6 +146,14 @@ export interface LocalRuntimeOptions {
   dlqLogger?: Logger;
   /** Errors of the runtime's own machinery (HTTP, poller, timers). Default console.error. */
   onError?: (error: unknown, where: string) => void;
+  /**
+   * Import `taskOptions.customTasksDir` afresh whenever a file in it changes (`weft dev`), and say
+   * so: the task types now registered, or why the folder did not load (the old ones stay).
+   */
+  reloadTasks?: {
+    onReloaded: (types: readonly string[]) => void;
+    onFailed: (error: unknown) => void;
+  };
 }
 
 export interface LocalRuntime {
@@ -410,24 +419,38 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     logger:
       options.engineOptions?.logger ?? powertoolsEngineLogger(new Logger({ serviceName: "weft-engine" })),
   };
+  const registryOptions: TaskRegistryOptions = {
+    ...options.taskOptions,
+    http: {
+      ...options.taskOptions?.http,
+      egress: options.taskOptions?.http?.egress ?? localEgressPolicy(env),
+      ...secretsOption(chainSecretStores(options.taskOptions?.http?.secrets, backend.secrets)),
+    },
+    events: backend.eventSender,
+    lifecycleBusName: backend.eventBusName,
+  };
   let tasks: TaskRegistry;
   try {
-    tasks =
-      options.tasks ??
-      (await buildTaskRegistry({
-        ...options.taskOptions,
-        http: {
-          ...options.taskOptions?.http,
-          egress: options.taskOptions?.http?.egress ?? localEgressPolicy(env),
-          ...secretsOption(chainSecretStores(options.taskOptions?.http?.secrets, backend.secrets)),
-        },
-        events: backend.eventSender,
-        lifecycleBusName: backend.eventBusName,
-      }));
+    tasks = options.tasks ?? (await buildTaskRegistry(registryOptions));
   } catch (error) {
     backend.close();
     throw error;
   }
+  // weft dev: the custom task folder imported afresh on every change (local/task-reload.ts).
+  const taskFolder = options.tasks === undefined ? options.taskOptions?.customTasksDir : undefined;
+  let generation = 0;
+  const taskWatch =
+    options.reloadTasks === undefined || taskFolder === undefined
+      ? undefined
+      : watchTaskFolder({
+          dir: taskFolder,
+          reload: async () => {
+            generation += 1;
+            tasks.replaceWith(await buildTaskRegistry({ ...registryOptions, reloadGeneration: generation }));
+            return tasks.names();
+          },
+          ...options.reloadTasks,
+        });
   // The engine's metrics, served at GET /metrics (local/metrics.ts), unless the ports bring their own.
   const metrics = createLocalMetrics(backend);
   const engine = new Engine({ ...ports, metrics: ports.metrics ?? metrics }, tasks, engineOptions);
@@ -513,6 +536,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     ...(backend.resources === undefined ? {} : { resources: backend.resources }),
     stop() {
       stopping ??= (async () => {
+        taskWatch?.close();
         try {
           await Promise.all([server.close(), poller.stop(), deadLetterPoller.stop(), timers.stop()]);
         } finally {

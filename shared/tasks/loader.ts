@@ -105,6 +105,8 @@ export function collectTaskTypes(modules: readonly TaskModule[]): TaskType[] {
 export interface TaskRegistryOptions {
   /** A folder of custom task modules (see loadTaskModules). */
   customTasksDir?: string;
+  /** > 0: import the folder's modules afresh, as this generation (loadTaskModules). */
+  reloadGeneration?: number;
   /** Custom task types given directly (e.g. imported by a bundled function). */
   customTasks?: readonly TaskType<unknown>[];
   /** Enables the `lambda` task type. */
@@ -121,20 +123,20 @@ export interface TaskRegistryOptions {
 
 /** Built-ins + http + lambda (with an invoker) + emit (with a sender) + the custom task types. */
 export async function buildTaskRegistry(options: TaskRegistryOptions = {}): Promise<TaskRegistry> {
-  const { customTasksDir, ...rest } = options;
-  const fromDir = customTasksDir === undefined ? [] : await loadTaskModules(customTasksDir);
+  const { customTasksDir, reloadGeneration, ...rest } = options;
+  const fromDir = customTasksDir === undefined ? [] : await loadTaskModules(customTasksDir, reloadGeneration);
   return assembleTaskRegistry(rest, fromDir, `the folder ${path.resolve(customTasksDir ?? ".")}`);
 }
 
 /** buildTaskRegistry without a folder to read: synchronous, for a Lambda bundle's static imports. */
 export function createFullTaskRegistry(
-  options: Omit<TaskRegistryOptions, "customTasksDir"> = {},
+  options: Omit<TaskRegistryOptions, "customTasksDir" | "reloadGeneration"> = {},
 ): TaskRegistry {
   return assembleTaskRegistry(options, [], "");
 }
 
 function assembleTaskRegistry(
-  options: Omit<TaskRegistryOptions, "customTasksDir">,
+  options: Omit<TaskRegistryOptions, "customTasksDir" | "reloadGeneration">,
   fromDir: readonly TaskType[],
   dirLabel: string,
 ): TaskRegistry {

@@ -110,4 +110,15 @@ export class TaskRegistry {
   names(): string[] {
     return [...this.types.keys()].sort();
   }
+
+  /**
+   * Takes every task type of `other` in place of its own, at once (`weft dev` reloading a changed
+   * tasks folder): the engine holding this registry runs the new code from the next attempt on,
+   * and an attempt already running keeps the task it got.
+   */
+  replaceWith(other: TaskRegistry): this {
+    this.types.clear();
+    for (const name of other.names()) this.types.set(name, other.get(name)!);
+    return this;
+  }
 }
