@@ -472,7 +472,8 @@ function unreachableMessage(baseUrl: string, error: unknown): string {
     url = undefined;
   }
   const cause = describeCause(error);
-  const hint = url && isLoopback(url) ? " — is `npm start` running?" : "";
+  const hint =
+    url && isLoopback(url) ? " — is `weft dev` (or `npm start` in weft's repository) running?" : "";
   return `cannot reach the weft API at ${baseUrl}${hint}${cause ? ` (${cause})` : ""}`;
 }
 
