@@ -4,7 +4,8 @@
  * --inline-bytes N (the engine's inline threshold for the workloads; default PAYLOAD_LIMITS.inlineBytes),
  * --sweep (only the inline-threshold sweep, sweep.ts), --no-sweep, --sizes 1,2,4 (the sweep's output
  * sizes in KiB), --no-worker-timeouts (no chain under a 15-minute worker beside the deployed 300 s),
- * --no-cli (no timing of the `weft` command's startup). Without --workload the full run ends with the sweep.
+ * --no-cli (no timing of the `weft` command's startup), --cli-only (only that: cli-latest.json and .md).
+ * Without --workload the full run ends with the sweep.
  * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md (--sweep: sweep-latest.json and .md;
  * --inline-bytes N other than the default: inline-N-latest.json and .md).
  */
@@ -67,7 +68,7 @@ export interface BenchOptions {
    * modeled), beside the main runs' deployed default of 300 s (default true; not with sweepOnly).
    */
   workerTimeouts?: boolean;
-  /** Also time the `weft` command's startup (cli-startup.ts; default true; not with sweepOnly). */
+  /** Also time the `weft` command's startup (cli-startup.ts; `npm run bench` does unless --no-cli). */
   cliStartup?: boolean;
   log?: (line: string) => void;
 }
@@ -136,7 +137,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
   }
   let cliStartup: CliStartupResult[] | undefined;
-  if (options.cliStartup !== false && !options.sweepOnly) {
+  if (options.cliStartup === true && !options.sweepOnly) {
     log("CLI startup: weft --help, weft status");
     cliStartup = await measureCliStartup({ runs: options.quick ? 5 : 20 });
   }
@@ -232,7 +233,25 @@ function parseArgs(argv: readonly string[]) {
 
 const isMain =
   process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
-if (isMain) {
+if (isMain && process.argv.includes("--cli-only")) {
+  // Only the CLI's startup (cli-startup.ts): bench/results/cli-latest.json and .md.
+  const cliStartup = await measureCliStartup();
+  const lines = [
+    "| command | runs | min ms | median ms | p90 ms | median over node ms |",
+    "|---|---|---|---|---|---|",
+    ...cliStartup.map(
+      (c) =>
+        `| ${c.command} | ${c.runs} | ${c.minMs.toFixed(0)} | ${c.medianMs.toFixed(0)} | ${c.p90Ms.toFixed(0)} | ${c.overNodeMs.toFixed(0)} |`,
+    ),
+  ];
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
+  await mkdir(dir, { recursive: true });
+  const when = { date: new Date().toISOString(), node: process.version, cores: os.cpus().length };
+  await writeFile(path.join(dir, "cli-latest.json"), `${JSON.stringify({ ...when, cliStartup }, null, 2)}\n`);
+  await writeFile(path.join(dir, "cli-latest.md"), `# CLI startup, ${when.date} (Node ${when.node})\n\n${lines.join("\n")}\n`);
+  console.log(lines.join("\n"));
+  process.exit(0);
+} else if (isMain) {
   const args = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const report = await runBench({ ...args, log: (line) => console.error(`[bench] ${line}`) });

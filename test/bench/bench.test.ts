@@ -19,7 +19,7 @@ import { encodeStoredPayload } from "../../shared/domain/payload.js";
 
 describe("bench --quick on the memory backend", () => {
   it("runs every workload through the handlers and reports sane counts and costs", async () => {
-    const report = await runBench({ quick: true, backends: ["memory"] });
+    const report = await runBench({ quick: true, backends: ["memory"], cliStartup: true });
     const expected = workloads(true);
     expect(report.results.map((r) => r.workload)).toEqual([...WORKLOAD_NAMES]);
     expect(report.engineCpu.map((e) => e.workload)).toEqual([...WORKLOAD_NAMES]);
@@ -117,7 +117,15 @@ describe("bench --quick on the memory backend", () => {
     const markdown = renderMarkdown(report);
     expect(markdown).toContain("| chain | memory |");
     expect(markdown).toContain("Step Functions Standard");
-  }, 60_000);
+    // The CLI's startup: whole processes of the built CLI, beside Node's own start (figures unchecked).
+    expect(report.cliStartup?.map((c) => c.command)).toEqual(["node -e 0", "weft --help", "weft status ID"]);
+    for (const c of report.cliStartup ?? []) {
+      expect(c.runs).toBe(5);
+      expect(c.minMs).toBeGreaterThan(0);
+      expect(c.medianMs).toBeGreaterThanOrEqual(c.minMs);
+    }
+    expect(markdown).toContain("## CLI startup");
+  }, 120_000);
 
   it("models Lambda time at 6 ms per AWS call with the handler's own concurrency (memory-6ms)", async () => {
     const report = await runBench({ quick: true, workloads: ["fanout"], backends: ["memory", "memory-6ms"] });

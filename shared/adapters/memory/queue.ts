@@ -102,6 +102,18 @@ export class MemoryQueue implements TaskQueue, QueueConsumer {
     return this.messages.size;
   }
 
+  /**
+   * When the next message becomes visible (delayed, or received and not deleted), or undefined when
+   * none is held. Read-only: a driver on a virtual clock (testkit/driver.ts) moves time on to it.
+   */
+  nextVisibleAt(): number | undefined {
+    let next: number | undefined;
+    for (const message of this.messages.values()) {
+      if (next === undefined || message.visibleAt < next) next = message.visibleAt;
+    }
+    return next;
+  }
+
   private takeVisible(max: number, visibilityTimeoutSeconds: number): ReceivedMessage[] {
     const now = this.options.clock.now();
     const received: ReceivedMessage[] = [];
