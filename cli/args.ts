@@ -28,6 +28,8 @@ const OPTIONS = {
   limit: { type: "string" },
   next: { type: "string" },
   "custom-tasks": { type: "string" },
+  config: { type: "string" },
+  "cancel-on-exit": { type: "boolean" },
   resolve: { type: "boolean" },
   token: { type: "string" },
   output: { type: "string" },
@@ -57,9 +59,10 @@ export interface CommandSpec {
 export const COMMANDS: CommandSpec[] = [
   {
     name: "validate",
-    args: "FILE [--custom-tasks DIR]",
-    summary: "check a definition locally, listing every problem (DIR: your custom task types)",
-    options: ["custom-tasks"],
+    args: "FILE [--config FILE] [--custom-tasks DIR]",
+    summary:
+      "check a definition locally against the task types `weft dev` would load here, listing every problem",
+    options: ["config", "custom-tasks"],
     positionals: [1, 1],
   },
   {
@@ -78,9 +81,10 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     name: "run",
-    args: "FILE [--input JSON|@file] [--key K] [--interval MS]",
-    summary: "register FILE, start it and watch it to the end",
-    options: ["input", "key", "interval"],
+    args: "FILE [--input JSON|@file] [--key K] [--interval MS] [--cancel-on-exit]",
+    summary:
+      "register FILE, start it and watch it to the end (Ctrl-C leaves it running and says how to cancel it; --cancel-on-exit: cancels it)",
+    options: ["input", "key", "interval", "cancel-on-exit"],
     positionals: [1, 1],
   },
   {
@@ -92,9 +96,9 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     name: "watch",
-    args: "ID [--interval MS]",
-    summary: "follow an execution's nodes live until it ends",
-    options: ["interval"],
+    args: "ID [--interval MS] [--cancel-on-exit]",
+    summary: "follow an execution's nodes live until it ends (Ctrl-C and --cancel-on-exit: as for run)",
+    options: ["interval", "cancel-on-exit"],
     positionals: [1, 1],
   },
   {
@@ -228,7 +232,7 @@ commands:
 ${COMMANDS.map((c) => `  ${`${c.name} ${c.args}`.trimEnd()}\n      ${c.summary}`).join("\n")}
 
 global options:
-  --api URL       the weft API (default: WEFT_API_URL or ${DEFAULT_API_URL}, the local runtime of \`npm start\`)
+  --api URL       the weft API (default: WEFT_API_URL or ${DEFAULT_API_URL}, the local runtime of \`weft dev\` / \`npm start\`)
   --json          machine-readable output on stdout (one JSON document; \`events --follow\` prints one per line)
   --sigv4         sign requests with AWS SigV4 (the default when the API is not on loopback)
   --no-sigv4      never sign
@@ -242,6 +246,13 @@ global options:
                   while the node waits, as does its \`Node Waiting For Callback\` event
   --output takes JSON text, @FILE or @- as --input does (at most 5 MiB).
   --port P        the port \`weft console\` listens on, on 127.0.0.1 (default ${DEFAULT_CONSOLE_PORT}; 0 picks a free one)
+  --cancel-on-exit  run/watch: on Ctrl-C, cancel the execution (POST /executions/{id}/cancel) before
+                  exiting. Without it Ctrl-C leaves the execution running — it runs on the API, not in
+                  the command — and prints its id and the \`weft cancel\` command that stops it.
+  --config FILE   validate: the task configuration \`weft dev --config FILE\` would use (default
+                  ./weft.config.json when present, else the ./tasks folder when present)
+  --custom-tasks DIR
+                  validate: this folder's task types in place of the configuration's custom folder
 
 exit codes:
   0  success (watch/run: the execution SUCCEEDED)
@@ -249,10 +260,12 @@ exit codes:
      definition, or (watch/run) FAILED
   2  usage error: unknown command or flag, missing or bad argument
   3  watch/run: the execution was CANCELLED
+  130  watch/run: Ctrl-C (the execution goes on, unless --cancel-on-exit)
 
 credentials for --sigv4 come from the standard AWS chain (AWS_PROFILE, environment, SSO, instance role…).
-note: validate checks the built-in, http, lambda and emit task types, and custom ones only with --custom-tasks DIR
-(the API checks params against its own task types again when you register).`;
+note: validate checks against the task types \`weft dev\` (\`npm start\` in weft's repository) loads in the
+current folder: the built-in ones (http, lambda and emit among them) and the project's custom ones (the
+API checks params against its own task types again when you register).`;
 
 export interface ParsedCommand {
   command: CommandSpec | undefined;

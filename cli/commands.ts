@@ -9,7 +9,7 @@ import {
   readJsonFile,
 } from "./args.js";
 import { type ExecutionView, type InputSource, JsonText, type WeftClient } from "./client.js";
-import { CliError, EXIT, UsageError } from "./errors.js";
+import { ApiError, CliError, EXIT, UsageError } from "./errors.js";
 import { DIRECT_INPUT_BYTES, type EncodedInput, encodeInput, sendInput } from "./input.js";
 import {
   dependencyMap,
@@ -26,6 +26,7 @@ import {
   statusText,
   TERMINAL_EXECUTION,
 } from "./render.js";
+import { signalExitCode } from "./signals.js";
 import { type Output, type WatchMode, watchExecution } from "./watch.js";
 
 export interface Context {
@@ -41,6 +42,13 @@ export interface Context {
   emit(value: unknown): void;
   /** Human notes for standard error (progress, hints). */
   note(text: string): void;
+  /** What the user must know even in --json mode, for standard error (what a Ctrl-C left running). */
+  warn(text: string): void;
+  /**
+   * Takes Ctrl-C over from the process (cli/signals.ts): the first press aborts the signal returned
+   * instead of ending the process, and the command says what becomes of its execution.
+   */
+  interrupt(): AbortSignal;
 }
 
 export type Command = (ctx: Context, args: string[]) => Promise<number>;
@@ -68,22 +76,81 @@ function watchMode(ctx: Context): WatchMode {
   return ctx.stdout.isTTY ? "tty" : "plain";
 }
 
-async function watchToEnd(ctx: Context, executionId: string): Promise<number> {
-  const view = await watchExecution({
+/** Follows the execution to its end; on Ctrl-C (`interrupt`), leaves it (leaveExecution). */
+async function watchToEnd(
+  ctx: Context,
+  command: string,
+  executionId: string,
+  interrupt: AbortSignal,
+): Promise<number> {
+  const outcome = await watchExecution({
     client: ctx.client(),
     executionId,
     intervalMs: intervalOf(ctx),
     mode: watchMode(ctx),
     out: ctx.stdout,
     style: ctx.style,
+    signal: interrupt,
   });
-  ctx.emit(view);
-  return exitCodeFor(view.status);
+  if (!outcome.ended) return leaveExecution(ctx, command, executionId);
+  ctx.emit(outcome.view);
+  return exitCodeFor(outcome.view.status);
+}
+
+/**
+ * Ctrl-C while following an execution: the execution runs on the API, not in this process, so it
+ * goes on — say so, with its id and the command that cancels it — or, with --cancel-on-exit, cancel
+ * it and say so. Exits 130, as a process ended by SIGINT.
+ */
+async function leaveExecution(ctx: Context, command: string, executionId: string): Promise<number> {
+  const exitCode = signalExitCode("SIGINT");
+  if (ctx.values["cancel-on-exit"]) {
+    let status: string;
+    try {
+      status = (await ctx.client().cancel(executionId, `${command} interrupted (--cancel-on-exit)`)).status;
+    } catch (error) {
+      // 409: it ended between the last poll and the cancel; nothing is left running.
+      if (!(error instanceof ApiError && error.status === 409)) throw error;
+      const ended = await ctx.client().getExecution(executionId, { resolve: false });
+      ctx.warn(`interrupted — execution ${executionId} had already ended ${ended.status}; nothing to cancel`);
+      ctx.emit({ interrupted: true, executionId, status: ended.status, cancelled: false });
+      return exitCode;
+    }
+    ctx.warn(
+      `interrupted — cancel requested (--cancel-on-exit): execution ${executionId} is ${statusText(ctx.style, status)}`,
+    );
+    ctx.emit({ interrupted: true, executionId, status, cancelled: true });
+    return exitCode;
+  }
+  const cancelCommand = `weft cancel ${executionId}${apiFlags(ctx)}`;
+  ctx.warn(
+    `interrupted — execution ${executionId} goes on running (it runs on the API, not in this command)\n` +
+      `  follow it again: weft watch ${executionId}${apiFlags(ctx)}\n` +
+      `  cancel it:       ${cancelCommand}`,
+  );
+  ctx.emit({ interrupted: true, executionId, cancelled: false, cancelCommand });
+  return exitCode;
+}
+
+/** The flags that name the API this command used (--api and the signing flags), as given. */
+function apiFlags(ctx: Context): string {
+  const { api, region, sigv4 } = ctx.values;
+  return [
+    ...(api === undefined ? [] : [` --api ${shellWord(api)}`]),
+    ...(sigv4 ? [" --sigv4"] : []),
+    ...(ctx.values["no-sigv4"] ? [" --no-sigv4"] : []),
+    ...(region === undefined ? [] : [` --region ${shellWord(region)}`]),
+  ].join("");
+}
+
+/** A word a POSIX shell reads back as it is: quoted unless it is plainly safe. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 const validate: Command = async (ctx, [file]) => {
   const raw = await readJsonFile(file as string);
-  const registry = await validationRegistry(ctx.values["custom-tasks"]);
+  const registry = await validationRegistry(ctx);
   const { validateDefinition } = await import("../shared/domain/validate.js");
   const result = validateDefinition(raw, registry);
   if (result.ok) {
@@ -111,22 +178,34 @@ const validate: Command = async (ctx, [file]) => {
 };
 
 /**
- * Every task type the engine can run — built-ins, http, lambda, emit — plus the custom ones in
- * `--custom-tasks DIR`. lambda and emit get stand-ins that are never called: validation needs only
- * their params schemas. Loaded lazily: the other commands need none of the engine.
+ * The task types `weft dev` / `npm start` would load in this folder (shared/tasks/project-tasks.ts:
+ * weft.config.json or `--config FILE`, else ./tasks; the built-ins, http, lambda and emit always),
+ * `--custom-tasks DIR` in place of the custom task folder when given. emit gets a stand-in sender
+ * that is never called: validation needs only its params schema. Loaded lazily: the other commands
+ * need none of the engine.
  */
-async function validationRegistry(customTasksDir: string | undefined) {
-  const { buildTaskRegistry } = await import("../shared/tasks/loader.js");
-  const { localEgressPolicy } = await import("../shared/config/egress.js");
+async function validationRegistry(ctx: Context) {
+  const [{ buildTaskRegistry }, { projectTaskOptions }] = await Promise.all([
+    import("../shared/tasks/loader.js"),
+    import("../shared/tasks/project-tasks.js"),
+  ]);
+  const { config, "custom-tasks": customTasksDir } = ctx.values;
+  let project: Awaited<ReturnType<typeof projectTaskOptions>>;
+  try {
+    project = await projectTaskOptions({
+      cwd: process.cwd(),
+      ...(config === undefined ? {} : { configFile: config }),
+    });
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error), EXIT.failure, "BadConfig");
+  }
   const never = () => Promise.reject(new Error("validation only"));
   try {
     return await buildTaskRegistry({
-      // The http addresses `npm start` allows (loopback unless WEFT_HTTP_ALLOW says otherwise).
-      http: { egress: localEgressPolicy() },
-      lambda: { invoke: never },
+      ...project,
+      ...(customTasksDir === undefined ? {} : { customTasksDir }),
       events: { send: never },
       lifecycleBusName: "validation-only",
-      ...(customTasksDir === undefined ? {} : { customTasksDir }),
     });
   } catch (error) {
     throw new CliError(
@@ -195,13 +274,17 @@ const run: Command = async (ctx, [file]) => {
   ctx.print(
     `${registered.created ? "registered" : "using"} workflow "${registered.name}" version ${registered.version}`,
   );
+  const fields = await inputFields(ctx, input);
+  // Until here a Ctrl-C ends the command at once: nothing runs yet. From the start request on, an
+  // execution may exist, and Ctrl-C must say what becomes of it.
+  const interrupt = ctx.interrupt();
   const { body } = await ctx.client().startExecution({
     workflow: registered.name,
     version: registered.version,
-    ...(await inputFields(ctx, input)),
+    ...fields,
     ...(ctx.values.key === undefined ? {} : { idempotencyKey: ctx.values.key }),
   });
-  return watchToEnd(ctx, body.executionId);
+  return watchToEnd(ctx, "weft run", body.executionId, interrupt);
 };
 
 const status: Command = async (ctx, [id]) => {
@@ -217,7 +300,7 @@ const status: Command = async (ctx, [id]) => {
   return EXIT.ok;
 };
 
-const watch: Command = (ctx, [id]) => watchToEnd(ctx, id as string);
+const watch: Command = (ctx, [id]) => watchToEnd(ctx, "weft watch", id as string, ctx.interrupt());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -8,6 +8,7 @@ import type { WeftClient } from "./client.js";
 import type { Context } from "./commands.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import { paint, styleFor } from "./render.js";
+import { type CommandInterrupt, commandInterrupt, NO_INTERRUPT } from "./signals.js";
 import { createSigner, isLoopback, type RequestSigner, resolveSigningRegion } from "./signing.js";
 
 // Startup is part of every command's latency (`weft cancel` must not arrive after the run ended):
@@ -19,7 +20,12 @@ export interface CliIo {
   env: Record<string, string | undefined>;
 }
 
-export async function runCli(argv: string[], io: CliIo): Promise<number> {
+/** `interrupt`: Ctrl-C, for the commands that handle it (run, watch); none when run in-process. */
+export async function runCli(
+  argv: string[],
+  io: CliIo,
+  interrupt: CommandInterrupt = NO_INTERRUPT,
+): Promise<number> {
   // `weft worker` is a long-running process with flags of its own (cli/worker-command.ts); loaded
   // only for it (it loads task types).
   if (argv[0] === "worker") {
@@ -66,6 +72,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       note: (text) => {
         if (!json) io.stderr.write(`${paint(errStyle, "gray", text)}\n`);
       },
+      warn: (text) => {
+        io.stderr.write(`${paint(errStyle, "yellow", "weft:")} ${text}\n`);
+      },
+      interrupt: () => interrupt.claim(),
     };
     const handler = HANDLERS[command.name] ?? unknownHandler(command.name);
     return await handler(ctx, positionals);
@@ -146,12 +156,20 @@ if (isEntry || launched) {
       throw error;
     });
   }
-  // A redraw hides the cursor; give it back on Ctrl-C. `weft worker` handles its signals itself
-  // (a graceful shutdown: running tasks finish, then it deregisters).
+  // Ctrl-C ends a command at once (a redraw hides the cursor: it is given back), except where the
+  // command claimed it: `weft run` and `weft watch` then say what becomes of the execution
+  // (cli/signals.ts; the copies of one press that npx forwards count once). `weft worker` and
+  // `weft dev` handle their signals themselves (a graceful shutdown).
+  let interrupt: CommandInterrupt | undefined;
   if (process.argv[2] !== "worker" && process.argv[2] !== "dev") {
-    process.on("SIGINT", () => {
-      if (process.stdout.isTTY) process.stdout.write("\x1b[?25h\n");
-      process.exit(130);
+    interrupt = commandInterrupt({
+      exit: (code) => {
+        if (process.stdout.isTTY) process.stdout.write("\x1b[?25h\n");
+        process.exit(code);
+      },
+      onClaimed: () => {
+        if (process.stderr.isTTY) process.stderr.write("\n");
+      },
     });
   }
   if (process.argv[2] === "dev") {
@@ -159,11 +177,11 @@ if (isEntry || launched) {
     const { serveLocalRuntime } = await import("../local/serve.js");
     await serveLocalRuntime(process.argv.slice(3), "weft dev");
   } else {
-    const code = await runCli(process.argv.slice(2), {
-      stdout: process.stdout,
-      stderr: process.stderr,
-      env: process.env,
-    });
+    const code = await runCli(
+      process.argv.slice(2),
+      { stdout: process.stdout, stderr: process.stderr, env: process.env },
+      interrupt,
+    );
     await Promise.all([flush(process.stdout), flush(process.stderr)]);
     process.exit(code);
   }

@@ -1,5 +1,6 @@
 /**
- * `weft watch`: follows an execution until it ends by polling GET /executions/{id}.
+ * `weft watch`: follows an execution until it ends by polling GET /executions/{id}, or until told to
+ * stop (Ctrl-C: the execution goes on; the command says so).
  *
  * - tty: the node table redrawn in place (ANSI cursor movement), with state, attempt, duration and
  *   dependencies or error, trimmed to the terminal's size.
@@ -44,15 +45,44 @@ export interface WatchOptions {
   /** Print the output or error at the end (not in quiet mode). Default true. */
   showResult?: boolean;
   now?: () => number;
+  /** Stops watching (Ctrl-C): the watch ends at once, the execution goes on. */
+  signal?: AbortSignal;
 }
+
+/** The execution ended (`view`, as it ended), or the watch was stopped first (`last` seen, if any). */
+export type WatchOutcome =
+  | { ended: true; view: ExecutionView }
+  | { ended: false; last: ExecutionView | undefined };
 
 /** Polls that may fail to reach the API in a row before watch gives up. */
 const MAX_UNREACHABLE_POLLS = 5;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function watchExecution(options: WatchOptions): Promise<ExecutionView> {
-  const { client, executionId, mode, out, style } = options;
+const STOPPED = Symbol("stopped");
+
+/** `work`, or STOPPED as soon as `signal` aborts (the work itself is left to finish unobserved). */
+function unlessStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof STOPPED> {
+  if (signal === undefined) return work;
+  if (signal.aborted) return Promise.resolve(STOPPED);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(STOPPED);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+export async function watchExecution(options: WatchOptions): Promise<WatchOutcome> {
+  const { client, executionId, mode, out, style, signal } = options;
   const now = options.now ?? Date.now;
   const renderer =
     mode === "tty"
@@ -63,31 +93,34 @@ export async function watchExecution(options: WatchOptions): Promise<ExecutionVi
 
   let deps: DependencyMap | undefined;
   let unreachable = 0;
-  let first = true;
+  let last: ExecutionView | undefined;
   try {
     for (;;) {
       let view: ExecutionView;
       try {
         // Polls need states, not values: references keep a large input or output out of each one.
-        view = await client.getExecution(executionId, { resolve: false });
+        const polled = await unlessStopped(client.getExecution(executionId, { resolve: false }), signal);
+        if (polled === STOPPED) return { ended: false, last };
+        view = polled;
         unreachable = 0;
       } catch (error) {
         if (!(error instanceof UnreachableError) || ++unreachable >= MAX_UNREACHABLE_POLLS) throw error;
-        await sleep(options.intervalMs);
+        if ((await unlessStopped(sleep(options.intervalMs), signal)) === STOPPED)
+          return { ended: false, last };
         continue;
       }
-      if (first && mode === "tty") {
+      if (last === undefined && mode === "tty") {
         // The definition gives each node's dependencies; the table works without it.
         deps = dependencyMap(await client.getWorkflow(view.workflow, view.version).catch(() => undefined));
       }
-      first = false;
+      last = view;
       renderer?.update(view, now(), deps);
       if (TERMINAL_EXECUTION.has(view.status)) {
         const final = await finalView(client, view);
         renderer?.finish(final, options.showResult ?? true);
-        return final;
+        return { ended: true, view: final };
       }
-      await sleep(options.intervalMs);
+      if ((await unlessStopped(sleep(options.intervalMs), signal)) === STOPPED) return { ended: false, last };
     }
   } finally {
     renderer?.close();

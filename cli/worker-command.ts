@@ -2,7 +2,6 @@
  * `weft worker`: its options, the task types it loads, the API client it talks through and the
  * signals that stop it. The loop itself is ./worker.ts.
  */
-import { constants } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { PLACEMENT_LIMITS, workerRegistrationSchema } from "../shared/domain/placement.js";
@@ -13,6 +12,7 @@ import { DEFAULT_API_URL, integerOption } from "./args.js";
 import { WeftClient } from "./client.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import type { CliIo } from "./main.js";
+import { onShutdownSignals, type SignalSource, signalExitCode } from "./signals.js";
 import { createSigner, isLoopback, type RequestSigner, resolveSigningRegion } from "./signing.js";
 import { clientWorkerApi, ExternalWorker, type WorkerApi, type WorkerSettings } from "./worker.js";
 
@@ -21,7 +21,8 @@ export const WORKER_USAGE = `usage: weft worker --pool POOL --tasks DIR [OPTIONS
   long-polls for tasks while it has a free slot, runs each with the task type of DIR its "type"
   names, heartbeats it and reports its output or error. On SIGTERM/SIGINT it stops polling, lets
   running tasks finish for --grace-seconds (then stops them; they are retried elsewhere), deregisters
-  and exits 0; a second signal exits at once.
+  and exits 0; a second signal a second or more later exits at once (the copies of one Ctrl-C that
+  npm or a shell forwards count as one).
 
 options:
   --pool POOL            the pool to serve (required)
@@ -75,7 +76,9 @@ interface WorkerValues {
 
 /** What a worker needs that tests replace: where signals come from, how to exit at once, time. */
 export interface WorkerCommandDeps {
-  signals?: Pick<NodeJS.Process, "on" | "off">;
+  signals?: SignalSource;
+  /** The clock that tells one press of Ctrl-C from two (cli/signals.ts; default performance.now). */
+  signalClock?: () => number;
   exit?: (code: number) => void;
   clock?: Clock;
   random?: () => number;
@@ -225,19 +228,20 @@ async function serve(
 ): Promise<number> {
   const log = (line: string) => io.stderr.write(`${new Date().toISOString()} ${line}\n`);
   const shutdown = new AbortController();
-  const signals = deps.signals ?? process;
   const exit = deps.exit ?? ((code: number) => process.exit(code));
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (!shutdown.signal.aborted) {
+  // One press of Ctrl-C can arrive several times (cli/signals.ts): only a later one forces.
+  const signals = onShutdownSignals({
+    onStop: (signal) => {
       log(`${signal}: shutting down (send it again to exit at once)`);
       shutdown.abort();
-      return;
-    }
-    log(`${signal} again: exiting at once`);
-    exit(128 + (constants.signals[signal] ?? 15));
-  };
-  signals.on("SIGTERM", onSignal);
-  signals.on("SIGINT", onSignal);
+    },
+    onForce: (signal) => {
+      log(`${signal} again: exiting at once`);
+      exit(signalExitCode(signal));
+    },
+    ...(deps.signals === undefined ? {} : { source: deps.signals }),
+    ...(deps.signalClock === undefined ? {} : { now: deps.signalClock }),
+  });
   let printed: string | undefined;
   try {
     const worker = new ExternalWorker(settings, {
@@ -258,8 +262,7 @@ async function serve(
     );
     return EXIT.ok;
   } finally {
-    signals.off("SIGTERM", onSignal);
-    signals.off("SIGINT", onSignal);
+    signals.dispose();
   }
 }
 

@@ -47,6 +47,7 @@ import { checkWorkerTimeout, DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/en
 import type { EnginePorts, QueueConsumer } from "../shared/ports.js";
 import { type EventSender, MemoryEventSender } from "../shared/tasks/emit.js";
 import { EventBridgeSender } from "../shared/tasks/emit-eventbridge.js";
+import { LocalModuleInvoker } from "../shared/tasks/lambda-local.js";
 import { buildTaskRegistry, type TaskRegistryOptions } from "../shared/tasks/loader.js";
 import { chainSecretStores, type SecretStore } from "../shared/tasks/secrets.js";
 import { AwsSecretStore } from "../shared/tasks/secrets-aws.js";
@@ -109,13 +110,14 @@ export interface LocalRuntimeOptions {
   sweep?: boolean;
   /** How often the sweeper runs. Default 60 000 ms (the schedule's one minute). */
   sweepIntervalMs?: number;
-  /** Task types; default the built-ins, `http`, `emit`, and what `taskOptions` adds. */
+  /** Task types; default the built-ins, `http`, `lambda`, `emit`, and what `taskOptions` adds. */
   tasks?: TaskRegistry;
   /**
    * Custom task folder, local Lambda modules and the `http` task's options (from weft.config.json:
-   * localTaskOptions); ignored when `tasks` is given. Without `http.egress`, the local policy of `env`
-   * (WEFT_HTTP_ALLOW, else loopback allowed); secret references are read from `http.secrets` first,
-   * then, with the aws backend, from Secrets Manager / SSM at the endpoint.
+   * projectTaskOptions); ignored when `tasks` is given. Without `lambda`, no function is mapped: a
+   * `lambda` node fails saying to map its function in weft.config.json. Without `http.egress`, the
+   * local policy of `env` (WEFT_HTTP_ALLOW, else loopback allowed); secret references are read from
+   * `http.secrets` first, then, with the aws backend, from Secrets Manager / SSM at the endpoint.
    */
   taskOptions?: Omit<TaskRegistryOptions, "events" | "lifecycleBusName">;
   /** Further periodic jobs, beside the sweeper. */
@@ -421,6 +423,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   };
   const registryOptions: TaskRegistryOptions = {
     ...options.taskOptions,
+    // Always there, as `weft validate` expects (shared/tasks/project-tasks.ts).
+    lambda: options.taskOptions?.lambda ?? new LocalModuleInvoker({}, process.cwd()),
     http: {
       ...options.taskOptions?.http,
       egress: options.taskOptions?.http?.egress ?? localEgressPolicy(env),

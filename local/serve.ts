@@ -9,15 +9,12 @@
  * The web console (console/) is served at `/`. `weft dev` also imports the custom task folder afresh
  * whenever a file in it changes (local/task-reload.ts).
  */
-import { existsSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
+import { onShutdownSignals, signalExitCode } from "../cli/signals.js";
 import { ensureConsoleBuilt } from "../console/build.js";
 import { endpointsFromEnv } from "../shared/config/env.js";
-import {
-  DEFAULT_LOCAL_CONFIG_FILE,
-  loadLocalConfig,
-  localTaskOptions,
-} from "../shared/tasks/local-config.js";
+import { projectTaskOptions } from "../shared/tasks/project-tasks.js";
 import { type LocalBackend, startLocalRuntime } from "./runtime.js";
 
 const usage = (
@@ -80,18 +77,11 @@ export async function serveLocalRuntime(argv: readonly string[], command: string
   const concurrency = integer("--concurrency", args.values.concurrency, 1);
   const sweepSeconds = integer("--sweep-interval", args.values["sweep-interval"], 0) ?? 60;
 
-  const configPath =
-    args.values.config ?? (existsSync(DEFAULT_LOCAL_CONFIG_FILE) ? DEFAULT_LOCAL_CONFIG_FILE : undefined);
-  const taskOptions =
-    configPath === undefined
-      ? existsSync("tasks")
-        ? { customTasksDir: "tasks" }
-        : {}
-      : localTaskOptions(
-          await loadLocalConfig(configPath).catch((error: unknown) =>
-            fail(error instanceof Error ? error.message : String(error)),
-          ),
-        );
+  // The same lookup `weft validate` makes (shared/tasks/project-tasks.ts).
+  const taskOptions = await projectTaskOptions({
+    cwd: process.cwd(),
+    ...(args.values.config === undefined ? {} : { configFile: args.values.config }),
+  }).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
 
   const consoleState = await ensureConsoleBuilt((message) => console.log(`weft: ${message}`));
 
@@ -132,7 +122,7 @@ export async function serveLocalRuntime(argv: readonly string[], command: string
   }
   const customTasks = taskOptions.customTasksDir;
   console.log(
-    `weft: task types ${runtime.engine.tasks.names().join(", ")}${customTasks === undefined ? "" : ` (custom ones from ${customTasks}, reloaded on change)`}`,
+    `weft: task types ${runtime.engine.tasks.names().join(", ")}${customTasks === undefined ? "" : ` (custom ones from ${path.relative(process.cwd(), customTasks) || "."}, reloaded on change)`}`,
   );
   console.log(`weft: API listening on ${runtime.url} (worker concurrency ${concurrency ?? 4})`);
   console.log(
@@ -150,25 +140,27 @@ export async function serveLocalRuntime(argv: readonly string[], command: string
     `weft: dead-letter consumer polling ${deadLetterQueue} (GET /dlq lists, POST /dlq/redrive retries)`,
   );
 
-  let signals = 0;
-  const shutdown = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals > 1) {
+  // One Ctrl-C reaches the process once from the terminal and again from npm and tsx: only a
+  // press a second or more after the first forces the exit (cli/signals.ts).
+  onShutdownSignals({
+    onStop: (signal) => {
+      console.log(
+        `weft: ${signal} received, stopping (waiting for running tasks; send it again, a second or more later, to force)`,
+      );
+      runtime.stop().then(
+        () => {
+          console.log("weft: stopped");
+          process.exitCode = 0;
+        },
+        (error: unknown) => {
+          console.error("weft: error while stopping:", error);
+          process.exitCode = 1;
+        },
+      );
+    },
+    onForce: (signal) => {
       console.error(`weft: ${signal} again, exiting without waiting for running tasks`);
-      process.exit(130);
-    }
-    console.log(`weft: ${signal} received, stopping (waiting for running tasks; send it again to force)`);
-    runtime.stop().then(
-      () => {
-        console.log("weft: stopped");
-        process.exitCode = 0;
-      },
-      (error: unknown) => {
-        console.error("weft: error while stopping:", error);
-        process.exitCode = 1;
-      },
-    );
-  };
-  process.on("SIGINT", shutdown);
-  process.on("SIGTERM", shutdown);
+      process.exit(signalExitCode(signal));
+    },
+  });
 }

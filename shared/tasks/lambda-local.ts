@@ -21,12 +21,16 @@ export class LocalModuleInvoker implements LambdaInvoker {
 
   /**
    * @param modules function name (or `name:qualifier`) → `"./path/to/module.ts#exportName"`; the
-   *   export defaults to `handler`. ARNs are matched by their function name.
+   *   export defaults to `handler`. ARNs are matched by their function name. May be empty: the
+   *   local runtime always has the `lambda` task type, and a node calling a function no module plays
+   *   fails saying where to map it.
    * @param baseDir what relative module paths are resolved against.
+   * @param configFile the file the mapping comes from, for that message (default weft.config.json).
    */
   constructor(
     private readonly modules: Readonly<Record<string, string>>,
     private readonly baseDir: string,
+    private readonly configFile = "weft.config.json",
   ) {}
 
   async invoke(
@@ -63,9 +67,10 @@ export class LocalModuleInvoker implements LambdaInvoker {
     const key = candidates.find((candidate) => Object.hasOwn(this.modules, candidate));
     if (key === undefined) {
       const known = Object.keys(this.modules);
+      const example = JSON.stringify({ [name ?? functionName]: `./lambdas/${name ?? "handler"}.ts#handler` });
       throw new TerminalError(
-        `no local module is mapped for Lambda function "${functionName}" (lambdaModules in weft.config.json${
-          known.length > 0 ? ` maps: ${known.join(", ")}` : " maps none"
+        `no local module is mapped for Lambda function "${functionName}": locally a module plays each function — add it to "lambdaModules" in ${this.configFile}, e.g. "lambdaModules": ${example} (it maps ${
+          known.length > 0 ? known.map((k) => `"${k}"`).join(", ") : "none"
         })`,
       );
     }

@@ -43,6 +43,8 @@ export const localConfigSchema = z
 export type LocalConfigFile = z.output<typeof localConfigSchema>;
 
 export interface LocalConfig extends LocalConfigFile {
+  /** The config file, absolute (messages name it). */
+  file?: string;
   /** The folder holding the config file; relative paths in it are resolved against this. */
   baseDir: string;
   /** `tasksDir` made absolute. */
@@ -85,6 +87,7 @@ export async function loadLocalConfig(file: string): Promise<LocalConfig> {
   const { tasksDir, ...rest } = parsed.data;
   return {
     ...rest,
+    file: absolute,
     baseDir,
     ...(tasksDir === undefined ? {} : { tasksDir: path.resolve(baseDir, tasksDir) }),
   };
@@ -93,20 +96,26 @@ export async function loadLocalConfig(file: string): Promise<LocalConfig> {
 /** Where the local runtime's `http` nodes look for secrets first. */
 export const LOCAL_SECRETS_DESCRIPTION = "weft.config.json secrets";
 
+/** The task registry options of the local runtime's configuration. */
+export type LocalTaskOptions = Pick<TaskRegistryOptions, "customTasksDir" | "lambda" | "http">;
+
 /**
- * The task registry options the local runtime builds from its config: custom tasks, local Lambdas,
- * and for `http` the local egress policy (loopback allowed unless WEFT_HTTP_ALLOW in `env` says
- * otherwise) and the config's secrets.
+ * The task registry options the local runtime builds from its config: custom tasks, local Lambdas
+ * (always: a function the config does not map fails its node saying so, rather than the `lambda`
+ * type being unknown), and for `http` the local egress policy (loopback allowed unless
+ * WEFT_HTTP_ALLOW in `env` says otherwise) and the config's secrets.
  */
 export function localTaskOptions(
   config: LocalConfig,
   env: Record<string, string | undefined> = process.env,
-): Pick<TaskRegistryOptions, "customTasksDir" | "lambda" | "http"> {
+): LocalTaskOptions {
   return {
     ...(config.tasksDir === undefined ? {} : { customTasksDir: config.tasksDir }),
-    ...(config.lambdaModules === undefined
-      ? {}
-      : { lambda: new LocalModuleInvoker(config.lambdaModules, config.baseDir) }),
+    lambda: new LocalModuleInvoker(
+      config.lambdaModules ?? {},
+      config.baseDir,
+      config.file ?? path.join(config.baseDir, DEFAULT_LOCAL_CONFIG_FILE),
+    ),
     http: {
       egress: localEgressPolicy(env),
       ...(config.secrets === undefined

@@ -239,7 +239,7 @@ describe("errors", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain(
-      `weft: cannot reach the weft API at ${closed} — is \`npm start\` running?`,
+      `weft: cannot reach the weft API at ${closed} — is \`weft dev\` (or \`npm start\` in weft's repository) running?`,
     );
   });
 

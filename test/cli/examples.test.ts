@@ -1,17 +1,20 @@
 /**
  * Every example in examples/ runs to its expected final status through the local runtime: each folder's
  * workflow.json is registered and started with its input.json over the HTTP API, as `weft run` does.
- * A new example folder must be added to EXPECTED, so none goes untested.
+ * A new example folder must be added to EXPECTED, so none goes untested. A README that quotes an
+ * output is checked too: its commands are run and their output compared with the quote.
  */
-import { readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExampleServer, startServer } from "../../examples/http-and-lambda/server.js";
-import type { LocalRuntime } from "../../local/runtime.js";
+import { type LocalRuntime, startLocalRuntime } from "../../local/runtime.js";
 import type { ExecutionView } from "../../shared/engine/views.js";
+import { projectTaskOptions } from "../../shared/tasks/project-tasks.js";
 import { waitForProgress } from "../support/progress.js";
 import { type ApiClient, apiClient } from "../support/runtime.js";
-import { examplesDir, startExampleRuntime } from "./support.js";
+import { examplesDir, repoRoot, startExampleRuntime, weft } from "./support.js";
 
 /**
  * `before`: definitions in the folder to register first (a sub-workflow's child); `meanwhile`: what a
@@ -166,5 +169,74 @@ describe("examples/", () => {
     const view = await api.waitForEnd(started.body.executionId, 15_000);
     expect(view.status, JSON.stringify(view.nodes)).toBe(expected.status);
     expected.check?.(view);
+  });
+});
+
+/** The lines of a README's first ```sh block: comments and a trailing `&` left out. */
+function shellCommands(readme: string): string[] {
+  const block = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+  return block
+    .split("\n")
+    .map((line) =>
+      line
+        .replace(/\s#.*$/, "")
+        .replace(/&\s*$/, "")
+        .trim(),
+    )
+    .filter((line) => line !== "");
+}
+
+describe("examples/http-and-lambda/README.md", () => {
+  it("its commands print the score it quotes", { timeout: 120_000 }, async () => {
+    const readme = await readFile(path.join(examplesDir, "http-and-lambda/README.md"), "utf8");
+    const quoted: unknown = JSON.parse(/```json\n([\s\S]*?)```/.exec(readme)?.[1] ?? "null");
+    expect(quoted).toMatchObject({ score: expect.any(Number) });
+    const commands = shellCommands(readme);
+    const npmStart = commands.find((line) => line.startsWith("npm start -- "));
+    const configFile = /--config (\S+)/.exec(npmStart ?? "")?.[1];
+    expect(configFile, "the README starts the runtime with --config").toBeDefined();
+    const weftCommands = commands
+      .filter((line) => line.startsWith("npx weft "))
+      .map((line) => line.slice("npx weft ".length).split(/\s+/));
+    expect(weftCommands.map(([command]) => command)).toEqual(["run", "status"]);
+    const [runArgs = [], statusArgs = []] = weftCommands;
+
+    // The runtime as `npm start -- --config FILE` makes it (the same lookup of its task types).
+    const readmeRuntime = await startLocalRuntime({
+      backend: "memory",
+      port: 0,
+      waitSeconds: 0,
+      sweep: false,
+      onError: () => {},
+      env: {},
+      taskOptions: await projectTaskOptions({ cwd: repoRoot, configFile: configFile as string, env: {} }),
+    });
+    // The workflow calls the example's server on :4010; here it listens on a free port.
+    const scratch = await mkdtemp(path.join(tmpdir(), "weft-readme-"));
+    try {
+      const workflowFile = path.join(scratch, "workflow.json");
+      const original = await readFile(path.join(examplesDir, "http-and-lambda/workflow.json"), "utf8");
+      await writeFile(workflowFile, original.replaceAll("http://127.0.0.1:4010", server.url));
+      const api = ["--api", readmeRuntime.url];
+
+      const run = await weft([
+        ...runArgs.map((arg) => (arg === "examples/http-and-lambda/workflow.json" ? workflowFile : arg)),
+        ...api,
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/\[execution\] SUCCEEDED/);
+      const executionId = /watching execution ([0-9a-f-]{36})/.exec(run.stdout)?.[1];
+      expect(executionId).toBeDefined();
+
+      const status = await weft([
+        ...statusArgs.map((arg) => (arg === "<execution-id>" ? (executionId as string) : arg)),
+        ...api,
+      ]);
+      expect(status.code, status.stderr).toBe(0);
+      const view = JSON.parse(status.stdout) as ExecutionView;
+      expect(view.nodes.find((n) => n.id === "score")?.output).toEqual(quoted);
+    } finally {
+      await Promise.all([readmeRuntime.stop(), rm(scratch, { recursive: true, force: true })]);
+    }
   });
 });

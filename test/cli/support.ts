@@ -1,5 +1,5 @@
 /** Runs the real `weft` binary as a child process, and a local runtime with every example's task types. */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from "../../local/runtime.js";
@@ -15,36 +15,52 @@ export interface CliResult {
   stderr: string;
 }
 
-/**
- * `node bin/weft.js ARGS` from the repository root, never on a TTY, with a clean weft environment.
- * `onStdout` sees the standard output so far each time more arrives.
- */
-export function weft(
-  args: string[],
-  options: { env?: Record<string, string>; onStdout?: (stdout: string) => void } = {},
-): Promise<CliResult> {
+export interface WeftOptions {
+  env?: Record<string, string>;
+  /** Sees the standard output so far each time more arrives. */
+  onStdout?: (stdout: string) => void;
+  /** Where it runs (default the repository root). */
+  cwd?: string;
+}
+
+/** `node bin/weft.js ARGS` from the repository root, never on a TTY, with a clean weft environment. */
+export function weft(args: string[], options: WeftOptions = {}): Promise<CliResult> {
+  return spawnWeft(args, options).result;
+}
+
+/** A `weft` process still running: what it printed so far, and how it ended once it has. */
+export interface WeftProcess {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  result: Promise<CliResult>;
+}
+
+/** weft(), with the process in hand (to send it signals). */
+export function spawnWeft(args: string[], options: WeftOptions = {}): WeftProcess {
   const env: Record<string, string | undefined> = { ...process.env, ...options.env };
   delete env.WEFT_API_URL;
   env.NO_COLOR ??= "1";
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, "bin/weft.js"), ...args], {
-      cwd: repoRoot,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 30_000,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-      options.onStdout?.(stdout);
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
+  const child = spawn(process.execPath, [path.join(repoRoot, "bin/weft.js"), ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 30_000,
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+    options.onStdout?.(stdout);
+  });
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const result = new Promise<CliResult>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
+  return { child, stdout: () => stdout, stderr: () => stderr, result };
 }
 
 /**
