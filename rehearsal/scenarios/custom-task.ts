@@ -1,4 +1,4 @@
-/** A custom task type from tasks/ (bundled through tasks/index.ts): params checked at submit, run by the worker. */
+/** A custom task type from tasks/ (bundled by the construct, weft:tasks in cdk.json): params checked at submit, run by the worker. */
 import { isDeepStrictEqual } from "node:util";
 import type { Scenario } from "./context.js";
 import { check, expectStatus, register, start, waitForEnd } from "./helpers.js";

@@ -79,7 +79,7 @@ export interface TaskModule {
 /**
  * The task types among the modules' exports, in module order. The same task object exported twice
  * counts once; two different tasks with one type are an error naming both sources. Used on folders
- * (loadTaskModules) and on a bundled, generated index of them (see task-index.ts).
+ * (loadTaskModules) and on the modules a function bundle imports (infra/lib/function-entry.ts).
  */
 export function collectTaskTypes(modules: readonly TaskModule[]): TaskType[] {
   const found = new Map<string, { task: TaskType; source: string }>();

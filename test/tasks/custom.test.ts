@@ -1,14 +1,15 @@
 /**
  * Custom task types: one file in the `tasks/` folder, loaded by loadTaskModules, run by the real
  * engine, and its params schema checked at submit. The folder may hold any task files (a user adds
- * them as the README says): the tests check that the generated index matches the folder, not a list.
+ * them as the README says): the tests check that what the functions bundle follows the folder, not a list.
  */
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { renderFunctionEntry, taskModuleFilesOf } from "../../infra/lib/function-entry.js";
 import { WeftError } from "../../shared/domain/errors.js";
 import {
   buildTaskRegistry,
@@ -18,9 +19,7 @@ import {
   loadTaskModules,
 } from "../../shared/tasks/loader.js";
 import { isTaskModuleFile } from "../../shared/tasks/task-files.js";
-import { renderTaskIndex, TASK_INDEX_FILE, writeTaskIndex } from "../../shared/tasks/task-index.js";
 import { defineTask } from "../../shared/tasks/task-type.js";
-import { taskModules } from "../../tasks/index.js";
 import { type Backend, createBackend } from "../support/backends.js";
 import { runWorkflow } from "./helpers.js";
 
@@ -109,46 +108,35 @@ describe("custom task types from the tasks/ folder", () => {
   });
 });
 
-describe("the generated tasks/index.ts (what the Lambda bundle imports)", () => {
-  it("is up to date with the folder (regenerate: npx tsx shared/tasks/task-index.ts tasks)", async () => {
-    const committed = await readFile(path.join(tasksDir, TASK_INDEX_FILE), "utf8");
-    expect(committed).toBe(await renderTaskIndex(tasksDir));
+describe("what the deployed functions bundle from tasks/ (the construct's generated entry)", () => {
+  it("imports every task module of the folder, whatever files it holds: no list to keep up to date", async () => {
+    const files = (await readdir(tasksDir)).filter(isTaskModuleFile).sort();
+    const entry = renderFunctionEntry("worker", taskModuleFilesOf(tasksDir));
+    for (const name of files) expect(entry).toContain(`${JSON.stringify(name)}`);
+    expect(entry.match(/^import \* as m\d+ from/gm)).toHaveLength(files.length);
   });
 
-  it("registers every task module of the folder, whatever files it holds", async () => {
-    const files = (await readdir(tasksDir))
-      .filter((name) => isTaskModuleFile(name) && name !== TASK_INDEX_FILE)
-      .sort();
-    expect(taskModules.map((module) => module.source)).toEqual(files.map((name) => `tasks/${name}`));
-    // Each task type counts once: the index itself is not one of the modules it lists.
-    const types = (await loadTaskModules(tasksDir)).map((t) => t.type);
-    expect(new Set(types).size).toBe(types.length);
-  });
-
-  it("picks up a file added to the folder when regenerated", async () => {
-    // A copy of the folder, named as it is (the index names its sources by the folder's name).
-    scratch = await mkdtemp(path.join(tmpdir(), "weft-task-index-"));
+  it("takes a file added to the folder at the next synth, with nothing to regenerate", async () => {
+    scratch = await mkdtemp(path.join(tmpdir(), "weft-task-entry-"));
     const copy = path.join(scratch, "tasks");
     await cp(tasksDir, copy, { recursive: true });
-    expect(await renderTaskIndex(copy)).toBe(await readFile(path.join(tasksDir, TASK_INDEX_FILE), "utf8"));
-
     await writeFile(path.join(copy, "zz-added.ts"), taskSource("added"));
-    const stale = await readFile(path.join(copy, TASK_INDEX_FILE), "utf8");
-    // The freshness check above is what fails until the index is regenerated.
-    expect(await renderTaskIndex(copy)).not.toBe(stale);
-    await writeTaskIndex(copy);
-    const regenerated = await readFile(path.join(copy, TASK_INDEX_FILE), "utf8");
-    expect(regenerated).toMatch(/^import \* as (m\d+) from "\.\/zz-added\.js";$/m);
-    const name = /^import \* as (m\d+) from "\.\/zz-added\.js";$/m.exec(regenerated)?.[1];
-    expect(regenerated).toContain(
-      `{ source: "tasks/zz-added.ts", exports: ${name} as Record<string, unknown> },`,
-    );
-    // What was there before stays.
-    for (const module of taskModules) expect(regenerated).toContain(`source: "${module.source}"`);
+    const entry = renderFunctionEntry("api", taskModuleFilesOf(copy));
+    for (const name of [...(await readdir(tasksDir)).filter(isTaskModuleFile), "zz-added.ts"])
+      expect(entry).toContain(JSON.stringify(path.join(copy, name).split(path.sep).join("/")));
+    // The local runtime, reading a folder by the same rule, knows it too.
+    await rm(path.join(copy, "uppercase.ts"));
+    expect((await loadTaskModules(copy)).map((t) => t.type)).toEqual(["added"]);
   });
 
-  it("yields the same task types as reading the folder, without reading it", async () => {
-    const bundled = collectTaskTypes(taskModules);
+  it("yields the same task types as reading the folder", async () => {
+    const modules = await Promise.all(
+      taskModuleFilesOf(tasksDir).map(async (file) => ({
+        source: path.basename(file),
+        exports: (await import(file)) as Record<string, unknown>,
+      })),
+    );
+    const bundled = collectTaskTypes(modules);
     expect(bundled.map((t) => t.type)).toEqual((await loadTaskModules(tasksDir)).map((t) => t.type));
     const registry = createFullTaskRegistry({ customTasks: bundled });
     expect(registry.has("uppercase")).toBe(true);
