@@ -44,6 +44,11 @@ export interface NodeWrite {
   arrival?: { parentIndex: number; outcome: "ok" | "bad" };
   /** The execution's status when this write was accepted. */
   executionStatus: ExecutionStatus | undefined;
+  /**
+   * The seq of the latest write accepted when this write's call was made (issuedBefore): its
+   * events, made as the call is, were made after every write up to it.
+   */
+  issued: number;
   process: string;
   /** The external worker's (or callback settler's) call that made it, if one did. */
   actor?: Actor;
@@ -89,6 +94,8 @@ export interface ExecutionWrite {
   before: ExecutionRecord | undefined;
   after: ExecutionRecord;
   event?: HistoryEvent;
+  /** As NodeWrite's. */
+  issued: number;
   process: string;
 }
 
@@ -136,11 +143,25 @@ export class AuditStore implements Store {
   /** Callback attempts waiting now, by `<execution>/<node>`: the attempt. */
   readonly waitingCallbacks = new Map<string, number>();
   private seq = 0;
+  /** The lastSeq when the call being served was made (issuedBefore). */
+  private issuedAt = 0;
 
   /** The seq of the latest accepted write (0 before any). */
   get lastSeq(): number {
     return this.seq;
   }
+
+  /**
+   * Wraps the store calls made above the scheduler's gates (gatePort's `onCall`): notes the lastSeq
+   * when a call is made, and hands it to the write it leads to once its gate opens. Nothing else
+   * runs between a gate's opening and the write it lets through, so the two cannot be mixed up.
+   */
+  readonly issuedBefore = (): (() => void) => {
+    const issued = this.seq;
+    return () => {
+      this.issuedAt = issued;
+    };
+  };
   /** Each item's version before its latest accepted write (undefined: the write created it). */
   private readonly earlier = new Map<string, { record: ExecutionRecord | NodeRecord | undefined }>();
 
@@ -378,7 +399,7 @@ export class AuditStore implements Store {
     return this.earlier.get(`n/${executionId}/${nodeId}`) as { record: NodeRecord | undefined } | undefined;
   }
 
-  private logNode(write: Omit<NodeWrite, "seq" | "at" | "executionStatus" | "process">): void {
+  private logNode(write: Omit<NodeWrite, "seq" | "at" | "executionStatus" | "issued" | "process">): void {
     this.earlier.set(`n/${write.executionId}/${write.nodeId}`, { record: structuredClone(write.before) });
     const actor = this.actor();
     this.nodeWrites.push({
@@ -386,6 +407,7 @@ export class AuditStore implements Store {
       seq: ++this.seq,
       at: this.now(),
       executionStatus: this.executionStatus.get(write.executionId),
+      issued: this.issuedAt,
       process: this.process(),
       ...(actor ? { actor: structuredClone(actor) } : {}),
     });
@@ -427,6 +449,7 @@ export class AuditStore implements Store {
       before,
       after: structuredClone(after),
       ...(event ? { event: structuredClone(event) } : {}),
+      issued: this.issuedAt,
       process: this.process(),
     });
   }

@@ -27,6 +27,8 @@ export function gatePort<T extends object>(
   scheduler: Scheduler,
   faults?: PortFaults,
   describe: Describe = () => "",
+  /** Called as a call is made; what it returns, once the call's gate opens (AuditStore.issuedBefore). */
+  onCall?: () => () => void,
 ): T {
   return new Proxy(target, {
     get(object, property, receiver) {
@@ -34,7 +36,9 @@ export function gatePort<T extends object>(
       if (typeof value !== "function") return value;
       const method = String(property);
       return async (...args: unknown[]) => {
+        const opened = onCall?.();
         await scheduler.gate(`${port}.${method}${describe(method, args)}`);
+        opened?.();
         const active = scheduler.active && faults !== undefined;
         if (active && faults.rng.chance(faults.before)) {
           faults.stats.before++;

@@ -44,7 +44,10 @@
  *    under `onError: "fail"` (attempts exhausted, non-retryable, an ExpressionError, dead-lettered),
  *    and such a node that failed while its execution ran ends that execution FAILED (or CANCELLED by a
  *    racing request); a SUCCEEDED execution's sinks are each COMPLETED, SKIPPED or continue-failed;
- *  - the store's history holds exactly the events of the accepted writes;
+ *  - the store's history holds exactly the events of the accepted writes; every status change has
+ *    its event, every node of an ended execution ended with one, and the history lists them in
+ *    causal order (sim/history-order.ts) [transition-event, node-event, history-order,
+ *    history-causal];
  *  - idempotency keys (per workflow): at most one execution per (workflow, key), each of a key a
  *    client created with; every answer to a client's creates names that one execution; a create
  *    with the key but another input or start flag is refused (never answered with an execution,
@@ -126,6 +129,7 @@ import { Payloads } from "../shared/engine/payloads.js";
 import type { BlobStore, Store } from "../shared/ports.js";
 import type { AuditStore, NodeWrite } from "./audit-store.js";
 import type { ExternalFacts, Settlement } from "./externals.js";
+import { checkHistory } from "./history-order.js";
 import {
   type CallbackEnd,
   type ChildEnd,
@@ -407,6 +411,15 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       (await input.store.getNodes(id, [...itemWrites.keys()])).map((r) => [r.nodeId, r]),
     );
     const idOf = (index: number) => graph.nodes[index]!.id;
+    checkHistory({
+      history,
+      executionWrites,
+      nodeWrites: input.audit.nodeWrites.filter((w) => w.executionId === id),
+      nodeIds: graph.nodes.map((n) => n.id),
+      records: new Map([...records, ...itemRecords]),
+      settled: isTerminalExecution(execution.status) && execution.sweepAt === undefined,
+      v,
+    });
 
     // ── payloads: every one the store accepted, in the final records and in every write ───────
     const inputs = new Set<string>([encodeStoredPayload(execution.input)]);

@@ -3,6 +3,7 @@
  * invariant checker notices. Never used by a campaign.
  */
 import { NULL_PAYLOAD } from "../shared/domain/payload.js";
+import { type HistoryEvent, pendingNode } from "../shared/domain/records.js";
 import type { EngineOptions } from "../shared/engine/engine.js";
 import type { BlobStore, NodeCondition, NodePatch, Store } from "../shared/ports.js";
 import type { AuditStore } from "./audit-store.js";
@@ -320,6 +321,77 @@ export function timeoutsAsCompletions(store: Store): Store {
             completed(patch),
             event,
           )) satisfies Store["failNode"];
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * History broken as it was (the issue): a node that never had a record is acknowledged CANCELLED
+ * at its execution's end but never written, so the view shows it CANCELLED with no NodeCancelled.
+ */
+export function cancellationsUnwritten(store: Store): Store {
+  return overrideTransition(store, async (executionId, nodeId, condition, patch, event) => {
+    const unrecorded =
+      patch.status === "CANCELLED" &&
+      condition.attempt === 0 &&
+      (await store.getNode(executionId, nodeId)) === undefined;
+    if (unrecorded) return { ok: true, record: { ...pendingNode(executionId, nodeId), status: "CANCELLED" } };
+    return store.transitionNode(executionId, nodeId, condition, patch, event);
+  });
+}
+
+/**
+ * History broken as it was (the issue): events keep their time but lose their `seq`, so the events
+ * of one millisecond fall back to node-id order, whatever caused what.
+ */
+export function unsequencedHistory(store: Store): Store {
+  const bare = ({ seq: _seq, ...event }: HistoryEvent): HistoryEvent => event;
+  const bareAll = (events: HistoryEvent | readonly HistoryEvent[] | undefined) =>
+    events === undefined
+      ? undefined
+      : Array.isArray(events)
+        ? events.map(bare)
+        : bare(events as HistoryEvent);
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === "createExecution")
+        return ((record, event, keyed) =>
+          store.createExecution(record, bare(event), keyed)) satisfies Store["createExecution"];
+      if (property === "transitionExecution")
+        return ((executionId, from, patch, event, guard) =>
+          store.transitionExecution(
+            executionId,
+            from,
+            patch,
+            event && bare(event),
+            guard,
+          )) satisfies Store["transitionExecution"];
+      if (property === "transitionNode")
+        return ((executionId, nodeId, condition, patch, event) =>
+          store.transitionNode(
+            executionId,
+            nodeId,
+            condition,
+            patch,
+            bareAll(event),
+          )) satisfies Store["transitionNode"];
+      if (property === "failNode")
+        return ((executionId, nodeId, condition, patch, event) =>
+          store.failNode(
+            executionId,
+            nodeId,
+            condition,
+            patch,
+            event && bare(event),
+          )) satisfies Store["failNode"];
+      if (property === "takeTask")
+        return ((take) =>
+          store.takeTask({
+            ...take,
+            claim: { ...take.claim, event: bare(take.claim.event) },
+          })) satisfies Store["takeTask"];
       const value = Reflect.get(target, property, receiver);
       return typeof value === "function" ? value.bind(target) : value;
     },

@@ -30,9 +30,16 @@ export interface WorkflowVersionRecord {
   createdAt: number;
 }
 
-/** One entry of an execution's history. Every state transition appends one. */
+/** One entry of an execution's history (domain/history.ts). Every state transition appends one. */
 export interface HistoryEvent {
+  /** When (epoch ms): never earlier than an event its writer stamped before it (engine/history-stamps.ts). */
   at: number;
+  /**
+   * Its place among the events stamped in the same millisecond by one sequence (a process's, or
+   * the simulation's): 1, 2, … after the first, absent on the first. History order is `at`, then
+   * `seq` (domain/history.ts); the API leaves it out.
+   */
+  seq?: number;
   type: string;
   nodeId?: string;
   attempt?: number;

@@ -105,7 +105,7 @@ export class AttemptEndings {
           // A map's items or a child of this attempt are its own: the next attempt starts afresh.
           ...(record.composite ? { composite: null } : {}),
         },
-        nodeEvent(HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
+        nodeEvent(this.ctx, HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
       );
       if (!retried.ok && isCancelRequested(retried.current, lease))
         return (await this.stopCancelled(execution, node, record, lease)) ? "cancelled" : "refused";
@@ -121,7 +121,7 @@ export class AttemptEndings {
       node,
       fenced,
       { status: "FAILED", error, finishedAt: now, lease: null },
-      nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
+      nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
     );
     if (!failed.ok) return "refused";
     await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
@@ -179,7 +179,7 @@ export class AttemptEndings {
         node,
         condition,
         { status: "FAILED", attempt, error, finishedAt: now },
-        nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
+        nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, attempt, { error }),
       );
       if (!failed.ok) continue;
       if (node.onError !== "continue")
@@ -210,7 +210,7 @@ export class AttemptEndings {
       node.id,
       { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
       { status: "SKIPPED", finishedAt: now, lease: null },
-      nodeEvent(HISTORY.nodeSkipped, now, node.id, record.attempt, { reason }),
+      nodeEvent(this.ctx, HISTORY.nodeSkipped, now, node.id, record.attempt, { reason }),
     );
     if (skipped.ok) {
       await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", node.id, record.attempt);
@@ -239,7 +239,7 @@ export class AttemptEndings {
         lease: null,
         error: { name: "Cancelled", message: "cancelled" },
       },
-      nodeEvent(HISTORY.nodeCancelled, now, node.id, record.attempt),
+      nodeEvent(this.ctx, HISTORY.nodeCancelled, now, node.id, record.attempt),
     );
     if (stopped.ok) nodeCancelled(this.ctx);
     return stopped.ok;
@@ -279,7 +279,7 @@ export async function completeAttempt(
     node.id,
     { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
     { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
-    nodeEvent(HISTORY.nodeCompleted, now, node.id, record.attempt, detail),
+    nodeEvent(ctx, HISTORY.nodeCompleted, now, node.id, record.attempt, detail),
   );
   if (!done.ok) return { ok: false, current: done.current };
   nodeCompleted(ctx, done.record, now);

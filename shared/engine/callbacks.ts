@@ -60,7 +60,7 @@ export class Callbacks {
       lease,
       state,
       traced(
-        nodeEvent(HISTORY.callbackWaiting, now, node.id, record.attempt, {
+        nodeEvent(this.ctx, HISTORY.callbackWaiting, now, node.id, record.attempt, {
           timeoutSeconds: params.timeoutSeconds,
         }),
         attemptTrace(execution, node.id, record.attempt),

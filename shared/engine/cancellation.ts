@@ -26,7 +26,7 @@ export async function cancelExecution(
       // In the sweeper's index until the cleanup below is confirmed (it finishes it after a crash).
       sweepAt: now + ctx.sweep.graceMs,
     },
-    executionEvent(HISTORY.executionCancelled, now, { reason }),
+    executionEvent(ctx, HISTORY.executionCancelled, now, { reason }),
   );
   if (!cancelled.ok) {
     if (!cancelled.current) throw notFound(`execution "${executionId}" does not exist`);

@@ -85,7 +85,9 @@ export class ChildWorkflows {
       lease,
       state,
       traced(
-        nodeEvent(HISTORY.childStarted, now, node.id, record.attempt, { childExecutionId: childId }),
+        nodeEvent(this.ctx, HISTORY.childStarted, now, node.id, record.attempt, {
+          childExecutionId: childId,
+        }),
         attemptTrace(execution, node.id, record.attempt),
       ),
     );
@@ -96,6 +98,7 @@ export class ChildWorkflows {
         await this.propagation.cancelNode(execution.executionId, node.id, "cancelled", {
           leaseExpiredBy: Number.MAX_SAFE_INTEGER,
           fenced: false,
+          attempt: waiting.current.attempt,
         });
       return;
     }

@@ -5,6 +5,7 @@ import { type CompileOptions, compileGraph, type WorkflowGraph } from "../domain
 import type { EnginePorts, MetricsPort } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import type { FanInSettings } from "./dispatch-mode.js";
+import type { HistoryStamps } from "./history-stamps.js";
 import type { Payloads } from "./payloads.js";
 import type { RecentRunTimes } from "./worker-time.js";
 
@@ -45,6 +46,8 @@ export interface EngineContext extends EnginePorts {
   fanIn: FanInSettings;
   /** Values in and out of the store: limits, the blob store, the cache of blobs. */
   payloads: Payloads;
+  /** The stamps of history events: the clock's sequence (history-stamps.ts). */
+  stamps: HistoryStamps;
   logger: EngineLogger;
 }
 

@@ -81,7 +81,7 @@ export class DeadLetters {
         node,
         condition,
         { status: "FAILED", attempt: message.attempt, error, finishedAt: now, lease: null },
-        nodeEvent(HISTORY.nodeFailed, now, message.nodeId, message.attempt, { error }),
+        nodeEvent(this.ctx, HISTORY.nodeFailed, now, message.nodeId, message.attempt, { error }),
       );
       if (failed.ok) break;
     }
@@ -170,7 +170,7 @@ export class DeadLetters {
           reviving: now,
           sweepAt: now + this.ctx.sweep.firstCheckMs,
         },
-        executionEvent(HISTORY.executionRedriven, now, { deadLetter: record.id }),
+        executionEvent(this.ctx, HISTORY.executionRedriven, now, { deadLetter: record.id }),
       );
       if (revived.ok) {
         running = revived.record;
@@ -206,6 +206,7 @@ export class DeadLetters {
     const current = await this.ctx.store.getExecution(execution.executionId);
     if (current?.status !== "RUNNING" || current.failedNode !== undefined) return false;
     const byId = new Map(records.map((r) => [r.nodeId, r]));
+    let revivedAny = false;
     const ready = await mapLimit(records, 16, async (record): Promise<NodeRecord | undefined> => {
       const node = graph.byId.get(record.nodeId);
       if (!node) return undefined;
@@ -267,12 +268,14 @@ export class DeadLetters {
         canRun
           ? { ...reset, ...inputs, status: "QUEUED", attempt, queuedAt: now, startedAt: null }
           : { ...reset, status: "PENDING", startedAt: null },
-        nodeEvent(HISTORY.nodeRedriven, now, node.id, canRun ? attempt : record.attempt, {
+        nodeEvent(this.ctx, HISTORY.nodeRedriven, now, node.id, canRun ? attempt : record.attempt, {
           to: canRun ? "QUEUED" : "PENDING",
         }),
       );
+      revivedAny ||= revived.ok;
       return revived.ok && canRun ? revived.record : undefined;
     });
+    if (revivedAny && !(await this.stillRevivable(execution.executionId, graph))) return false;
     await this.propagation.dispatch(
       execution,
       graph,
@@ -287,5 +290,29 @@ export class DeadLetters {
         { reviving: current.reviving },
       );
     return true;
+  }
+
+  /**
+   * Whether the life these revivals are for still runs, read after their writes. A revival that
+   * stalled across that life's failure (a later revival finished it, a node failed again, the end
+   * was cleaned up) may have written nodes back to PENDING or QUEUED after that cleanup listed
+   * them: left so, they would never run, shown CANCELLED with no NodeCancelled (simulation seed
+   * 2392). They are cleaned up again, as the end would (fenced on it), and nothing is dispatched.
+   */
+  private async stillRevivable(executionId: string, graph: WorkflowGraph): Promise<boolean> {
+    const current = await this.ctx.store.getExecution(executionId);
+    if (current?.status === "RUNNING" && current.failedNode === undefined) return true;
+    if (!current) return false;
+    if (current.status === "RUNNING")
+      // Failing again: its end's cleanup may have listed the nodes before these writes.
+      await this.propagation.cancelOutstanding(executionId, "execution failing", "FAILED", graph);
+    else
+      await this.propagation.cleanUp(
+        executionId,
+        current.status,
+        `execution ${current.status.toLowerCase()}`,
+        graph,
+      );
+    return false;
   }
 }

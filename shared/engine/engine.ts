@@ -23,6 +23,7 @@ import type {
   TaskErrorReport,
   WorkerView,
 } from "./external.js";
+import { historyStampsOf } from "./history-stamps.js";
 import { countingExecutionEvents, NO_METRICS } from "./metrics.js";
 import type { ViewOptions } from "./payload-views.js";
 import { DEFAULT_PAYLOAD_SETTINGS, type PayloadSettings, Payloads } from "./payloads.js";
@@ -120,6 +121,7 @@ export class Engine {
       runTimes: new RecentRunTimes(),
       fanIn: { ...DEFAULT_FAN_IN, ...options.fanIn },
       payloads: new Payloads(ports.blobs, { ...DEFAULT_PAYLOAD_SETTINGS, ...options.payloads }),
+      stamps: historyStampsOf(ports.clock),
       logger: options.logger ?? silentLogger,
     };
     this.propagation = new Propagation(this.ctx);
@@ -223,7 +225,7 @@ export class Engine {
     return cancelExecution(this.ctx, this.propagation, executionId, reason);
   }
 
-  /** The execution's history in time order, `limit` events a page. */
+  /** The execution's history in causal order (domain/history.ts), `limit` events a page. */
   listEvents(executionId: string, page: { after?: string; limit: number }): Promise<HistoryPage> {
     return listHistory(this.ctx, executionId, page);
   }

@@ -72,7 +72,7 @@ export class Executions {
     const created = await this.ctx.store.createExecution(
       record,
       traced(
-        executionEvent(start ? HISTORY.executionStarted : HISTORY.executionCreated, now),
+        executionEvent(this.ctx, start ? HISTORY.executionStarted : HISTORY.executionCreated, now),
         executionTrace(record),
       ),
       keyed,
@@ -115,7 +115,7 @@ export class Executions {
         ...(input !== undefined ? { input } : {}),
         ...deadlineOf(graph.definition.timeoutSeconds, now),
       },
-      traced(executionEvent(HISTORY.executionStarted, now), executionTrace(current)),
+      traced(executionEvent(this.ctx, HISTORY.executionStarted, now), executionTrace(current)),
     );
     if (!started.ok) {
       const status = started.current?.status ?? "unknown";

@@ -301,7 +301,9 @@ export class ExternalWorkers {
         condition: { status: ["QUEUED"], attempt: offer.attempt, dueBy: now },
         patch: { status: "RUNNING", lease, startedAt: now },
         event: traced(
-          nodeEvent(HISTORY.nodeStarted, now, node.id, offer.attempt, { workerId: worker.workerId }),
+          nodeEvent(this.ctx, HISTORY.nodeStarted, now, node.id, offer.attempt, {
+            workerId: worker.workerId,
+          }),
           attemptTrace(execution, node.id, offer.attempt),
         ),
       },

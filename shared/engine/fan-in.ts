@@ -323,7 +323,7 @@ export class FanInGate {
         ...(fanInSource(this.ctx.fanIn, child) !== "arrivals" ? { okDeps: tally.ok } : {}),
         ...(notBefore !== undefined ? { notBefore } : {}),
       },
-      nodeEvent(HISTORY.nodeQueued, now, child.id, 1),
+      nodeEvent(this.ctx, HISTORY.nodeQueued, now, child.id, 1),
     );
     return queued.ok ? queued.record : undefined;
   }
@@ -351,7 +351,7 @@ export async function skipPending(
     node.id,
     { status: ["PENDING"] },
     { status: "SKIPPED", finishedAt: now },
-    nodeEvent(HISTORY.nodeSkipped, now, node.id, 0, { reason }),
+    nodeEvent(ctx, HISTORY.nodeSkipped, now, node.id, 0, { reason }),
   );
   return result.ok;
 }

@@ -4,39 +4,38 @@ import { eventsShown } from "../domain/map.js";
 import type { ErrorInfo, ExecutionRecord, HistoryEvent } from "../domain/records.js";
 import { attemptTrace, executionTrace, type TraceContext } from "../domain/trace.js";
 import type { EventPublisher, LifecycleEvent } from "../ports.js";
+import type { EngineContext } from "./context.js";
 
-export const HISTORY = {
-  executionCreated: "ExecutionCreated",
-  executionStarted: "ExecutionStarted",
-  executionSucceeded: "ExecutionSucceeded",
-  executionFailed: "ExecutionFailed",
-  executionCancelled: "ExecutionCancelled",
-  executionRedriven: "ExecutionRedriven",
-  nodeQueued: "NodeQueued",
-  nodeStarted: "NodeStarted",
-  nodeCompleted: "NodeCompleted",
-  nodeRetryScheduled: "NodeRetryScheduled",
-  nodeFailed: "NodeFailed",
-  nodeCancelled: "NodeCancelled",
-  nodeSkipped: "NodeSkipped",
-  mapStarted: "MapStarted",
-  childStarted: "ChildStarted",
-  callbackWaiting: "CallbackWaiting",
-  nodeRedriven: "NodeRedriven",
-} as const;
+export { HISTORY } from "../domain/history.js";
 
+/**
+ * A node's history event, stamped now (history-stamps.ts). Make it in the call of the write that
+ * carries it — after whatever that write followed from was read — so that it is ordered after
+ * that; an event reused by a later write would be ordered by its first (sim/history-order.ts).
+ */
 export function nodeEvent(
+  ctx: Pick<EngineContext, "stamps">,
   type: string,
   at: number,
   nodeId: string,
   attempt: number,
   detail?: Record<string, unknown>,
 ): HistoryEvent {
-  return detail === undefined ? { at, type, nodeId, attempt } : { at, type, nodeId, attempt, detail };
+  const stamp = ctx.stamps.stamp(at);
+  return detail === undefined
+    ? { ...stamp, type, nodeId, attempt }
+    : { ...stamp, type, nodeId, attempt, detail };
 }
 
-export function executionEvent(type: string, at: number, detail?: Record<string, unknown>): HistoryEvent {
-  return detail === undefined ? { at, type } : { at, type, detail };
+/** An execution's history event, stamped now (as nodeEvent). */
+export function executionEvent(
+  ctx: Pick<EngineContext, "stamps">,
+  type: string,
+  at: number,
+  detail?: Record<string, unknown>,
+): HistoryEvent {
+  const stamp = ctx.stamps.stamp(at);
+  return detail === undefined ? { ...stamp, type } : { ...stamp, type, detail };
 }
 
 /** A history event with the `traceparent` of the span it belongs to (domain/trace.ts). */

@@ -174,7 +174,10 @@ export class Maps {
       node.id,
       lease,
       state,
-      nodeEvent(HISTORY.mapStarted, now, node.id, record.attempt, { items: state.items, lanes: state.lanes }),
+      nodeEvent(this.ctx, HISTORY.mapStarted, now, node.id, record.attempt, {
+        items: state.items,
+        lanes: state.lanes,
+      }),
     );
     if (!waiting.ok) return;
     await this.sendItems(
@@ -456,7 +459,7 @@ export class Maps {
       node,
       { status: ["RUNNING"], leaseToken: record.lease!.token },
       { status: "FAILED", error, finishedAt: now, lease: null },
-      nodeEvent(HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
+      nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
     );
     if (!failed.ok) return;
     await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);

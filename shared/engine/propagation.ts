@@ -8,7 +8,6 @@
 
 import { hasCode, TerminalError } from "../domain/errors.js";
 import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
-import { tallyParents, verdictOf } from "../domain/fan-in.js";
 import { type GraphNode, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../domain/graph.js";
 import { NULL_PAYLOAD, type Payload } from "../domain/payload.js";
 import type {
@@ -28,7 +27,7 @@ import { notifyParent } from "./children.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { depIndexesOf, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
-import { FanInGate, notBeforeOf, outcomeIn, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
+import { FanInGate, notBeforeOf, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
 import {
   executionEvent,
   executionLifecycleEvent,
@@ -288,7 +287,7 @@ export class Propagation {
           node.id,
           { status: ["PENDING"] },
           { status: "QUEUED", attempt: 1, queuedAt: now, ...(notBefore !== undefined ? { notBefore } : {}) },
-          nodeEvent(HISTORY.nodeQueued, now, node.id, 1),
+          nodeEvent(this.ctx, HISTORY.nodeQueued, now, node.id, 1),
         );
         return result.ok ? result.record : undefined;
       },
@@ -335,9 +334,12 @@ export class Propagation {
         finishedAt: now,
         // With leftovers to cancel, stay in the sweeper's index until the cleanup is confirmed.
         sweepAt: mayHaveLeftovers ? now + this.ctx.sweep.graceMs : null,
+        // An end counts as a sweep: a cleanup that began before it — an earlier life's, stalled
+        // across a redrive — cannot confirm this end's (cleanUp).
+        sweptAt: now,
         ...(error ? { error } : {}),
       },
-      executionEvent(historyType, now, error ? { error } : undefined),
+      executionEvent(this.ctx, historyType, now, error ? { error } : undefined),
       // Fail-fast: once a node failed for good, no branch can make the execution succeed.
       status === "SUCCEEDED" ? { ...guard, noFailedNode: true } : guard,
     );
@@ -363,10 +365,16 @@ export class Propagation {
     reason: string,
     graph?: WorkflowGraph,
   ): Promise<void> {
+    const began = this.ctx.clock.now();
     const handlerOpen = status === "FAILED" ? await this.onFailureOpen(executionId, graph) : false;
     const open = (await this.cancelOutstanding(executionId, reason, status, graph)) + (handlerOpen ? 1 : 0);
     const next = open === 0 ? null : this.ctx.clock.now() + this.ctx.sweep.graceMs;
-    await this.ctx.store.transitionExecution(executionId, [status], { sweepAt: next });
+    // Only for the end it cleaned up: one that stalled across a redrive and the execution's next
+    // end (recorded as a sweep, finishExecution) would take it out of the sweeper's index with that
+    // end's cleanup cut short, its nodes left PENDING (simulation seed 2298).
+    await this.ctx.store.transitionExecution(executionId, [status], { sweepAt: next }, undefined, {
+      notSweptAfter: began,
+    });
   }
 
   /** The first attempt of a failed execution's onFailure handler: its message alone (claimed once). */
@@ -423,13 +431,15 @@ export class Propagation {
 
   /**
    * PENDING and QUEUED nodes are cancelled now, and RUNNING ones whose worker died (lease expired);
-   * live RUNNING ones are told through their heartbeat. So are nodes about to start with no record
-   * yet (readyUnclaimed): an entry, or a direct or join node whose fan-in its completed parents
-   * meet, may be claimed any moment — by its message in flight (handled by a worker that read the
-   * execution before its end), or by the worker that completed its parent (continuation, which does
-   * not read the execution again) — and that claim creates its record.
-   * Cancelled first, its claim is refused; claimed first, it is RUNNING and told to stop. Returns
-   * how many nodes are still open.
+   * live RUNNING ones are told through their heartbeat. So are nodes with no record yet: each is
+   * written CANCELLED with its NodeCancelled event, as the view shows it (executions.ts), so that
+   * its history says so. Among them, nodes about to start: an entry, or a direct or join node
+   * whose fan-in its completed parents meet, may be claimed any moment — by its message in flight
+   * (handled by a worker that read the execution before its end), or by the worker that completed
+   * its parent (continuation, which does not read the execution again) — and that claim creates its
+   * record — or a deferred or inline one its decider is about to queue. Cancelled first, its claim
+   * (or that PENDING → QUEUED) is refused; claimed first, it is RUNNING and told to stop (simulation
+   * seeds 5714, 6246). Returns how many nodes are still open.
    */
   async cancelOutstanding(
     executionId: string,
@@ -459,13 +469,13 @@ export class Propagation {
       reason,
       fenced,
     );
-    const unclaimed = readyUnclaimed(
-      graph ? { graph, started: true } : await this.scopeOf(executionId),
-      nodes,
-    );
-    const stillOpen = await mapLimit([...nodes, ...unclaimed], STORE_CONCURRENCY, async (node) => {
+    const recorded = new Set(nodes.map((n) => n.nodeId));
+    const unrecorded = ((graph ?? (await this.graphOf(executionId)))?.nodes ?? [])
+      .map((node) => node.id)
+      .filter((id) => !recorded.has(id));
+    const stillOpen = await mapLimit([...nodes, ...unrecorded], STORE_CONCURRENCY, async (node) => {
       if (typeof node !== "string") return settle(node);
-      if (await this.cancelNode(executionId, node, reason, { fenced })) return false;
+      if (await this.cancelNode(executionId, node, reason, { fenced, attempt: 0 })) return false;
       // Claimed since the listing (or cancelled by someone else): settled as what it is now. One
       // that even completed since may have readied children this listing did not see: open, so
       // the cleanup is not confirmed and runs again (the sweeper's next look) with a new listing.
@@ -490,8 +500,13 @@ export class Propagation {
   ): Promise<number> {
     const now = this.ctx.clock.now();
     const open = await mapLimit(records, STORE_CONCURRENCY, async (node): Promise<boolean> => {
+      const attempt = node.attempt;
       if (node.status === "PENDING" || node.status === "QUEUED") {
-        return !(await this.cancelNode(executionId, node.nodeId, reason, { leaseExpiredBy: now, fenced }));
+        return !(await this.cancelNode(executionId, node.nodeId, reason, {
+          leaseExpiredBy: now,
+          fenced,
+          attempt,
+        }));
       }
       if (node.status !== "RUNNING") return false;
       const waiting = node.composite !== undefined;
@@ -502,6 +517,7 @@ export class Propagation {
         const cancelled = await this.cancelNode(executionId, node.nodeId, reason, {
           leaseExpiredBy: waiting ? Number.MAX_SAFE_INTEGER : now,
           fenced,
+          attempt,
         });
         return !cancelled;
       }
@@ -518,27 +534,25 @@ export class Propagation {
     return open.filter(Boolean).length;
   }
 
-  /** The execution's graph, and whether it ever started (sent its entries' messages). */
-  private async scopeOf(
-    executionId: string,
-  ): Promise<{ graph: WorkflowGraph; started: boolean } | undefined> {
+  /** The execution's graph (undefined once the execution is gone). */
+  private async graphOf(executionId: string): Promise<WorkflowGraph | undefined> {
     const execution = await this.ctx.store.getExecution(executionId);
-    if (!execution) return undefined;
-    const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
-    return { graph, started: execution.startedAt !== undefined };
+    return execution && this.ctx.graphs.get(execution.workflow, execution.version);
   }
 
   /**
    * Cancels a node not yet running, or (with `leaseExpiredBy`) one whose worker died: a RUNNING node
    * whose lease expired before that instant. `fenced` (the default) conditions the cancellation on
    * the execution ending (NodeCondition.executionEnding); it may be left out only for an execution
-   * seen CANCELLED or SUCCEEDED, which no redrive revives (needsFence).
+   * seen CANCELLED or SUCCEEDED, which no redrive revives (needsFence). `attempt`, the attempt of
+   * the record as the caller read it (0: no record), conditions the write too, so that its
+   * NodeCancelled event names the attempt it cancelled; without it the event names none (0).
    */
   async cancelNode(
     executionId: string,
     nodeId: string,
     reason: string,
-    options: { leaseExpiredBy?: number; fenced?: boolean } = {},
+    options: { leaseExpiredBy?: number; fenced?: boolean; attempt?: number } = {},
   ): Promise<boolean> {
     const fenced = options.fenced ?? true;
     const now = this.ctx.clock.now();
@@ -547,25 +561,28 @@ export class Propagation {
       finishedAt: now,
       error: { name: "Cancelled", message: reason },
     } as const;
-    const event = nodeEvent(HISTORY.nodeCancelled, now, nodeId, 0, { reason });
+    const attempt = options.attempt === undefined ? {} : { attempt: options.attempt };
+    const event = () =>
+      nodeEvent(this.ctx, HISTORY.nodeCancelled, now, nodeId, options.attempt ?? 0, { reason });
     // Fenced on its execution ending (NodeCondition.executionEnding): a cancellation decided before
     // a redrive, by a process that stalled across it, is refused.
     const result = await this.ctx.store.transitionNode(
       executionId,
       nodeId,
-      { status: ["PENDING", "QUEUED"], executionEnding: fenced },
+      { status: ["PENDING", "QUEUED"], executionEnding: fenced, ...attempt },
       patch,
-      event,
+      event(),
     );
     if (result.ok) nodeCancelled(this.ctx);
     if (result.ok || options.leaseExpiredBy === undefined || result.current?.status !== "RUNNING")
       return result.ok;
+    // Stamped after the refusal that showed it RUNNING: ordered after the claim it read.
     const abandoned = await this.ctx.store.transitionNode(
       executionId,
       nodeId,
-      { status: ["RUNNING"], leaseExpiredBy: options.leaseExpiredBy, executionEnding: fenced },
+      { status: ["RUNNING"], leaseExpiredBy: options.leaseExpiredBy, executionEnding: fenced, ...attempt },
       { ...patch, lease: null },
-      event,
+      event(),
     );
     if (abandoned.ok) nodeCancelled(this.ctx);
     return abandoned.ok;
@@ -636,7 +653,7 @@ export class Propagation {
           node.id,
           condition,
           { ...decided, status: "SKIPPED", finishedAt: now },
-          nodeEvent(HISTORY.nodeSkipped, now, node.id, attempt, { reason: skip }),
+          nodeEvent(this.ctx, HISTORY.nodeSkipped, now, node.id, attempt, { reason: skip }),
         );
         if (skipped.ok) {
           await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", node.id, attempt);
@@ -655,18 +672,22 @@ export class Propagation {
         node,
         condition,
         { ...decided, status: "FAILED", error, finishedAt: now },
-        nodeEvent(HISTORY.nodeFailed, now, node.id, attempt, { error }),
+        nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, attempt, { error }),
       );
       if (failed.ok) await this.afterNodeFailed(execution, graph, node, error);
       return;
     }
-    const completedEvent = nodeEvent(HISTORY.nodeCompleted, now, node.id, attempt, { inline: true });
+    // Made with the write that carries them (history-stamps.ts): queued (decided just now), then completed.
+    const queuedEvent = fresh ? [nodeEvent(this.ctx, HISTORY.nodeQueued, now, node.id, attempt)] : [];
+    const completedEvent = nodeEvent(this.ctx, HISTORY.nodeCompleted, now, node.id, attempt, {
+      inline: true,
+    });
     const completed = await this.ctx.store.transitionNode(
       execution.executionId,
       node.id,
       condition,
       { ...decided, status: "COMPLETED", output, startedAt: now, finishedAt: now },
-      fresh ? [nodeEvent(HISTORY.nodeQueued, now, node.id, attempt), completedEvent] : completedEvent,
+      [...queuedEvent, completedEvent],
     );
     if (!completed.ok) return;
     // Run in the engine, not an attempt: counted, but no run time of its own.
@@ -783,31 +804,5 @@ export function continuedFailure(error: ErrorInfo | undefined): Payload {
  * their cleanup is one plain write per node instead of a transaction.
  */
 export const needsFence = (status: ExecutionStatus) => status !== "CANCELLED" && status !== "SUCCEEDED";
-
-/**
- * The ids of nodes with no record that may be started any moment: nodes whose ended parents meet
- * their fan-in — entries included —, whether their first write is a claim (direct and join nodes)
- * or a decision (PENDING → QUEUED: deferred, inline and wide `count:N` ones, and inline or deferred
- * entries, queued by the start). Cancelled first, that write is refused: a start or a decider that
- * stalled across the end cannot leave one QUEUED in a finished execution (simulation seed 6246).
- */
-function readyUnclaimed(
-  scope: { graph: WorkflowGraph; started: boolean } | undefined,
-  records: readonly NodeRecord[],
-): string[] {
-  if (!scope) return [];
-  const { graph, started } = scope;
-  const status = new Map(records.map((r) => [r.nodeId, r.status]));
-  return graph.nodes
-    .filter((node) => {
-      if (status.has(node.id)) return false;
-      // An entry is ready once the execution started (its message may be in flight); one that
-      // never started (cancelled while PENDING) sent none.
-      if (node.parents.length === 0 && !started) return false;
-      const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, (id) => status.get(id)));
-      return verdictOf(node.fanIn, node.parents.length, tally) === "ready";
-    })
-    .map((node) => node.id);
-}
 
 const isFinal = (record: NodeRecord | undefined) => record !== undefined && isTerminalNode(record.status);

@@ -8,7 +8,8 @@ import type { ExecutionStatus, HistoryEvent } from "../domain/records.js";
 import type { EngineContext } from "./context.js";
 
 export interface HistoryPage {
-  events: Array<Omit<HistoryEvent, "at"> & { at: string }>;
+  /** In history order (domain/history.ts); `seq`, which only orders them, is left out. */
+  events: Array<Omit<HistoryEvent, "at" | "seq"> & { at: string }>;
   next?: string;
 }
 
@@ -25,9 +26,11 @@ export interface ExecutionListItem {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
- * History is kept on the items it describes (no extra write per event) and merged in time order
- * here. The cursor is the count of events already returned: new events carry later times, so they
- * land after it.
+ * History is kept on the items it describes (no extra write per event) and merged in causal order
+ * by the store (domain/history.ts). The cursor is the count of events already returned: an event
+ * made after the page was read is stamped later (engine/history-stamps.ts), so it lands after it;
+ * one stamped before and still being written may land before it (docs/guarantees.md, "Where the
+ * guarantees stop").
  */
 export async function listHistory(
   ctx: EngineContext,
@@ -45,7 +48,7 @@ export async function listHistory(
     ? history.filter((e) => e.nodeId === undefined || eventsShown(graph, e.nodeId))
     : history;
   const slice = shown.slice(offset, offset + page.limit);
-  const events = slice.map((event) => ({ ...event, at: iso(event.at) }));
+  const events = slice.map(({ seq: _seq, ...event }) => ({ ...event, at: iso(event.at) }));
   const end = offset + slice.length;
   return end < shown.length ? { events, next: encodeOffset(end) } : { events };
 }

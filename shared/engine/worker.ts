@@ -229,7 +229,6 @@ export class TaskRunner {
     // The event that begins the attempt carries its span (domain/trace.ts): once per attempt, as
     // every byte of a node's history is written again by each later write of its item.
     const span = attemptTrace(execution, node.id, attempt);
-    const started = traced(nodeEvent(HISTORY.nodeStarted, now, node.id, attempt), span);
     const mode = dispatchMode(this.ctx, node);
     const carriesDeps = messageCarriesDeps(mode, node);
     const inputs = carriesDeps ? validMessageDeps(node, deps) : undefined;
@@ -239,6 +238,8 @@ export class TaskRunner {
         nodeId: node.id,
       });
     const byMessage = attempt === 1 && claimedByMessage(mode) && (!carriesDeps || inputs !== undefined);
+    // Made with the write that carries them (history-stamps.ts): queued (by its message), then started.
+    const started = () => traced(nodeEvent(this.ctx, HISTORY.nodeStarted, now, node.id, attempt), span);
     let result = byMessage
       ? await this.ctx.store.transitionNode(
           execution.executionId,
@@ -252,7 +253,7 @@ export class TaskRunner {
             queuedAt: queuedAt ?? now,
             ...(inputs ? { okDeps: inputs } : {}),
           },
-          [nodeEvent(HISTORY.nodeQueued, Math.min(queuedAt ?? now, now), node.id, 1), started],
+          [nodeEvent(this.ctx, HISTORY.nodeQueued, Math.min(queuedAt ?? now, now), node.id, 1), started()],
         )
       : undefined;
     if (!result || (!result.ok && result.current?.status === "QUEUED" && result.current.attempt === attempt))
@@ -261,7 +262,7 @@ export class TaskRunner {
         node.id,
         { status: ["QUEUED"], attempt, dueBy: now },
         { status: "RUNNING", lease, startedAt: now },
-        started,
+        started(),
       );
     if (result.ok) {
       nodeStarted(this.ctx, result.record);

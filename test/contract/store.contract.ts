@@ -1332,7 +1332,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
     // ── history ─────────────────────────────────────────────────────────────────────────────────
 
     describe("listHistory", () => {
-      it("merges execution and node events in time order", async () => {
+      it("merges execution and node events in time order, keeping each event as written", async () => {
         const record = execution();
         const id = record.executionId;
         await store.createExecution(record, event(1, "ExecutionCreated"));
@@ -1423,6 +1423,76 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
           "N1",
           "N2",
           "N3",
+        ]);
+      });
+
+      it("orders one millisecond's events by their stamps: the end after its cause, its effects after it", async () => {
+        const record = execution();
+        const id = record.executionId;
+        await store.createExecution(record, event(1, "ExecutionStarted"));
+        await store.transitionNode(
+          id,
+          "z",
+          { status: ["PENDING"] },
+          { status: "COMPLETED" },
+          event(8, "NodeCompleted", { seq: 1, nodeId: "z", attempt: 1 }),
+        );
+        await store.transitionExecution(
+          id,
+          ["PENDING"],
+          { status: "SUCCEEDED" },
+          event(8, "ExecutionSucceeded", { seq: 2 }),
+        );
+        await store.transitionNode(
+          id,
+          "a",
+          { status: ["PENDING"] },
+          { status: "CANCELLED" },
+          event(8, "NodeCancelled", { seq: 3, nodeId: "a", attempt: 0 }),
+        );
+        // Node ids and the execution's own item ("" before any id) no longer decide.
+        expect((await store.listHistory(id)).map((e) => e.type)).toEqual([
+          "ExecutionStarted",
+          "NodeCompleted",
+          "ExecutionSucceeded",
+          "NodeCancelled",
+        ]);
+      });
+
+      it("orders events of one millisecond with no seq (different machines, older events): start, nodes, end", async () => {
+        const record = execution();
+        const id = record.executionId;
+        await store.createExecution(record, event(5, "ExecutionStarted"));
+        await store.transitionExecution(id, ["PENDING"], {}, event(5, "ExecutionFailed"));
+        await store.transitionNode(
+          id,
+          "x",
+          { status: ["PENDING"] },
+          {},
+          event(5, "NodeFailed", { nodeId: "x" }),
+        );
+        expect((await store.listHistory(id)).map((e) => e.type)).toEqual([
+          "ExecutionStarted",
+          "NodeFailed",
+          "ExecutionFailed",
+        ]);
+      });
+
+      it("never reorders an item's events: one stamped before an earlier write keeps its written place", async () => {
+        const record = execution();
+        const id = record.executionId;
+        await store.createExecution(record, event(1, "ExecutionStarted"));
+        await store.transitionNode(id, "n", { status: ["PENDING"] }, {}, event(9, "N1", { nodeId: "n" }));
+        // Stamped at 7, before N1 was written, by a writer that stalled: still after N1.
+        await store.transitionNode(id, "n", { status: ["PENDING"] }, {}, event(7, "N2", { nodeId: "n" }));
+        await store.transitionNode(id, "m", { status: ["PENDING"] }, {}, event(8, "M1", { nodeId: "m" }));
+        await store.transitionNode(id, "m", { status: ["PENDING"] }, {}, event(10, "M2", { nodeId: "m" }));
+        expect((await store.listHistory(id)).map((e) => e.type)).toEqual([
+          "ExecutionStarted",
+          "M1",
+          "N1",
+          "N2",
+          "M2",
         ]);
       });
 

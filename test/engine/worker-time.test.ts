@@ -416,22 +416,34 @@ describe("continuation does not read the execution again, and cancellation still
     const { w, engine, executionId } = await cancelAroundClaim("before");
     expect((await engine.describeExecution(executionId)).status).toBe("CANCELLED");
     expect((await w.ports.store.getNode(executionId, "b"))?.status).toBe("CANCELLED");
-    // c never became ready: no record, no message.
-    expect(await w.ports.store.getNode(executionId, "c")).toBeUndefined();
+    // c never became ready: no message; the cleanup wrote it CANCELLED, with its event.
+    expect((await w.ports.store.getNode(executionId, "c"))?.status).toBe("CANCELLED");
     expect(w.sent.map((m) => m.nodeId)).toEqual(["a"]);
     const history = await w.ports.store.listHistory(executionId);
     expect(history.filter((e) => e.type === HISTORY.nodeStarted).map((e) => e.nodeId)).toEqual(["a"]);
+    expect(
+      history
+        .filter((e) => e.type === HISTORY.nodeCancelled)
+        .map((e) => e.nodeId)
+        .sort(),
+    ).toEqual(["b", "c"]);
   });
 
   it("cancelled just after the child's claim: it is told to stop, its completion refused, and nothing follows it", async () => {
     const { w, engine, executionId } = await cancelAroundClaim("after");
     expect((await engine.describeExecution(executionId)).status).toBe("CANCELLED");
     expect((await w.ports.store.getNode(executionId, "b"))?.status).toBe("CANCELLED");
-    // c never became ready: no record, no message.
-    expect(await w.ports.store.getNode(executionId, "c")).toBeUndefined();
+    // c never became ready: no message; the cleanup wrote it CANCELLED, with its event.
+    expect((await w.ports.store.getNode(executionId, "c"))?.status).toBe("CANCELLED");
     expect(w.sent.map((m) => m.nodeId)).toEqual(["a"]);
     const history = await w.ports.store.listHistory(executionId);
     expect(history.filter((e) => e.type === HISTORY.nodeCompleted).map((e) => e.nodeId)).toEqual(["a"]);
+    expect(
+      history
+        .filter((e) => e.type === HISTORY.nodeCancelled)
+        .map((e) => e.nodeId)
+        .sort(),
+    ).toEqual(["b", "c"]);
   });
 
   it("an entry claimed after the end, by a worker that read the execution before it, is refused (its cleanup cancelled it)", async () => {
@@ -465,9 +477,16 @@ describe("continuation does not read the execution again, and cancellation still
       }),
     );
     expect((await w.ports.store.getNode(executionId, "a"))?.status).toBe("CANCELLED");
-    expect(await w.ports.store.getNode(executionId, "b")).toBeUndefined();
+    // b never became ready: the cleanup wrote it CANCELLED too, with its event.
+    expect((await w.ports.store.getNode(executionId, "b"))?.status).toBe("CANCELLED");
     const history = await w.ports.store.listHistory(executionId);
     expect(history.filter((e) => e.type === HISTORY.nodeStarted)).toEqual([]);
+    expect(
+      history
+        .filter((e) => e.type === HISTORY.nodeCancelled)
+        .map((e) => e.nodeId)
+        .sort(),
+    ).toEqual(["a", "b"]);
   });
 
   it("reads the execution once per message, not once per continued node", async () => {

@@ -337,7 +337,9 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       ]);
       const history = await store.listHistory(executionId);
       expect(countEvents(history, HISTORY.nodeCompleted)).toBe(0);
-      expect(await store.getNode(executionId, "next")).toBeUndefined(); // never dispatched
+      // Never dispatched: written CANCELLED by the cleanup, so its history says so.
+      expect(await store.getNode(executionId, "next")).toMatchObject({ status: "CANCELLED", attempt: 0 });
+      expect(countEvents(history, HISTORY.nodeCancelled, "next")).toBe(1);
     } finally {
       await backend.cleanup();
     }

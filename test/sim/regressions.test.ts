@@ -11,6 +11,8 @@
  *   life (the mark a redrive clears), so a process that stalled across a redrive cannot undo it.
  * - H: a redrive forgets that a node was told to stop, and an execution cannot succeed while a
  *   redrive revives its nodes (the `reviving` mark; the sweeper finishes a cut-short revival first).
+ * - P, Q (found by the history invariants): a revival, and an end's cleanup, that stalled across
+ *   the execution's next end no longer leave that end's nodes PENDING.
  * A seed replays one world only while the engine makes the same port calls: after an engine change
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
  */
@@ -106,4 +108,27 @@ describe("simulation regressions", () => {
     const { rules, report } = await violationsOf(187, true);
     expect(rules, report).toEqual([]);
   });
+
+  // Findings P and Q — found in every world family once the checker required each node of an
+  // ended execution to have ended with its event (sim/history-order.ts). P (seed 2392): a redrive's
+  // revival stalled; the sweeper finished it, the execution failed again and was cleaned up; the
+  // stalled revival then wrote nodes cancelled by that failure back to PENDING (its condition, the
+  // status and attempt it had listed, matched again). Fixed: a revival reads its execution after
+  // its writes and, finding it ending, cleans up again. Q (seed 2298): an end's cleanup (a sweep)
+  // stalled across a redrive and the next end, then confirmed with its stale listing — taking the
+  // execution out of the sweeper's index while the next end's cleanup, cut short by a crash, was
+  // unfinished. Fixed: an end is recorded as a sweep (`sweptAt`), and a cleanup confirms only when
+  // no sweep was recorded after it began.
+  for (const [seed, finding] of [
+    [2392, "P"],
+    [2298, "Q"],
+  ] as const) {
+    it(`seed ${seed}: no node is left PENDING in an ended execution by a process that stalled across its end [finding ${finding}]`, async () => {
+      const result = await runWorld({ seed });
+      expect(
+        result.violations.map((v) => v.rule),
+        formatResult(result),
+      ).toEqual([]);
+    });
+  }
 });

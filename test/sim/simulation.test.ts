@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { openFindingOf } from "../../sim/open-findings.js";
 import {
   acceptStaleCompletions,
+  cancellationsUnwritten,
   claimWithTooFewDeps,
   dropFirstBlobPut,
   globalKeys,
@@ -19,6 +20,7 @@ import {
   sameRequestAlways,
   skipsAsCancellations,
   skipsAsCompletions,
+  unsequencedHistory,
 } from "../../sim/planted.js";
 import { zombieHunt } from "../../sim/profile.js";
 import { formatResult } from "../../sim/report.js";
@@ -93,7 +95,13 @@ describe("deterministic simulation", () => {
     for (let seed = 1; seed <= 200; seed++) {
       const bugged = await runWorld({ seed, ...options });
       if (!bugged.violations.some((v) => v.rule === rule)) continue;
-      const { plant: _bug, plantBlobs: _blobBug, plantEngine: _engineBug, ...clean } = options;
+      const {
+        plant: _bug,
+        plantBlobs: _blobBug,
+        plantEngine: _engineBug,
+        plantEngineStore: _engineStoreBug,
+        ...clean
+      } = options;
       const result = await runWorld({ seed, ...clean });
       if (result.violations.length === 0) return seed;
     }
@@ -142,6 +150,16 @@ describe("deterministic simulation", () => {
 
   it("catches a planted bug: values kept inline over the world's threshold", async () => {
     const seed = await firstCaught("payload-form", { plantEngine: inlineUpTo4K });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: a node never written, shown CANCELLED at its execution's end with no NodeCancelled", async () => {
+    const seed = await firstCaught("node-event", { plant: cancellationsUnwritten });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: history stamped by time alone, an effect listed before its cause in one millisecond", async () => {
+    const seed = await firstCaught("history-causal", { plantEngineStore: unsequencedHistory });
     expect(seed).toBeDefined();
   });
 });

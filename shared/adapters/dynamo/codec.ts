@@ -248,16 +248,3 @@ export function historyFromItem(item: Item): HistoryEvent[] {
   const history = item[ATTR.history];
   return Array.isArray(history) ? (history as HistoryEvent[]) : [];
 }
-
-/** Time order, then node id (execution events first); events of one item keep their written order. */
-export function sortHistory(events: readonly HistoryEvent[]): HistoryEvent[] {
-  return events
-    .map((event, position) => ({ event, position }))
-    .sort(
-      (a, b) =>
-        a.event.at - b.event.at ||
-        (a.event.nodeId ?? "").localeCompare(b.event.nodeId ?? "") ||
-        a.position - b.position,
-    )
-    .map(({ event }) => event);
-}

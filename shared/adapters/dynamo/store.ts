@@ -32,6 +32,7 @@ import {
   decodeCursor,
   encodeCursor,
 } from "../../domain/cursor.js";
+import { orderHistory } from "../../domain/history.js";
 import { encodeStoredPayload } from "../../domain/payload.js";
 import type { ReadyTask, WorkerRecord } from "../../domain/placement.js";
 import {
@@ -74,7 +75,6 @@ import {
   type Item,
   keyedFromItem,
   nodeFromItem,
-  sortHistory,
   toNumberArray,
   workflowVersionFromItem,
   workflowVersionToItem,
@@ -672,7 +672,8 @@ export class DynamoStore implements Store {
     const items = options.withItems
       ? await query()
       : [...(await query({ below: ITEM_PREFIX })), ...(await query({ prefix: NODE_PREFIX }))];
-    return sortHistory(items.flatMap(historyFromItem));
+    // Each item's list is in its written order (domain/history.ts merges them).
+    return orderHistory(items.flatMap(historyFromItem));
   }
 
   // ── sweeping ──────────────────────────────────────────────────────────────────────────────────

@@ -11,6 +11,7 @@ import {
   encodeCursor,
 } from "../../domain/cursor.js";
 import { invalidCursor } from "../../domain/errors.js";
+import { orderHistory } from "../../domain/history.js";
 import { parseMapItemId } from "../../domain/map.js";
 import { holdKey, offerKey, type ReadyTask, type WorkerRecord } from "../../domain/placement.js";
 import {
@@ -344,7 +345,8 @@ export class MemoryStore implements Store {
     const nodeEvents = [...(this.nodes.get(executionId)?.values() ?? [])]
       .filter((n) => options.withItems || parseMapItemId(n.record.nodeId) === undefined)
       .flatMap((n) => n.history);
-    return sortHistory([...executionEvents, ...nodeEvents]).map(copy);
+    // Each item's list is in its written order (domain/history.ts merges them).
+    return orderHistory([...executionEvents, ...nodeEvents]).map(copy);
   }
 
   async listDueExecutions(now: number, limit: number): Promise<ExecutionRecord[]> {
@@ -501,17 +503,4 @@ export class MemoryStore implements Store {
     }
     nodes.set(next.nodeId, { record: next, history: copy(events) });
   }
-}
-
-/** Time order; events of one item keep their written order (stable sort), ties broken by node id. */
-export function sortHistory(events: HistoryEvent[]): HistoryEvent[] {
-  return events
-    .map((event, position) => ({ event, position }))
-    .sort(
-      (a, b) =>
-        a.event.at - b.event.at ||
-        (a.event.nodeId ?? "").localeCompare(b.event.nodeId ?? "") ||
-        a.position - b.position,
-    )
-    .map(({ event }) => event);
 }
