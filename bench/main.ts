@@ -248,7 +248,10 @@ if (isMain && process.argv.includes("--cli-only")) {
   await mkdir(dir, { recursive: true });
   const when = { date: new Date().toISOString(), node: process.version, cores: os.cpus().length };
   await writeFile(path.join(dir, "cli-latest.json"), `${JSON.stringify({ ...when, cliStartup }, null, 2)}\n`);
-  await writeFile(path.join(dir, "cli-latest.md"), `# CLI startup, ${when.date} (Node ${when.node})\n\n${lines.join("\n")}\n`);
+  await writeFile(
+    path.join(dir, "cli-latest.md"),
+    `# CLI startup, ${when.date} (Node ${when.node})\n\n${lines.join("\n")}\n`,
+  );
   console.log(lines.join("\n"));
   process.exit(0);
 } else if (isMain) {
