@@ -28,7 +28,8 @@ const SOURCES = [
   path.join(CONSOLE_ROOT, "..", "shared", "http", "contract.ts"),
 ];
 
-async function newestChange(entry: string): Promise<number> {
+/** The latest modification time under `entry` (a file, or a folder walked whole); 0 when missing. */
+export async function newestChange(entry: string): Promise<number> {
   const info = await stat(entry).catch(() => undefined);
   if (info === undefined) return 0;
   if (!info.isDirectory()) return info.mtimeMs;

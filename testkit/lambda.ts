@@ -6,6 +6,7 @@
  */
 import { TerminalError } from "../shared/tasks/errors.js";
 import type { LambdaInvocationResult, LambdaInvoker, LambdaTaskEvent } from "../shared/tasks/lambda.js";
+import { callAsLambda, functionLookup } from "../shared/tasks/lambda-stand-in.js";
 
 /** A stand-in for a Lambda function: gets the event a `lambda` node sends, returns its result. */
 export type LambdaHandler = (event: LambdaTaskEvent) => unknown;
@@ -20,31 +21,12 @@ export class FunctionMapInvoker implements LambdaInvoker {
     signal: AbortSignal,
   ): Promise<LambdaInvocationResult> {
     const handler = this.resolve(functionName, qualifier);
-    const aborted = new Promise<never>((_, reject) => {
-      if (signal.aborted) reject(signal.reason);
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-    });
-    try {
-      // As with Lambda, a handler cannot be stopped: the invocation only stops waiting for it.
-      const result = await Promise.race([
-        Promise.resolve().then(() => handler(roundTrip(payload) as LambdaTaskEvent)),
-        aborted,
-      ]);
-      return { payload: roundTrip(result) };
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      return { functionError: "Unhandled", payload: errorPayload(error) };
-    }
+    return callAsLambda((event) => handler(event as LambdaTaskEvent), payload, signal);
   }
 
   /** `name:qualifier` first, then the name; an ARN is matched by the function name in it. */
   private resolve(functionName: string, qualifier: string | undefined): LambdaHandler {
-    const name = functionName.match(/(?:^|:function:)([a-zA-Z0-9-_.]+)(?::[a-zA-Z0-9$_-]+)?$/)?.[1];
-    const candidates = [
-      ...(qualifier === undefined ? [] : [`${functionName}:${qualifier}`, `${name}:${qualifier}`]),
-      functionName,
-      ...(name === undefined ? [] : [name]),
-    ];
+    const { name, candidates } = functionLookup(functionName, qualifier);
     for (const candidate of candidates) {
       const handler = Object.hasOwn(this.handlers, candidate) ? this.handlers[candidate] : undefined;
       if (handler) return handler;
@@ -56,22 +38,4 @@ export class FunctionMapInvoker implements LambdaInvoker {
       }`,
     );
   }
-}
-
-/** What crossing Lambda's JSON boundary does to a value (undefined becomes null). */
-function roundTrip(value: unknown): unknown {
-  const text = JSON.stringify(value);
-  return text === undefined ? null : (JSON.parse(text) as unknown);
-}
-
-/** Lambda's error payload; `terminal` carries a TerminalError across (functionFailure reads it). */
-function errorPayload(error: unknown): Record<string, unknown> {
-  if (error instanceof Error) {
-    const terminal = (error as { terminal?: unknown }).terminal === true;
-    return { errorType: error.name, errorMessage: error.message, ...(terminal ? { terminal: true } : {}) };
-  }
-  return {
-    errorType: "Error",
-    errorMessage: typeof error === "string" ? error : (JSON.stringify(error) ?? String(error)),
-  };
 }

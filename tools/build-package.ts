@@ -6,11 +6,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, rmSync, writeFileSync } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CONSOLE_DIST, CONSOLE_ROOT, ensureConsoleBuilt } from "../console/build.js";
+import { CONSOLE_DIST, CONSOLE_ROOT, ensureConsoleBuilt, newestChange } from "../console/build.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = path.join(ROOT, "dist");
@@ -27,15 +27,6 @@ const SOURCES = [
   path.join(ROOT, "tsconfig.build.json"),
   path.join(ROOT, "tsconfig.json"),
 ];
-
-async function newestChange(entry: string): Promise<number> {
-  const info = await stat(entry).catch(() => undefined);
-  if (info === undefined) return 0;
-  if (!info.isDirectory()) return info.mtimeMs;
-  const children = await readdir(entry);
-  const times = await Promise.all(children.map((child) => newestChange(path.join(entry, child))));
-  return Math.max(info.mtimeMs, ...times);
-}
 
 /** True when dist/ is complete and newer than every source. */
 export async function packageBuildIsFresh(): Promise<boolean> {

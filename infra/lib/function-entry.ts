@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isTaskModuleFile } from "../../shared/tasks/task-files.js";
@@ -67,6 +68,20 @@ export function writeFunctionEntry(options: {
   const file = path.join(folder, `${options.kind}.mjs`);
   writeFileSync(file, renderFunctionEntry(options.kind, options.taskFiles));
   return file;
+}
+
+/**
+ * NodejsFunction bundles with the project's esbuild, and without one falls back to Docker, whose
+ * error says nothing of esbuild: say what is missing instead.
+ */
+export function assertEsbuildInstalled(projectRoot: string): void {
+  try {
+    createRequire(path.join(projectRoot, "package.json")).resolve("esbuild");
+  } catch {
+    throw new Error(
+      `weft: bundling the functions needs esbuild in ${projectRoot}: npm install --save-dev esbuild (or pass \`code\` with pre-built functions)`,
+    );
+  }
 }
 
 const LOCK_FILES = ["package-lock.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock", "bun.lockb"];

@@ -23,7 +23,12 @@ import {
 import { EXECUTION_BLOB_PREFIX, UPLOAD_PREFIX } from "../../shared/domain/payload.js";
 import { WeftAlarms, type WeftAlarmThresholds } from "./alarms.js";
 import { type WeftApiAuthorization, WeftHttpApi } from "./api.js";
-import { findProjectRoot, taskModuleFilesOf, writeFunctionEntry } from "./function-entry.js";
+import {
+  assertEsbuildInstalled,
+  findProjectRoot,
+  taskModuleFilesOf,
+  writeFunctionEntry,
+} from "./function-entry.js";
 import { DEFAULT_FUNCTION_SETTINGS, WeftFunction, type WeftFunctionKind } from "./functions.js";
 import { consumeQueue, grantWeftAccess } from "./grants.js";
 import { acknowledgeWeftNagFindings } from "./nag-suppressions.js";
@@ -347,9 +352,12 @@ export class WeftOrchestrator extends Construct {
     const taskFiles = props.tasks === undefined ? [] : taskModuleFilesOf(props.tasks);
     let found: ReturnType<typeof findProjectRoot> | undefined;
     const project = () => {
-      found ??= findProjectRoot(
-        props.projectRoot === undefined ? process.cwd() : path.resolve(props.projectRoot),
-      );
+      if (found === undefined) {
+        found = findProjectRoot(
+          props.projectRoot === undefined ? process.cwd() : path.resolve(props.projectRoot),
+        );
+        assertEsbuildInstalled(found.projectRoot);
+      }
       return found;
     };
     const bundleOf = (kind: WeftFunctionKind) => {

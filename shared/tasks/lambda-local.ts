@@ -6,10 +6,11 @@
  */
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import type { Context } from "aws-lambda";
 import { TerminalError } from "./errors.js";
 import type { LambdaInvocationResult, LambdaInvoker } from "./lambda.js";
+import { callAsLambda, functionLookup } from "./lambda-stand-in.js";
+import { importModuleFile } from "./module-import.js";
 
 /** Lambda's longest invocation. */
 const MAX_LAMBDA_MS = 15 * 60 * 1000;
@@ -41,29 +42,12 @@ export class LocalModuleInvoker implements LambdaInvoker {
   ): Promise<LambdaInvocationResult> {
     const key = this.resolveKey(functionName, qualifier);
     const handler = await this.load(key);
-    const event = roundTrip(payload);
     const context = lambdaContext(functionName);
-    const aborted = new Promise<never>((_, reject) => {
-      if (signal.aborted) reject(signal.reason);
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-    });
-    try {
-      // Like Lambda, a handler cannot be stopped; the invocation just stops waiting for it.
-      const result = await Promise.race([Promise.resolve().then(() => handler(event, context)), aborted]);
-      return { payload: roundTrip(result) };
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      return { functionError: "Unhandled", payload: errorPayload(error) };
-    }
+    return callAsLambda((event) => handler(event, context), payload, signal);
   }
 
   private resolveKey(functionName: string, qualifier: string | undefined): string {
-    const name = functionName.match(/(?:^|:function:)([a-zA-Z0-9-_.]+)(?::[a-zA-Z0-9$_-]+)?$/)?.[1];
-    const candidates = [
-      ...(qualifier === undefined ? [] : [`${functionName}:${qualifier}`, `${name}:${qualifier}`]),
-      functionName,
-      ...(name === undefined ? [] : [name]),
-    ];
+    const { name, candidates } = functionLookup(functionName, qualifier);
     const key = candidates.find((candidate) => Object.hasOwn(this.modules, candidate));
     if (key === undefined) {
       const known = Object.keys(this.modules);
@@ -96,7 +80,8 @@ export class LocalModuleInvoker implements LambdaInvoker {
     const absolute = path.resolve(this.baseDir, file);
     let module: Record<string, unknown>;
     try {
-      module = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+      // TypeScript modules too, from the compiled CLI (module-import.ts).
+      module = await importModuleFile(absolute);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new TerminalError(
@@ -110,28 +95,6 @@ export class LocalModuleInvoker implements LambdaInvoker {
       );
     return handler as Handler;
   }
-}
-
-/** What crossing Lambda's JSON boundary does to a value (undefined becomes null). */
-function roundTrip(value: unknown): unknown {
-  const text = JSON.stringify(value);
-  return text === undefined ? null : (JSON.parse(text) as unknown);
-}
-
-function errorPayload(error: unknown): Record<string, unknown> {
-  if (error instanceof Error) {
-    const terminal = (error as { terminal?: unknown }).terminal;
-    return {
-      errorType: error.name,
-      errorMessage: error.message,
-      ...(terminal === true ? { terminal: true } : {}),
-      trace: (error.stack ?? "").split("\n"),
-    };
-  }
-  return {
-    errorType: "Error",
-    errorMessage: typeof error === "string" ? error : (JSON.stringify(error) ?? String(error)),
-  };
 }
 
 function lambdaContext(functionName: string): Context {

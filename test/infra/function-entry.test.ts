@@ -17,6 +17,7 @@ import path from "node:path";
 import { App, Stack } from "aws-cdk-lib";
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  assertEsbuildInstalled,
   findProjectRoot,
   handlerFactory,
   renderFunctionEntry,
@@ -78,6 +79,15 @@ describe("the functions' generated entries", () => {
     const stack = new Stack(new App(), "Missing");
     const missing = path.join(scratch, "no-such-folder");
     expect(() => new WeftOrchestrator(stack, "Weft", { tasks: missing })).toThrow(missing);
+  });
+
+  it("refuse a project without esbuild, saying to install it (rather than falling back to Docker)", () => {
+    const project = path.join(scratch, "no-esbuild");
+    mkdirSync(project, { recursive: true });
+    writeFileSync(path.join(project, "package-lock.json"), "{}");
+    writeFileSync(path.join(project, "package.json"), "{}");
+    expect(() => assertEsbuildInstalled(project)).toThrow(/npm install --save-dev esbuild/);
+    expect(() => assertEsbuildInstalled(REPO_ROOT)).not.toThrow();
   });
 
   it("refuse a project without a lock file, saying to install first", () => {
