@@ -26,6 +26,7 @@ const DEV_DEPENDENCIES = [
 const SCRIPTS: Readonly<Record<string, string>> = {
   dev: "weft dev",
   test: "vitest run",
+  typecheck: "tsc --noEmit",
   validate: "weft validate workflows/hello.json",
   synth: "cdk synth",
   deploy: "cdk deploy",

@@ -114,6 +114,9 @@ describe("the packed package in a project of its own", () => {
       expect(manifest.dependencies["weft-orchestrator"]).toMatch(/^file:/);
       expect(manifest.scripts.test).toBe("vitest run");
 
+      // The package's declarations as a project compiles against them: construct, tasks, test runtime.
+      await run("npm", ["run", "typecheck"], project);
+
       // Its own test, on the in-memory runtime with the virtual clock.
       const tested = await run("npm", ["test"], project);
       expect(`${tested.stdout}${tested.stderr}`).toMatch(/3 passed/);
