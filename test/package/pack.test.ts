@@ -136,6 +136,10 @@ describe("the packed package in a project of its own", () => {
       const dev = startDev(project);
       try {
         const url = await dev.listening;
+        // The web console ships in the package (dist/console/dist) and is served at `/`.
+        const page = await fetch(`${url}/`);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toMatch(/<!doctype html>/i);
         const first = await run(
           "npx",
           ["weft", "run", "workflows/hello.json", "--input", '{"name":"Ada"}', "--api", url, "--json"],
