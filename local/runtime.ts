@@ -6,6 +6,7 @@
  * second poller feeding the dlq handler batches from the dead-letter queue, and a timer invoking the
  * sweeper handler with scheduled events. It never exits the process: callers (main.ts, tests) stop it.
  */
+
 import { randomUUID } from "node:crypto";
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { ScheduledEvent } from "aws-lambda";
@@ -24,6 +25,7 @@ import { ensureBucket } from "../shared/adapters/s3/bucket.js";
 import { SqsQueueConsumer } from "../shared/adapters/sqs/queue.js";
 import { ensureQueues } from "../shared/adapters/sqs/queues.js";
 import { randomIds, systemClock } from "../shared/adapters/system.js";
+import { TASK_MAX_RECEIVE_COUNT } from "../shared/config/delivery.js";
 import { localEgressPolicy } from "../shared/config/egress.js";
 import {
   AWS_SERVICES,
@@ -83,7 +85,7 @@ export interface LocalRuntimeOptions {
   visibilityTimeoutSeconds?: number;
   /** Long-poll wait of each receive. Default 1. */
   waitSeconds?: number;
-  /** Receives before a message moves to the DLQ. Default 5. */
+  /** Receives before a message moves to the DLQ. Default TASK_MAX_RECEIVE_COUNT (5), as deployed. */
   maxReceiveCount?: number;
   /** Lease length given to the engine. Default WEFT_LEASE_SECONDS or 60. */
   leaseSeconds?: number;
@@ -387,7 +389,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   if (!Number.isFinite(sweepIntervalMs) || sweepIntervalMs <= 0) {
     throw new RangeError(`sweepIntervalMs must be a positive number of milliseconds, got ${sweepIntervalMs}`);
   }
-  const maxReceiveCount = options.maxReceiveCount ?? 5;
+  const maxReceiveCount = options.maxReceiveCount ?? TASK_MAX_RECEIVE_COUNT;
   const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 30;
   // WEFT_LEASE_SECONDS, WEFT_DEFAULT_MAX_ATTEMPTS, WEFT_WORKER_TIMEOUT_SECONDS and WEFT_SWEEP_*_SECONDS,
   // validated as the functions read them.

@@ -11,6 +11,7 @@
 
 import { parseTaskMessage } from "../functions/common/task-message.js";
 import type { MemoryQueue } from "../shared/adapters/memory/queue.js";
+import { VISIBILITY_TO_TIMEOUT_RATIO } from "../shared/config/delivery.js";
 import type { Engine } from "../shared/engine/engine.js";
 import { invocationDeadline } from "../shared/engine/worker-time.js";
 import type { ReceivedMessage, Store, TaskMessage } from "../shared/ports.js";
@@ -20,8 +21,6 @@ import type { RunningHandlers } from "./handlers.js";
 
 /** The EventBridge rule's schedule of the sweeper: every minute (local/runtime.ts, infra). */
 export const SWEEP_INTERVAL_MS = 60_000;
-/** As deployed (infra/lib/weft-orchestrator.ts): six times the worker's timeout. */
-const VISIBILITY_TO_TIMEOUT_RATIO = 6;
 /** Records per worker invocation: SQS's largest batch. */
 const BATCH_SIZE = 10;
 /**

@@ -4,10 +4,12 @@
  * types), driven to an execution's end in one call (testkit/driver.ts). What a unit test of a
  * workflow needs, and nothing it has to start or stop besides `close()`.
  */
+
 import { MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
 import { MemoryQueue } from "../shared/adapters/memory/queue.js";
 import { MemoryStore } from "../shared/adapters/memory/store.js";
+import { TASK_MAX_RECEIVE_COUNT } from "../shared/config/delivery.js";
 import { localEgressPolicy } from "../shared/config/egress.js";
 import { workflowDefinitionSchema } from "../shared/domain/definition.js";
 import type { ProblemDetail } from "../shared/domain/errors.js";
@@ -31,8 +33,6 @@ import { parseOptions, type TestRuntimeOptions } from "./options.js";
 import { readRun, type TestRun } from "./run.js";
 import { waitingNodes } from "./waiting.js";
 
-/** As deployed (infra/lib/weft-orchestrator.ts): receives of a task message before it is dead-lettered. */
-const MAX_RECEIVE_COUNT = 5;
 /** The bus `emit` nodes send to when they name none (the lifecycle bus). */
 const EVENT_BUS = "weft-test-events";
 /**
@@ -142,7 +142,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
   const deadLetterQueue = new MemoryQueue({ clock });
   const taskQueue = new MemoryQueue({
     clock,
-    maxReceiveCount: MAX_RECEIVE_COUNT,
+    maxReceiveCount: TASK_MAX_RECEIVE_COUNT,
     deadLetter: deadLetterQueue,
   });
   // Every send is progress the driver must see before it may move time.

@@ -14,6 +14,7 @@ import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { ATTR, INDEX } from "../../shared/adapters/dynamo/keys.js";
 import { UPLOAD_EXPIRY_DAYS } from "../../shared/adapters/s3/bucket.js";
+import { TASK_MAX_RECEIVE_COUNT, VISIBILITY_TO_TIMEOUT_RATIO } from "../../shared/config/delivery.js";
 import {
   deployedEnvironment,
   type PropSettingKey,
@@ -129,10 +130,7 @@ export interface WeftOrchestratorProps {
   readonly code?: Partial<Record<WeftFunctionKind, lambda.Code>>;
 }
 
-/** Queue redrive: a task message received this many times without success goes to the DLQ. */
-export const TASK_MAX_RECEIVE_COUNT = 5;
-/** SQS visibility timeout is at least this many times the worker timeout (AWS guidance). */
-export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
+export { TASK_MAX_RECEIVE_COUNT, VISIBILITY_TO_TIMEOUT_RATIO } from "../../shared/config/delivery.js";
 
 function checkInteger(name: string, value: number, min: number, max: number): number {
   if (Token.isUnresolved(value)) return value;
