@@ -3,7 +3,9 @@
  * `merge`) or the bench's own `bench-sized` task (an output of a given size, generated), so the numbers
  * measure the engine and its AWS calls, not task handlers.
  */
+
 import { z } from "zod";
+import { seededRandom } from "../shared/adapters/seeded-random.js";
 import { defineTask, type TaskType } from "../shared/tasks/task-type.js";
 
 export interface NodeSpec {
@@ -78,18 +80,6 @@ export function fanout(width: number): Workload {
     description: `fan-out/fan-in 1 → ${width} → 1 (noop workers, inline merge join)`,
     definition: { name: `bench-fanout-${width}`, description: "benchmark fan-out/fan-in", nodes },
     executions: 1,
-  };
-}
-
-/** mulberry32: a small seeded PRNG, so the random DAG is the same on every run. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

@@ -9,9 +9,8 @@
  * elsewhere posting to 127.0.0.1) is refused with 403.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { CONSOLE_DIST, ensureConsoleBuilt } from "../console/build.js";
-import { isApiPath, LAMBDA_PAYLOAD_BYTES, serveStatic } from "../local/http-server.js";
+import { isApiPath, LAMBDA_PAYLOAD_BYTES, listen, serveStatic } from "../local/http-server.js";
 import type { WeftClient } from "./client.js";
 import type { Context } from "./commands.js";
 import { CliError, EXIT, UnreachableError } from "./errors.js";
@@ -121,23 +120,17 @@ export function startConsoleServer(options: ConsoleServerOptions): Promise<Runni
     });
   });
 
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, host, () => {
-      server.off("error", reject);
-      const { port } = server.address() as AddressInfo;
-      hosts = ownHosts(host, port);
-      const urlHost = host.includes(":") ? `[${host}]` : host;
-      resolve({
-        url: `http://${urlHost}:${port}`,
-        port,
-        close: () =>
-          new Promise<void>((done, fail) => {
-            server.close((error) => (error ? fail(error) : done()));
-            server.closeAllConnections();
-          }),
-      });
-    });
+  return listen(server, options.port, host).then(({ url, port }) => {
+    hosts = ownHosts(host, port);
+    return {
+      url,
+      port,
+      close: () =>
+        new Promise<void>((done, fail) => {
+          server.close((error) => (error ? fail(error) : done()));
+          server.closeAllConnections();
+        }),
+    };
   });
 }
 

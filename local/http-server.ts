@@ -7,7 +7,13 @@
 import { randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
@@ -356,28 +362,33 @@ export function startHttpServer(options: HttpServerOptions): Promise<RunningHttp
     })();
   });
 
+  return listen(server, options.port ?? 3000, host).then(({ url, port }) => ({
+    url,
+    port,
+    close: () =>
+      new Promise<void>((done, fail) => {
+        // Busy connections finish their request first; idle keep-alive sockets would hold close() open.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        server.close((error) => {
+          clearInterval(sweep);
+          if (error) fail(error);
+          else done();
+        });
+        server.closeIdleConnections();
+        for (const controller of inFlight) controller.abort();
+      }),
+  }));
+}
+
+/** Listens on `host:port` (port 0: a free one); answers the server's URL and the port it took. */
+export function listen(server: Server, port: number, host: string): Promise<{ url: string; port: number }> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 3000, host, () => {
+    server.listen(port, host, () => {
       server.off("error", reject);
-      const { port } = server.address() as AddressInfo;
+      const taken = (server.address() as AddressInfo).port;
       const urlHost = host.includes(":") ? `[${host}]` : host;
-      resolve({
-        url: `http://${urlHost}:${port}`,
-        port,
-        close: () =>
-          new Promise<void>((done, fail) => {
-            // Busy connections finish their request first; idle keep-alive sockets would hold close() open.
-            const sweep = setInterval(() => server.closeIdleConnections(), 50);
-            server.close((error) => {
-              clearInterval(sweep);
-              if (error) fail(error);
-              else done();
-            });
-            server.closeIdleConnections();
-            for (const controller of inFlight) controller.abort();
-          }),
-      });
+      resolve({ url: `http://${urlHost}:${taken}`, port: taken });
     });
   });
 }

@@ -16,13 +16,7 @@
 import type { z } from "zod";
 import { defineTask as defineAnyTask, type TaskInput, type TaskType } from "../shared/tasks/task-type.js";
 
-export {
-  RetryableError,
-  type RetryableErrorOptions,
-  type TaskErrorOptions,
-  TerminalError,
-  WeftError,
-} from "../shared/tasks/errors.js";
+export * from "../shared/tasks/errors.js";
 export type { TaskContext, TaskInput, TaskType } from "../shared/tasks/task-type.js";
 
 /** A custom task type: what a user's task module declares. */

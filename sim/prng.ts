@@ -3,6 +3,8 @@
  * pure function of its seed. `fork` derives an independent stream (for ids, faults, the DAG) so that
  * drawing one more number in one place does not shift every other decision.
  */
+import { mulberry32Step } from "../shared/adapters/seeded-random.js";
+
 export class Rng {
   private state: number;
 
@@ -12,11 +14,9 @@ export class Rng {
 
   /** Uniform in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    const step = mulberry32Step(this.state);
+    this.state = step.state;
+    return step.value;
   }
 
   /** Uniform integer in [min, max]. */
