@@ -17,6 +17,7 @@ import { createSweeperHandler } from "../functions/sweeper/app.js";
 import { createWorkerHandler } from "../functions/worker/app.js";
 import { ensureTable } from "../shared/adapters/dynamo/table.js";
 import { ensureEventBus } from "../shared/adapters/eventbridge/publisher.js";
+import { sharedIsolatedExpressions } from "../shared/adapters/expressions/isolated.js";
 import { MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
 import { MemoryQueue } from "../shared/adapters/memory/queue.js";
@@ -459,7 +460,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         });
   // The engine's metrics, served at GET /metrics (local/metrics.ts), unless the ports bring their own.
   const metrics = createLocalMetrics(backend);
-  const engine = new Engine({ ...ports, metrics: ports.metrics ?? metrics }, tasks, engineOptions);
+  // Expressions in threads that can be stopped: a hostile one fails its node, never this process.
+  const engine = new Engine(
+    {
+      ...ports,
+      metrics: ports.metrics ?? metrics,
+      expressions: ports.expressions ?? sharedIsolatedExpressions(),
+    },
+    tasks,
+    engineOptions,
+  );
   const withLogger = (logger: Logger | undefined) => (logger === undefined ? {} : { logger });
   // Locally a view inlines every value: no Lambda response limit stands in the way.
   const apiHandler = createApiHandler(engine, {

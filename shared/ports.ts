@@ -4,6 +4,7 @@
  * same semantics, which one contract test suite checks (test/contract).
  */
 
+import type { EvaluationOptions, ExpressionScope } from "./domain/expressions.js";
 import type { Payload } from "./domain/payload.js";
 import type { Hold, ReadyTask, WorkerRecord } from "./domain/placement.js";
 import type {
@@ -442,6 +443,25 @@ export interface MetricsPort {
 }
 
 /** Everything the engine needs from the outside world. */
+/**
+ * Evaluates a definition's expressions (domain/expressions.ts) where their bounds hold for the whole
+ * process: an expression that runs too long or allocates too much fails its node (ExpressionError)
+ * and nothing else. Adapters: adapters/expressions/isolated.ts (a thread that can be stopped: the
+ * default wherever weft is wired) and engine/expressions.ts (in the caller's thread: an engine built
+ * from bare ports, e.g. the simulation, which must stay deterministic).
+ */
+export interface ExpressionEvaluator {
+  /** resolveExpressions: `value` with each expression replaced by its value. */
+  resolve(
+    value: unknown,
+    scope: ExpressionScope,
+    options: EvaluationOptions,
+    path?: string,
+  ): Promise<unknown>;
+  /** evaluateCondition: a node's `when`. */
+  condition(expression: string, scope: ExpressionScope, options: EvaluationOptions): Promise<boolean>;
+}
+
 export interface EnginePorts {
   store: Store;
   blobs: BlobStore;
@@ -451,6 +471,8 @@ export interface EnginePorts {
   ids: IdGenerator;
   /** Operational metrics; none recorded when absent (tests, the simulation, the benchmark). */
   metrics?: MetricsPort;
+  /** Where expressions are evaluated; the process's isolated evaluator when absent. */
+  expressions?: ExpressionEvaluator;
 }
 
 /** A message as a queue consumer receives it (the local runtime's poller uses this, like Lambda's event source). */

@@ -2,6 +2,7 @@
  * Wiring: builds the AWS SDK clients, the AWS-backed ports and the engine from configuration.
  * No engine logic lives here.
  */
+
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { Metrics } from "@aws-lambda-powertools/metrics";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -14,6 +15,7 @@ import { SSMClient } from "@aws-sdk/client-ssm";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoStore, documentClient } from "../adapters/dynamo/store.js";
 import { EventBridgePublisher } from "../adapters/eventbridge/publisher.js";
+import { sharedIsolatedExpressions } from "../adapters/expressions/isolated.js";
 import { PowertoolsMetricsPort } from "../adapters/metrics-powertools.js";
 import { S3BlobStore } from "../adapters/s3/blobs.js";
 import { SqsTaskQueue } from "../adapters/sqs/queue.js";
@@ -189,7 +191,7 @@ export function createEngineFromEnv(
     ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
     ...(options.capture === undefined ? {} : { capture: options.capture }),
   });
-  const ports = createAwsPorts(config, clients);
+  const ports = { ...createAwsPorts(config, clients), expressions: sharedIsolatedExpressions() };
   return new Engine(
     options.metrics === undefined ? ports : { ...ports, metrics: new PowertoolsMetricsPort(options.metrics) },
     createDeployedTaskRegistry(config, clients, options.taskModules),

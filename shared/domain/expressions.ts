@@ -29,12 +29,33 @@ export interface ExpressionLimits {
   maxDepth: number;
   /** Most UTF-8 bytes of a result, as JSON text. */
   maxResultBytes: number;
+  /**
+   * Most characters of a string one step makes (`&`, `$pad`, `$join`, `$string`…). Reading a string
+   * that is already in the data is not making one: a payload's string passes whatever its length.
+   */
+  maxStringLength: number;
+  /** Most members of an array one step makes (`[1..n]`, `$split`, `$map`…), reads again excepted. */
+  maxArrayLength: number;
+  /**
+   * Most MiB of heap one evaluation may add to what its scope already takes. Only where the
+   * evaluation is given a way to read the heap (EvaluationOptions.heapUsed: the isolated
+   * evaluator's thread, which also has a hard heap limit: adapters/expressions/).
+   */
+  maxMemoryMb: number;
 }
 
+/** Every expression limit, in one place (docs/limits.md lists them with their errors). */
 export const DEFAULT_EXPRESSION_LIMITS: ExpressionLimits = {
   maxMs: 1000,
   maxDepth: 200,
   maxResultBytes: 256 * 1024,
+  // Above the largest string a 10 MiB payload can hold, so data read in full never trips it; far
+  // below V8's own string limit (2^29 characters), whose overrun is what used to abort the process.
+  maxStringLength: 16 * 1024 * 1024,
+  // One array of a million members is 8 MB: every allocation a bounded step can make stays within
+  // the leeway V8 gives a thread at its heap limit, so an overrun ends the thread, not the process.
+  maxArrayLength: 1_000_000,
+  maxMemoryMb: 128,
 };
 
 export interface EvaluationOptions {
@@ -43,6 +64,13 @@ export interface EvaluationOptions {
   limits?: Partial<ExpressionLimits>;
   /** Extra variables bound as $name (e.g. { item, index } for a map's item later). */
   bindings?: Record<string, unknown>;
+  /**
+   * Bytes of heap in use now: given where the heap is the evaluation's own (the isolated
+   * evaluator's thread), it bounds memory (limits.maxMemoryMb over the use at the start).
+   */
+  heapUsed?: () => number;
+  /** Told the index (in expressionsIn's order) of each expression as its evaluation starts. */
+  onExpression?: (index: number) => void;
 }
 
 /**
@@ -242,6 +270,12 @@ interface Guard {
   stamped: boolean;
   /** Why the evaluation was stopped, once it was: later steps (of concurrent branches) stop too. */
   tripped: string | undefined;
+  maxStringLength: number;
+  maxArrayLength: number;
+  /** Where the heap can be read: its use at the start, and the most the evaluation may add. */
+  heap: { used: () => number; start: number; maxBytes: number; maxMb: number } | undefined;
+  /** Steps since the heap was last read. */
+  steps: number;
 }
 
 class LimitExceeded extends Error {}
@@ -272,18 +306,93 @@ function installGuard(expression: jsonata.Expression): void {
     }
     checkTime(guard);
   });
-  assign.call(expression, EXIT_HOOK, (node: unknown, _input: unknown, environment: HookEnvironment) => {
-    const guard = environment.lookup(GUARD_BINDING) as Guard | undefined;
-    if (!guard) return;
-    if (isObject(node) && lambdaBodies.has(node)) guard.depth--;
-    checkTime(guard);
-  });
+  assign.call(
+    expression,
+    EXIT_HOOK,
+    (node: unknown, _input: unknown, environment: HookEnvironment, result: unknown) => {
+      const guard = environment.lookup(GUARD_BINDING) as Guard | undefined;
+      if (!guard) return;
+      if (isObject(node) && lambdaBodies.has(node)) guard.depth--;
+      checkTime(guard);
+      checkSize(guard, node, result);
+    },
+  );
+  // jsonata's own $length and $pad copy a string into an array of its characters, or build one as
+  // long as asked, before anything can look: these count and refuse first.
+  expression.registerFunction("length", boundedLength, "<s-:n>");
+  expression.registerFunction("pad", boundedPad, "<s-ns?:s>");
+}
+
+/** Steps that read what exists (the data, a variable) rather than make something new. */
+const READS = new Set(["path", "name", "variable"]);
+/** Read the heap every this many steps, and after any step that made a large value. */
+const HEAP_EVERY = 64;
+const LARGE = 64 * 1024;
+
+function checkSize(guard: Guard, node: unknown, result: unknown): void {
+  let large = false;
+  const reads = isObject(node) && typeof node.type === "string" && READS.has(node.type);
+  if (typeof result === "string") {
+    large = result.length > LARGE;
+    if (!reads && result.length > guard.maxStringLength)
+      trip(guard, `it made a string of more than ${guard.maxStringLength} characters`);
+  } else if (Array.isArray(result)) {
+    large = result.length > LARGE / 8;
+    if (!reads && result.length > guard.maxArrayLength)
+      trip(guard, `it made an array of more than ${guard.maxArrayLength} members`);
+  }
+  const heap = guard.heap;
+  if (heap === undefined || (++guard.steps < HEAP_EVERY && !large)) return;
+  guard.steps = 0;
+  if (heap.used() - heap.start > heap.maxBytes) trip(guard, LIMIT_REASONS.memory(heap.maxMb));
+}
+
+interface FunctionFocus {
+  environment: HookEnvironment;
+}
+
+/** $length: counts code points (as jsonata does) without an array of them. */
+function boundedLength(this: FunctionFocus, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
+
+/** $pad: refuses a width over the string limit before building the padding. */
+function boundedPad(
+  this: FunctionFocus,
+  text: string | undefined,
+  width: number,
+  char: string | undefined,
+): string | undefined {
+  if (text === undefined) return undefined;
+  const guard = this.environment.lookup(GUARD_BINDING) as Guard | undefined;
+  const target = Math.abs(Math.trunc(width));
+  if (guard && target > guard.maxStringLength)
+    trip(guard, `it made a string of more than ${guard.maxStringLength} characters`);
+  const fill = char === undefined || char.length === 0 ? " " : char;
+  const padLength = target - (boundedLength.call(this, text) ?? 0);
+  if (padLength <= 0) return text;
+  // As jsonata pads: the fill repeated, cut to the length in code points.
+  const fillPoints = Array.from(fill);
+  let padding = fill.repeat(Math.ceil(padLength / fillPoints.length));
+  if (fillPoints.length > 1) padding = Array.from(padding).slice(0, padLength).join("");
+  return width > 0 ? text + padding : padding + text;
 }
 
 function checkTime(guard: Guard): void {
   if (guard.tripped !== undefined) throw new LimitExceeded(guard.tripped);
   if (performance.now() - guard.start > guard.maxMs) {
-    trip(guard, `it ran for more than ${guard.maxMs} ms (a loop that does not end?)`);
+    trip(guard, LIMIT_REASONS.time(guard.maxMs));
   }
 }
 
@@ -317,6 +426,7 @@ async function evaluateRaw(
     );
   }
   const limits = limitsOf(options);
+  const heapUsed = options.heapUsed;
   const guard: Guard = {
     start: performance.now(),
     maxMs: limits.maxMs,
@@ -325,6 +435,18 @@ async function evaluateRaw(
     nowMs: options.now(),
     stamped: false,
     tripped: undefined,
+    maxStringLength: limits.maxStringLength,
+    maxArrayLength: limits.maxArrayLength,
+    heap:
+      heapUsed === undefined
+        ? undefined
+        : {
+            used: heapUsed,
+            start: heapUsed(),
+            maxBytes: limits.maxMemoryMb * 1024 * 1024,
+            maxMb: limits.maxMemoryMb,
+          },
+    steps: 0,
   };
   const nowMs = guard.nowMs;
   const bindings: Record<string, unknown> = {
@@ -345,11 +467,12 @@ async function evaluateRaw(
 /** The defaults, with the limits given (an undefined one keeps its default). */
 function limitsOf(options: EvaluationOptions): ExpressionLimits {
   const given = options.limits ?? {};
-  return {
-    maxMs: given.maxMs ?? DEFAULT_EXPRESSION_LIMITS.maxMs,
-    maxDepth: given.maxDepth ?? DEFAULT_EXPRESSION_LIMITS.maxDepth,
-    maxResultBytes: given.maxResultBytes ?? DEFAULT_EXPRESSION_LIMITS.maxResultBytes,
-  };
+  const limits = { ...DEFAULT_EXPRESSION_LIMITS };
+  for (const key of Object.keys(limits) as (keyof ExpressionLimits)[]) {
+    const value = given[key];
+    if (value !== undefined) limits[key] = value;
+  }
+  return limits;
 }
 
 async function formatNow(nowMs: number, picture: unknown, timezone: unknown): Promise<unknown> {
@@ -371,9 +494,14 @@ function evaluationError(expression: string, where: string, guard: Guard, error:
     });
   }
   if (error instanceof RangeError) {
-    return new ExpressionError(`${prefix} failed: it nests too deeply (the stack overflowed)`, {
-      path: where,
-    });
+    // V8's own refusals of a too large string or array are RangeErrors too, as is a stack overflow.
+    const tooLarge = /invalid (string|array) length/i.test(error.message);
+    return new ExpressionError(
+      tooLarge
+        ? `${prefix} was stopped: it made a value larger than the engine can hold`
+        : `${prefix} failed: it nests too deeply (the stack overflowed)`,
+      { path: where },
+    );
   }
   const fields = isObject(error) ? error : {};
   const code = typeof fields.code === "string" ? fields.code : undefined;
@@ -493,7 +621,8 @@ export async function resolveExpressions(
   if (found.length === 0) return value;
   const maxBytes = limitsOf(options).maxResultBytes;
   const results: unknown[] = [];
-  for (const { path: keys, expression } of found) {
+  for (const [index, { path: keys, expression }] of found.entries()) {
+    options.onExpression?.(index);
     const where = joinPath(path, keys);
     const raw = await evaluateRaw(expression, scope, options, where);
     results.push(toJson(raw, expression, where, maxBytes));
@@ -534,6 +663,30 @@ export async function resolveExpressions(
 function define(target: Record<Key, unknown>, key: Key, value: unknown): void {
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
+
+/** Where each expression inside `value` is (`params.url`…) and its text, in evaluation order. */
+export function expressionsIn(value: unknown, path = "params"): { where: string; expression: string }[] {
+  return findExpressions(value).map(({ path: keys, expression }) => ({
+    where: joinPath(path, keys),
+    expression,
+  }));
+}
+
+/**
+ * The error of an evaluation stopped from outside (the isolated evaluator ended its thread): the
+ * same words as a bound tripped inside, e.g. `it ran for more than 1000 ms`.
+ */
+export function stoppedExpression(expression: string, where: string, reason: string): ExpressionError {
+  return new ExpressionError(`${where}: the expression ${quote(expression)} was stopped: ${reason}`, {
+    path: where,
+  });
+}
+
+/** The words of a bound that stopped an evaluation (shared by the guard here and the isolated evaluator). */
+export const LIMIT_REASONS = {
+  time: (ms: number) => `it ran for more than ${ms} ms (a loop that does not end?)`,
+  memory: (mb: number) => `it used more than ${mb} MiB of memory`,
+} as const;
 
 /**
  * A node's `when`: true only for the boolean true; false for false and for undefined (no match,

@@ -2,7 +2,7 @@
 
 import { notFound } from "../domain/errors.js";
 import { type CompileOptions, compileGraph, type WorkflowGraph } from "../domain/graph.js";
-import type { EnginePorts, MetricsPort } from "../ports.js";
+import type { EnginePorts, ExpressionEvaluator, MetricsPort } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import type { FanInSettings } from "./dispatch-mode.js";
 import type { HistoryStamps } from "./history-stamps.js";
@@ -32,6 +32,8 @@ export const DEFAULT_SWEEP: SweepSettings = { firstCheckMs: 120_000, idleMs: 300
 export interface EngineContext extends EnginePorts {
   /** The port's, or NO_METRICS (engine/metrics.ts) when the ports have none. */
   metrics: MetricsPort;
+  /** The port's, or IN_THREAD_EXPRESSIONS (engine/expressions.ts) when the ports have none. */
+  expressions: ExpressionEvaluator;
   tasks: TaskRegistry;
   graphs: GraphCache;
   leaseMs: number;

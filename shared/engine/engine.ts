@@ -16,6 +16,7 @@ import {
 import { DeadLetters, type RedriveResult } from "./dead-letters.js";
 import { DEFAULT_FAN_IN, type FanInSettings } from "./dispatch-mode.js";
 import { Executions } from "./executions.js";
+import { IN_THREAD_EXPRESSIONS } from "./expressions.js";
 import type {
   ExternalTask,
   RegisteredWorker,
@@ -107,6 +108,7 @@ export class Engine {
       // With a metrics port, the execution counters are kept where lifecycle events leave (metrics.ts).
       ...(ports.metrics ? { events: countingExecutionEvents(ports.events, ports.metrics) } : {}),
       metrics: ports.metrics ?? NO_METRICS,
+      expressions: ports.expressions ?? IN_THREAD_EXPRESSIONS,
       tasks,
       graphs: new GraphCache(ports, {
         ...(options.defaultMaxAttempts === undefined

@@ -9,12 +9,7 @@
  * by arrival shards (dispatch-mode.ts) cannot tell from completions before this point.
  */
 import { TerminalError } from "../domain/errors.js";
-import {
-  type ExpressionScope,
-  evaluateCondition,
-  hasExpressions,
-  resolveExpressions,
-} from "../domain/expressions.js";
+import { type ExpressionScope, hasExpressions } from "../domain/expressions.js";
 import type { GraphNode } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord } from "../domain/records.js";
@@ -42,12 +37,12 @@ export async function prepareRun(
   if (node.onFailureHandler && execution.error)
     scope.error = { name: execution.error.name, message: execution.error.message };
   const options = { now: () => ctx.clock.now(), ...(bindings ? { bindings } : {}) };
-  if (node.when !== undefined && !(await evaluateCondition(node.when, scope, options)))
+  if (node.when !== undefined && !(await ctx.expressions.condition(node.when, scope, options)))
     return { skip: WHEN_FALSE };
   if (!hasExpressions(node.params))
     // Parsed, so a schema's defaults and transforms reach the handler (validated at submit already).
     return { input, deps: values, params: task ? task.params.parse(node.params) : node.params };
-  const resolved = await resolveExpressions(node.params, scope, options, "params");
+  const resolved = await ctx.expressions.resolve(node.params, scope, options, "params");
   return { input, deps: values, params: parseResolved(node, task, resolved) };
 }
 
@@ -73,7 +68,9 @@ export async function skipReason(
   if (node.when === undefined) return undefined;
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
   const scope = expressionScope(execution, input, values);
-  return (await evaluateCondition(node.when, scope, { now: () => ctx.clock.now() })) ? undefined : WHEN_FALSE;
+  return (await ctx.expressions.condition(node.when, scope, { now: () => ctx.clock.now() }))
+    ? undefined
+    : WHEN_FALSE;
 }
 
 export function expressionScope(

@@ -7,7 +7,7 @@
  */
 
 import { hasCode, TerminalError } from "../domain/errors.js";
-import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
+import { hasExpressions } from "../domain/expressions.js";
 import { type GraphNode, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../domain/graph.js";
 import { NULL_PAYLOAD, type Payload } from "../domain/payload.js";
 import type {
@@ -713,7 +713,7 @@ export class Propagation {
     const input = await this.ctx.payloads.load(execution.input);
     const values = await loadValues(this.ctx, deps);
     const params = hasExpressions(node.params)
-      ? await resolveExpressions(node.params, expressionScope(execution, input, values), {
+      ? await this.ctx.expressions.resolve(node.params, expressionScope(execution, input, values), {
           now: () => this.ctx.clock.now(),
         })
       : node.params;

@@ -4,7 +4,7 @@
  * lease stands for, and its params' expressions evaluated over its scope.
  */
 import type { EvaluationOptions } from "../domain/expressions.js";
-import { hasExpressions, resolveExpressions } from "../domain/expressions.js";
+import { hasExpressions } from "../domain/expressions.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { CompositeState, ExecutionRecord, HistoryEvent, Lease, NodeRecord } from "../domain/records.js";
@@ -84,7 +84,7 @@ export async function evaluateInScope(
     depIndexesOf(dispatchMode(ctx, owner), owner, okDeps),
   );
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
-  return resolveExpressions(
+  return ctx.expressions.resolve(
     value,
     expressionScope(execution, input, values),
     { ...options, now: () => ctx.clock.now() },

@@ -239,7 +239,14 @@ describe("resolveExpressions", () => {
   });
 
   it("has the documented default limits", () => {
-    expect(DEFAULT_EXPRESSION_LIMITS).toEqual({ maxMs: 1000, maxDepth: 200, maxResultBytes: 256 * 1024 });
+    expect(DEFAULT_EXPRESSION_LIMITS).toEqual({
+      maxMs: 1000,
+      maxDepth: 200,
+      maxResultBytes: 256 * 1024,
+      maxStringLength: 16 * 1024 * 1024,
+      maxArrayLength: 1_000_000,
+      maxMemoryMb: 128,
+    });
   });
 
   it("stops a tail-recursive runaway within the time bound", async () => {
@@ -257,7 +264,7 @@ describe("resolveExpressions", () => {
   it("stops a huge loop within the time bound", async () => {
     const started = performance.now();
     const error = await rejection(
-      resolveExpressions("{% $count([1..10000000].($ * 2)) %}", scope, {
+      resolveExpressions("{% $count([1..1000000].($ * 2)) %}", scope, {
         ...options,
         limits: { maxMs: 100 },
       }),
@@ -476,5 +483,77 @@ describe("resolveExpressions keeps exact JSON", () => {
     expect(Object.is(value.zero, -0)).toBe(true);
     expect(value.big).toBe(Number.POSITIVE_INFINITY);
     expect(value.list).toEqual([Number.NEGATIVE_INFINITY]);
+  });
+});
+
+describe("resolveExpressions bounds what one step makes", () => {
+  it("refuses $pad's huge padding before building it (it used to abort the process)", async () => {
+    const error = await rejection(
+      resolveExpressions("{% $length($pad('', 500000000, 'a')) %}", scope, options),
+    );
+    expect(error.message).toContain(
+      `was stopped: it made a string of more than ${DEFAULT_EXPRESSION_LIMITS.maxStringLength} characters`,
+    );
+    expect(error.code).toBe("ExpressionError");
+    expect(error).toBeInstanceOf(TerminalError);
+  });
+
+  it("refuses a string doubled past the string limit", async () => {
+    const error = await rejection(
+      resolveExpressions(
+        "{% ($s := 'ab'; $d := function($x, $n){ $n = 0 ? $x : $d($x & $x, $n - 1) }; $length($d($s, 30))) %}",
+        scope,
+        options,
+      ),
+    );
+    expect(error.message).toContain("it made a string of more than");
+  });
+
+  it("refuses an array past the array limit", async () => {
+    const error = await rejection(
+      resolveExpressions("{% $count($sort($reverse([1..9000000]))) %}", scope, options),
+    );
+    expect(error.message).toContain(
+      `it made an array of more than ${DEFAULT_EXPRESSION_LIMITS.maxArrayLength} members`,
+    );
+  });
+
+  it("lets data already in the scope pass whatever its size", async () => {
+    const big = "x".repeat(2_000_000);
+    const list = Array.from({ length: 1_500_000 }, (_, i) => i % 7);
+    const result = await resolveExpressions(
+      { text: "{% $length(input.big) %}", count: "{% $count(input.list) %}" },
+      { ...scope, input: { big, list } },
+      { ...options, limits: { maxStringLength: 1000, maxArrayLength: 1000 } },
+    );
+    expect(result).toEqual({ text: 2_000_000, count: 1_500_000 });
+  });
+
+  it("counts and pads in code points, as jsonata does", async () => {
+    const result = await resolveExpressions(
+      {
+        length: "{% $length('a😀b') %}",
+        right: "{% $pad('x', 4, '😀') %}",
+        left: "{% $pad('x', -5, 'ab') %}",
+        none: "{% $pad('long', 2) %}",
+        spaces: "{% $pad('x', 3) %}",
+      },
+      scope,
+      options,
+    );
+    expect(result).toEqual({ length: 3, right: "x😀😀😀", left: "ababx", none: "long", spaces: "x  " });
+  });
+
+  it("stops at the memory bound where the heap can be read", async () => {
+    let used = 0;
+    const error = await rejection(
+      resolveExpressions("{% $count([1..100000].($string($) & 'x')) %}", scope, {
+        ...options,
+        // A heap that grows by 1 MiB a step: the bound trips long before the steps end.
+        heapUsed: () => (used += 1024 * 1024),
+        limits: { maxMemoryMb: 16 },
+      }),
+    );
+    expect(error.message).toContain("was stopped: it used more than 16 MiB of memory");
   });
 });

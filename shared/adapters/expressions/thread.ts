@@ -1,0 +1,40 @@
+/**
+ * The inside of an isolated evaluator's thread: evaluates what it is sent, one request at a time,
+ * with the domain's guard given the thread's own heap to watch (v8's statistics are per isolate).
+ */
+
+import v8 from "node:v8";
+import type { MessagePort } from "node:worker_threads";
+import { ExpressionError, evaluateCondition, resolveExpressions } from "../../domain/expressions.js";
+import type { EvaluationReply, EvaluationRequest } from "./protocol.js";
+
+const heapUsed = () => v8.getHeapStatistics().used_heap_size;
+
+export function serveEvaluations(port: MessagePort): void {
+  port.on("message", (request: EvaluationRequest) => {
+    void evaluate(request, port).then((reply) => port.postMessage(reply));
+  });
+}
+
+async function evaluate(request: EvaluationRequest, port: MessagePort): Promise<EvaluationReply> {
+  const { id } = request;
+  const options = {
+    now: () => request.nowMs,
+    heapUsed,
+    ...(request.bindings ? { bindings: request.bindings } : {}),
+    ...(request.limits ? { limits: request.limits } : {}),
+    onExpression: (index: number) => port.postMessage({ id, kind: "at", index } satisfies EvaluationReply),
+  };
+  try {
+    const value =
+      request.kind === "condition"
+        ? await evaluateCondition(request.value as string, request.scope, options)
+        : await resolveExpressions(request.value, request.scope, options, request.path);
+    return { id, kind: "value", value };
+  } catch (error) {
+    if (error instanceof ExpressionError)
+      return { id, kind: "expression-error", message: error.message, path: error.path };
+    // Its name only: an unexpected error's message may quote the data.
+    return { id, kind: "failure", message: error instanceof Error ? error.name : typeof error };
+  }
+}
