@@ -4,11 +4,13 @@
  * --inline-bytes N (the engine's inline threshold for the workloads; default PAYLOAD_LIMITS.inlineBytes),
  * --sweep (only the inline-threshold sweep, sweep.ts), --no-sweep, --sizes 1,2,4 (the sweep's output
  * sizes in KiB), --no-worker-timeouts (no chain under a 15-minute worker beside the deployed 300 s),
- * --no-cli (no timing of the `weft` command's startup), --cli-only (only that: cli-latest.json and .md).
+ * --no-cli (no timing of the `weft` command's startup), --cli-only (only that: cli-latest.json and .md),
+ * --expressions-only (only the cost of one expression evaluation, expressions.ts: expressions-latest.*).
  * Without --workload the full run ends with the sweep.
  * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md (--sweep: sweep-latest.json and .md;
  * --inline-bytes N other than the default: inline-N-latest.json and .md).
  */
+
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -19,6 +21,7 @@ import { startMoto } from "../tools/emulators/moto.js";
 import { type CliStartupResult, measureCliStartup } from "./cli-startup.js";
 import { FORMULAS, PRICES } from "./cost.js";
 import { type EngineCpuResult, measureEngineCpu } from "./engine-cpu.js";
+import { type ExpressionCostResult, measureExpressionCost, renderExpressionCost } from "./expressions.js";
 import { mapComparison } from "./map.js";
 import {
   type BenchReport,
@@ -136,6 +139,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       await moto?.stop();
     }
   }
+  let expressionCost: ExpressionCostResult[] | undefined;
+  if (!options.sweepOnly) {
+    log("expressions: in the caller's thread and isolated");
+    expressionCost = await measureExpressionCost({ quick: options.quick });
+  }
   let cliStartup: CliStartupResult[] | undefined;
   if (options.cliStartup === true && !options.sweepOnly) {
     log("CLI startup: weft --help, weft status");
@@ -176,6 +184,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     ...(workerRows.length > 0 ? { workerTimeouts: workerTimeoutComparison(results, workerRows) } : {}),
     ...(maps ? { map: maps } : {}),
     ...(cliStartup ? { cliStartup } : {}),
+    ...(expressionCost ? { expressionCost } : {}),
     ...(sweep.length > 0 && sweepOn !== undefined
       ? { sweep: sweepResult(options.quick, sweep, sweepRows, modeledCosts(sweepRows), sweepOn) }
       : {}),
@@ -251,6 +260,23 @@ if (isMain && process.argv.includes("--cli-only")) {
   await writeFile(
     path.join(dir, "cli-latest.md"),
     `# CLI startup, ${when.date} (Node ${when.node})\n\n${lines.join("\n")}\n`,
+  );
+  console.log(lines.join("\n"));
+  process.exit(0);
+} else if (isMain && process.argv.includes("--expressions-only")) {
+  // Only what one expression evaluation costs (expressions.ts): bench/results/expressions-latest.*.
+  const expressionCost = await measureExpressionCost({ quick: process.argv.includes("--quick") });
+  const lines = renderExpressionCost(expressionCost);
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
+  await mkdir(dir, { recursive: true });
+  const when = { date: new Date().toISOString(), node: process.version, cores: os.cpus().length };
+  await writeFile(
+    path.join(dir, "expressions-latest.json"),
+    `${JSON.stringify({ ...when, expressionCost }, null, 2)}\n`,
+  );
+  await writeFile(
+    path.join(dir, "expressions-latest.md"),
+    `# Expression evaluation, ${when.date} (Node ${when.node})\n\n${lines.join("\n")}\n`,
   );
   console.log(lines.join("\n"));
   process.exit(0);

@@ -3,6 +3,7 @@
 import type { CliStartupResult } from "./cli-startup.js";
 import { type Cost, cost, type FORMULAS, type PerNode, PRICES, perNode } from "./cost.js";
 import type { EngineCpuResult } from "./engine-cpu.js";
+import { type ExpressionCostResult, renderExpressionCost } from "./expressions.js";
 import type { MapComparison } from "./map.js";
 import type { WorkloadRun } from "./run.js";
 import type { SweepPoint, SweepResult } from "./sweep.js";
@@ -81,6 +82,8 @@ export interface BenchReport {
   map?: MapComparison;
   /** How fast the `weft` command starts (cli-startup.ts), when it ran. */
   cliStartup?: CliStartupResult[];
+  /** What one expression evaluation costs, in the caller's thread and isolated (expressions.ts). */
+  expressionCost?: ExpressionCostResult[];
 }
 
 export function toRow(run: WorkloadRun): ResultRow {
@@ -447,6 +450,12 @@ export function renderMarkdown(report: BenchReport): string {
         ]),
       ),
     );
+    out.push("");
+  }
+  if (report.expressionCost) {
+    out.push("## Expressions: one evaluation of three params, in the caller's thread and isolated");
+    out.push("");
+    out.push(...renderExpressionCost(report.expressionCost));
     out.push("");
   }
   out.push("## Targets (per node, on average: for the worst workload, and over all nodes of all workloads)");
