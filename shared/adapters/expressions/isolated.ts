@@ -67,6 +67,8 @@ class EvaluationThread {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Why the thread was ended, when this side ended it. */
   private ending: Error | undefined;
+  /** The thread has loaded (its first message). */
+  private ready = false;
 
   constructor(
     private readonly settings: IsolationSettings,
@@ -95,6 +97,11 @@ class EvaluationThread {
   run(job: Job): void {
     this.job = job;
     this.worker.ref();
+    // A thread still loading (in a function's bundle, the whole bundle) gets the job once ready.
+    if (this.ready) this.post(job);
+  }
+
+  private post(job: Job): void {
     this.timer = setTimeout(() => {
       this.ending = stoppedAt(job, LIMIT_REASONS.time(job.maxMs));
       void this.worker.terminate();
@@ -102,12 +109,19 @@ class EvaluationThread {
     try {
       this.worker.postMessage(job.request);
     } catch (error) {
+      // A scope that cannot be copied to the thread (never plain JSON): the caller's error.
       this.finish();
-      throw error;
+      job.reject(error instanceof Error ? error : new Error(String(error)));
+      this.onIdle(this);
     }
   }
 
   private reply(reply: EvaluationReply): void {
+    if (reply.kind === "ready") {
+      this.ready = true;
+      if (this.job !== undefined) this.post(this.job);
+      return;
+    }
     const job = this.job;
     if (job === undefined || reply.id !== job.request.id) return;
     if (reply.kind === "at") {
@@ -235,14 +249,7 @@ export class IsolatedExpressions implements ExpressionEvaluator {
         this.threads.add(thread);
       }
       if (thread === undefined) return;
-      const job = this.waiting.shift()!;
-      try {
-        thread.run(job);
-      } catch (error) {
-        // A scope that cannot be copied to the thread (never plain JSON): the caller's error.
-        this.idle.push(thread);
-        job.reject(error instanceof Error ? error : new Error(String(error)));
-      }
+      thread.run(this.waiting.shift()!);
     }
   }
 }

@@ -18,6 +18,8 @@ export interface EvaluationRequest {
 }
 
 export type EvaluationReply =
+  /** The thread has loaded and serves requests (its start never counts against a time bound). */
+  | { id: 0; kind: "ready" }
   /** The evaluation of the expression at this index (expressionsIn's order) has started. */
   | { id: number; kind: "at"; index: number }
   | { id: number; kind: "value"; value: unknown }

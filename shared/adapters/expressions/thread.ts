@@ -14,6 +14,7 @@ export function serveEvaluations(port: MessagePort): void {
   port.on("message", (request: EvaluationRequest) => {
     void evaluate(request, port).then((reply) => port.postMessage(reply));
   });
+  port.postMessage({ id: 0, kind: "ready" } satisfies EvaluationReply);
 }
 
 async function evaluate(request: EvaluationRequest, port: MessagePort): Promise<EvaluationReply> {
