@@ -6,6 +6,7 @@ import { crashScenario } from "./crash.js";
 import { customTaskScenario } from "./custom-task.js";
 import { diamondScenario } from "./diamond.js";
 import { gatewayScenario } from "./gateway.js";
+import { hostileScenario } from "./hostile.js";
 import { idempotencyScenario } from "./idempotency.js";
 import { languageScenario } from "./language.js";
 import { listingScenario } from "./listing.js";
@@ -35,5 +36,6 @@ export const SCENARIOS: readonly Scenario[] = [
   propagationScenario,
   payloadScenario,
   languageScenario,
+  hostileScenario,
   workersScenario,
 ];
