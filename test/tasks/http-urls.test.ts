@@ -110,6 +110,26 @@ describe.each(BACKEND_KINDS)("http params.url at registration (%s)", PATIENT, (k
           error.details.map((d) => d.path),
           url,
         ).toEqual(["nodes[1].params.url"]);
+        // The same check for a map's task and for the workflow's onFailure handler.
+        const elsewhere = expectErrorAnswer(
+          await post({
+            name: `urls-elsewhere-${named++}`,
+            nodes: [
+              {
+                id: "each",
+                type: "map",
+                params: { items: [1, 2], task: { type: "http", params: { method: "GET", url } } },
+              },
+            ],
+            onFailure: { type: "http", params: { method: "POST", url } },
+          }),
+          400,
+          "InvalidDefinition",
+        );
+        expect(elsewhere.details.map((d) => d.path).sort(), url).toEqual([
+          "nodes[0].params.task.params.url",
+          "onFailure.params.url",
+        ]);
       }
     });
   });
@@ -121,7 +141,7 @@ describe.each(BACKEND_KINDS)("http params.url at registration (%s)", PATIENT, (k
           const answer = await post(definition(url));
           if (answer.status === 201) {
             // Registered: the URL is one fetch can use.
-            expect(URL.canParse(url.trim())).toBe(true);
+            expect(URL.canParse(url)).toBe(true);
             return;
           }
           const error = expectErrorAnswer(answer, 400, "InvalidDefinition");
