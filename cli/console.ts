@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { CONSOLE_DIST, ensureConsoleBuilt } from "../console/build.js";
+import { setConsoleHeaders } from "../local/console-headers.js";
 import { isApiPath, LAMBDA_PAYLOAD_BYTES, listen, serveStatic } from "../local/http-server.js";
 import type { WeftClient } from "./client.js";
 import type { Context } from "./commands.js";
@@ -35,6 +36,8 @@ export interface RunningConsole {
 
 function writeJson(response: ServerResponse, status: number, code: string, message: string): void {
   const body = Buffer.from(JSON.stringify({ error: { code, message, details: [] } }), "utf8");
+  // The console's own answers (a page not found, a refusal) carry its headers too.
+  setConsoleHeaders(response);
   response.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "content-length": body.length,

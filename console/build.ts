@@ -24,6 +24,8 @@ const SOURCES = [
   path.join(CONSOLE_ROOT, "index.html"),
   path.join(CONSOLE_ROOT, "vite.config.ts"),
   path.join(CONSOLE_ROOT, "src"),
+  // Copied as they are (the favicon: a file, as the console's Content-Security-Policy wants).
+  path.join(CONSOLE_ROOT, "public"),
   // The console calls the API by the contract's route names (bundled from here).
   path.join(CONSOLE_ROOT, "..", "shared", "http", "contract.ts"),
 ];

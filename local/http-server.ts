@@ -21,6 +21,7 @@ import { MalformedPathError, Router } from "../functions/api/routes.js";
 import { MEMORY_BLOB_PATH, type MemoryBlobStore } from "../shared/adapters/memory/blobs.js";
 import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 import { API_ROUTES, ROUTE_NAMES } from "../shared/http/contract.js";
+import { setConsoleHeaders } from "./console-headers.js";
 import { METRICS_PATH, serveMetrics } from "./metrics.js";
 
 /**
@@ -282,7 +283,7 @@ export async function serveStatic(
     "cache-control",
     relative.startsWith("/assets/") ? "public, max-age=31536000, immutable" : "no-cache",
   );
-  response.setHeader("x-content-type-options", "nosniff");
+  setConsoleHeaders(response);
   if (method === "HEAD") {
     response.end();
     return true;

@@ -24,6 +24,8 @@ const SOURCES = [
   ),
   path.join(CONSOLE_ROOT, "build.ts"),
   path.join(CONSOLE_ROOT, "src"),
+  path.join(CONSOLE_ROOT, "index.html"),
+  path.join(CONSOLE_ROOT, "public"),
   path.join(ROOT, "tsconfig.build.json"),
   path.join(ROOT, "tsconfig.json"),
 ];

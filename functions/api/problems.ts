@@ -24,6 +24,7 @@ const STATUS_BY_CODE = {
   MethodNotAllowed: 405,
   Conflict: 409,
   IdempotencyKeyConflict: 409,
+  WrongTokenKind: 409,
   // A stored value that expired or was removed (S3 lifecycle): gone, not a bad request.
   PayloadMissing: 410,
   PayloadTooLarge: 413,

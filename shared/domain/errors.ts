@@ -47,6 +47,8 @@ export const REQUEST_ERROR_CODES = [
   "MethodNotAllowed",
   "Conflict",
   "IdempotencyKeyConflict",
+  // A live task token on /callbacks/*, or a callback's on /tasks/* (engine/attempt-token-reads.ts).
+  "WrongTokenKind",
   "PayloadTooLarge",
   "PayloadTooDeep",
   "PayloadNotJson",

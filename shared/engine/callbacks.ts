@@ -15,7 +15,7 @@ import { PayloadError } from "../domain/json.js";
 import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { attemptTrace } from "../domain/trace.js";
 import { completeAttempt } from "./attempt-endings.js";
-import { type HeldAttempt, readAttempt } from "./attempt-token-reads.js";
+import { type HeldAttempt, readAttempt, type TokenUse } from "./attempt-token-reads.js";
 import type { FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { TaskErrorReport } from "./external.js";
@@ -106,7 +106,7 @@ export class Callbacks {
   }
 
   async complete(token: string, output: unknown): Promise<void> {
-    const held = await this.read(token);
+    const held = await this.read(token, "complete");
     const { execution, graph, node, record, lease } = held;
     let saved: Awaited<ReturnType<typeof this.ctx.payloads.save>>;
     try {
@@ -135,7 +135,7 @@ export class Callbacks {
 
   /** Failed by its caller: for good, unless it says the failure is retryable (then by policy). */
   async fail(token: string, error: TaskErrorReport): Promise<void> {
-    const { execution, graph, node, record, lease } = await this.read(token);
+    const { execution, graph, node, record, lease } = await this.read(token, "fail");
     const thrown =
       error.retryable === true
         ? new RetryableError(error.message, { code: error.name })
@@ -146,7 +146,7 @@ export class Callbacks {
 
   /** Pushes its heartbeat due time on (its timeout stays). */
   async heartbeat(token: string): Promise<void> {
-    const { execution, node, record, lease } = await this.read(token);
+    const { execution, node, record, lease } = await this.read(token, "heartbeat");
     const state = record.composite as CallbackState;
     const next: CallbackState = { ...state, heartbeatAt: this.ctx.clock.now() };
     const written = await checkLater(
@@ -161,9 +161,9 @@ export class Callbacks {
       throw conflict(`the callback token is stale: attempt ${record.attempt} of node "${node.id}" is over`);
   }
 
-  private async read(token: string): Promise<HeldAttempt> {
-    const held = await readAttempt(this.ctx, token, "callback");
-    // A task's token, or an attempt not waiting for its callback (yet, or any more).
+  private async read(token: string, use: TokenUse): Promise<HeldAttempt> {
+    const held = await readAttempt(this.ctx, token, "callback", use);
+    // An attempt not waiting for its callback (yet, or any more).
     if (held.record.composite?.kind !== "callback")
       throw conflict(`the token does not stand for a callback node "${held.node.id}" is waiting for`);
     return held;

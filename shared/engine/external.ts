@@ -380,7 +380,7 @@ export class ExternalWorkers {
 
   /** Renews the attempt's lease (never past its timeout); answers whether it must stop. */
   async heartbeatTask(taskToken: string): Promise<{ cancelRequested: boolean }> {
-    const held = await readAttempt(this.ctx, taskToken, "task");
+    const held = await readAttempt(this.ctx, taskToken, "task", "heartbeat");
     const { execution, graph, node, record, lease } = held;
     const now = this.ctx.clock.now();
     const deadline = deadlineOf(node, record);
@@ -404,7 +404,12 @@ export class ExternalWorkers {
   }
 
   async completeTask(taskToken: string, output: unknown): Promise<void> {
-    const { execution, graph, node, record, lease } = await readAttempt(this.ctx, taskToken, "task");
+    const { execution, graph, node, record, lease } = await readAttempt(
+      this.ctx,
+      taskToken,
+      "task",
+      "complete",
+    );
     let saved: Awaited<ReturnType<typeof this.ctx.payloads.save>>;
     try {
       saved = await this.ctx.payloads.save(execution.executionId, output, `the output of node "${node.id}"`);
@@ -425,7 +430,7 @@ export class ExternalWorkers {
     taskToken: string,
     error: { name: string; message: string; retryable?: boolean },
   ): Promise<void> {
-    const { execution, graph, node, record, lease } = await readAttempt(this.ctx, taskToken, "task");
+    const { execution, graph, node, record, lease } = await readAttempt(this.ctx, taskToken, "task", "fail");
     let ended: boolean;
     if (record.cancelRequested === true) {
       // Told to stop, it stopped: cancelled, not failed.

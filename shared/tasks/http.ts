@@ -36,7 +36,19 @@ const ERROR_BODY_EXCERPT = 300;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 const statusCode = z.number().int().min(100).max(599);
-const urlSchema = z.url({ protocol: /^https?$/, error: "url must be an http:// or https:// URL" });
+/**
+ * An http(s) URL that WHATWG `URL` (what fetch, the egress guard and run() parse with) reads as
+ * given. zod's own URL check reads the string trimmed of any Unicode space, and its failures let
+ * the checks after it run, which then met strings `new URL` throws on (a 500 at registration): so
+ * this check comes first, and it and zod's stop the checks after them.
+ */
+const urlSchema = z
+  .string()
+  .refine((value) => URL.canParse(value), {
+    error: "url is not a URL (the WHATWG URL parser refuses it)",
+    abort: true,
+  })
+  .pipe(z.url({ protocol: /^https?$/, error: "url must be an http:// or https:// URL", abort: true }));
 
 /**
  * The params schema; with `registration`, the rules a new definition must pass on top: credential
@@ -45,6 +57,7 @@ const urlSchema = z.url({ protocol: /^https?$/, error: "url must be an http:// o
 function buildParamsSchema(registration?: { egress: EgressPolicy }) {
   const url = registration
     ? urlSchema.superRefine((value, ctx) => {
+        if (!URL.canParse(value)) return; // refused by the checks above
         const host = new URL(value).hostname;
         const refusal = registration.egress.checkHost(host);
         if (refusal)

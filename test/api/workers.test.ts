@@ -642,15 +642,82 @@ describe("callbacks through the API", () => {
     // A task's token is no callback's.
     const { workerId } = await registerWorker();
     const task = await takeTask(workerId);
-    expectErrorAnswer(
+    const wrong = expectErrorAnswer(
       await api.call({ method: "POST", path: "/callbacks/complete", body: { token: task.taskToken } }),
       409,
-      "Conflict",
+      "WrongTokenKind",
     );
+    expect(wrong.message).toContain("this is a task token");
+    expect(wrong.message).toContain("POST /tasks/complete");
     // The callback still waits.
     expect((await api.call({ method: "POST", path: "/callbacks/heartbeat", body: { token } })).status).toBe(
       202,
     );
+  });
+});
+
+describe("tokens of the right kind", () => {
+  it("answers 409 WrongTokenKind naming the kind for a callback's token on /tasks/* and a task's on /callbacks/*, changing nothing", async () => {
+    const { executionId, token } = await waitingCallback();
+    const { workerId } = await registerWorker();
+    const task = await takeTask(workerId);
+    const before = [await describeExecution(executionId), await describeExecution(task.executionId)];
+    const error = { name: "Rejected", message: "no" };
+    for (const [path, body, kind, use] of [
+      ["/tasks/heartbeat", { taskToken: token }, "callback", "POST /callbacks/heartbeat"],
+      [
+        "/tasks/complete",
+        { taskToken: token, output: { by: "mallory" } },
+        "callback",
+        "POST /callbacks/complete",
+      ],
+      ["/tasks/fail", { taskToken: token, error }, "callback", "POST /callbacks/fail"],
+      ["/callbacks/heartbeat", { token: task.taskToken }, "task", "POST /tasks/heartbeat"],
+      ["/callbacks/complete", { token: task.taskToken, output: 1 }, "task", "POST /tasks/complete"],
+      ["/callbacks/fail", { token: task.taskToken, error }, "task", "POST /tasks/fail"],
+    ] as const) {
+      const refused = expectErrorAnswer(
+        await api.call({ method: "POST", path, body }),
+        409,
+        "WrongTokenKind",
+      );
+      expect(refused.message, path).toContain(`this is a ${kind} token`);
+      expect(refused.message, path).toContain(use);
+      // Never the token in the answer.
+      expect(JSON.stringify(refused)).not.toContain(body.taskToken ?? body.token);
+    }
+    // Both executions as they were: same node states, no history added.
+    expect(await describeExecution(executionId)).toEqual(before[0]);
+    expect(await describeExecution(task.executionId)).toEqual(before[1]);
+    // The task goes on through /tasks/*, the callback settles through /callbacks/*.
+    const beat = await api.call({
+      method: "POST",
+      path: "/tasks/heartbeat",
+      body: { taskToken: task.taskToken },
+    });
+    expect(beat.body).toEqual({ cancelRequested: false });
+    expect(
+      (
+        await api.call({
+          method: "POST",
+          path: "/tasks/complete",
+          body: { taskToken: task.taskToken, output: 2 },
+        })
+      ).status,
+    ).toBe(202);
+    const done = await api.call({
+      method: "POST",
+      path: "/callbacks/complete",
+      body: { token, output: { by: "ana" } },
+    });
+    expect(done.status).toBe(202);
+    const approved = await settle(executionId);
+    expect(approved.status).toBe("SUCCEEDED");
+    expect(approved.nodes.find((n) => n.id === "approve")).toMatchObject({
+      attempt: 1,
+      output: { by: "ana" },
+    });
+    expect((await settle(task.executionId)).status).toBe("SUCCEEDED");
   });
 });
 

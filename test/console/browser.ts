@@ -25,12 +25,34 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** A page that fails the test on any uncaught error of the console's own scripts. */
-export async function openPage(browser: Browser, errors: string[]): Promise<Page> {
+const CSP_VIOLATION_BINDING = "__weftCspViolation";
+
+/**
+ * A page that records any uncaught error of the console's own scripts in `errors`, and every
+ * Content-Security-Policy violation the browser reports in `violations`: the page's
+ * `securitypolicyviolation` events (a blocked script, style, image, worker, connection or eval),
+ * and the console messages Chromium writes for them (those also in `errors`).
+ */
+export async function openPage(
+  browser: Browser,
+  errors: string[],
+  violations: string[] = errors,
+): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1440, height: 960 } });
   page.on("pageerror", (error) => errors.push(error.message));
   page.on("console", (message) => {
     if (message.type() === "error") errors.push(message.text());
+    if (/content security policy/i.test(message.text())) violations.push(message.text());
+  });
+  await page.exposeFunction(CSP_VIOLATION_BINDING, (report: string) => {
+    violations.push(report);
+  });
+  // A script the page runs before its own (a string: the tests' TypeScript has no DOM types).
+  await page.addInitScript({
+    content: `document.addEventListener("securitypolicyviolation", (event) => {
+      window.${CSP_VIOLATION_BINDING}(event.effectiveDirective + " blocked " + (event.blockedURI || "(inline)") +
+        " in " + (event.sourceFile || event.documentURI) + ":" + event.lineNumber);
+    });`,
   });
   return page;
 }

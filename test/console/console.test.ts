@@ -3,7 +3,9 @@
  * the local runtime, which serves the console's build at `/` beside the API: the workflows and their
  * graphs, a run of a fan-out/fan-in workflow with a retried node watched live to its end, a node's
  * panel, cancel, redrive (from the execution and from the dead-letters page), trigger, run again,
- * the executions list, and a 2,000-node run (its render time is measured and reported).
+ * the executions list, and a 2,000-node run (its render time is measured and reported) — all of it
+ * under the console's Content-Security-Policy, with no violation reported, and no other page able
+ * to frame it.
  *
  * Screenshots land in test/console/artifacts/ (gitignored); WEFT_UPDATE_DOCS_IMAGES=1 also writes
  * the finished run's graph to docs/images/console-run.png, which the README shows.
@@ -11,7 +13,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, Worker } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WeftClient } from "../../cli/client.js";
 import { startConsoleServer } from "../../cli/console.js";
@@ -104,6 +106,7 @@ let api: ApiClient;
 let browser: Browser;
 let page: Page;
 const pageErrors: string[] = [];
+const cspViolations: string[] = [];
 
 beforeAll(async () => {
   runtime = await startRuntime("memory");
@@ -113,7 +116,7 @@ beforeAll(async () => {
     expect(status).toBe(201);
   }
   browser = await launchBrowser();
-  page = await openPage(browser, pageErrors);
+  page = await openPage(browser, pageErrors, cspViolations);
   // Waits for elements go on while the page may still be moving; state is awaited by progress.
   page.setDefaultTimeout(NO_PROGRESS_MS);
 });
@@ -122,8 +125,9 @@ afterAll(async () => {
   await runtime?.stop();
 });
 afterEach(() => {
-  // The console's own scripts never throw.
+  // The console's own scripts never throw, and the browser never blocked anything of it.
   expect(pageErrors).toEqual([]);
+  expect(cspViolations).toEqual([]);
 });
 
 const open = (hash: string) => page.goto(`${runtime.url}/${hash}`);
@@ -149,6 +153,72 @@ describe("the web console", PATIENT, () => {
     expect((await fetch(`${runtime.url}/workflows`)).headers.get("content-type")).toMatch(/json/);
     expect((await fetch(`${runtime.url}/nothing-here`)).status).toBe(404);
     expect((await fetch(`${runtime.url}/..%2fpackage.json`)).status).toBe(404);
+  });
+
+  it("runs under its Content-Security-Policy: the workflows, a DAG laid out by the Web Worker, a node panel, no violation", async () => {
+    // A page of its own (its own storage: no layout kept from another test), so the layout runs in
+    // elkjs's Worker here, under the policy.
+    const errors: string[] = [];
+    const violations: string[] = [];
+    const fresh = await openPage(browser, errors, violations);
+    const workers: string[] = [];
+    fresh.on("worker", (worker: Worker) => workers.push(worker.url()));
+    fresh.setDefaultTimeout(NO_PROGRESS_MS);
+    try {
+      const definition = {
+        name: "console-csp",
+        nodes: [
+          { id: "a", type: "pass", params: { value: { from: "a" } } },
+          { id: "b", type: "pass", dependsOn: ["a"], params: { value: { from: "b" } } },
+          { id: "c", type: "merge", dependsOn: ["a", "b"] },
+        ],
+      };
+      expect((await api.call("POST", "/workflows", definition)).status).toBe(201);
+      const { body } = await api.call("POST", "/executions", { workflow: "console-csp" });
+      const loaded = await fresh.goto(`${runtime.url}/#/workflows`);
+      // The policy the browser got with the page.
+      expect(loaded?.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
+      expect(loaded?.headers()["x-frame-options"]).toBe("DENY");
+      await fresh.getByTestId("workflow-row-console-csp").waitFor();
+      await fresh.goto(`${runtime.url}/#/executions/${body.executionId}`);
+      await waitForPage(
+        fresh,
+        "the execution's graph, laid out",
+        (s) => s.status === "SUCCEEDED" && Object.keys(s.nodes).length === 3,
+      );
+      expect(await fresh.getByTestId("graph").getAttribute("data-layout-ms")).toMatch(/^\d+/);
+      expect(workers.some((url) => /\/assets\/elk-worker[^/]*\.js$/.test(url))).toBe(true);
+      await fresh.getByTestId("node-b").click();
+      const panel = fresh.getByTestId("node-panel");
+      await poll(() => panel.getByTestId("node-output").textContent()).toContain('"from": "b"');
+      expect({ errors, violations }).toEqual({ errors: [], violations: [] });
+
+      // The detector itself works: what the policy forbids (an inline script) is blocked and reported.
+      await fresh.evaluate(`{
+        const script = document.createElement("script");
+        script.textContent = "window.inlineRan = true";
+        document.body.append(script);
+      }`);
+      await poll(() => violations.some((v) => v.startsWith("script-src-elem blocked inline"))).toBe(true);
+      expect(await fresh.evaluate("window.inlineRan")).toBeUndefined();
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it("cannot be framed by another page (frame-ancestors 'none', X-Frame-Options: DENY)", async () => {
+    const other = await browser.newPage();
+    try {
+      // Loaded (the frame's load included) before setContent returns.
+      await other.setContent(`<iframe title="console" src="${runtime.url}/#/workflows"></iframe>`);
+      const frame = other.frames().find((f) => f !== other.mainFrame());
+      // Blocked, the frame holds Chromium's error page, never the console.
+      const rows = frame === undefined ? 0 : await frame.locator("[data-testid^=workflow-row-]").count();
+      expect(rows).toBe(0);
+      expect(frame?.url() ?? "").not.toContain("#/workflows");
+    } finally {
+      await other.close();
+    }
   });
 
   it("lists the workflows and draws one's definition", async () => {

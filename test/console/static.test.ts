@@ -1,16 +1,21 @@
 /**
  * How the local runtime's HTTP server serves the console's files beside the API (local/http-server.ts):
  * `/` is index.html, every path that is not an API route may be a file, API routes always reach the
- * API, and nothing outside the folder (or hidden in it) is ever served.
+ * API, and nothing outside the folder (or hidden in it) is ever served. Every file carries the
+ * console's headers (a strict Content-Security-Policy, no framing), from the local runtime and from
+ * `weft console` alike.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WeftClient } from "../../cli/client.js";
+import { type RunningConsole, startConsoleServer } from "../../cli/console.js";
 import { isApiPath, type RunningHttpServer, startHttpServer } from "../../local/http-server.js";
 
 let root: string;
 let server: RunningHttpServer;
+let proxy: RunningConsole;
 const handled: string[] = [];
 
 beforeAll(async () => {
@@ -35,8 +40,14 @@ beforeAll(async () => {
       };
     },
   });
+  proxy = await startConsoleServer({
+    client: new WeftClient({ baseUrl: server.url }),
+    port: 0,
+    staticDir: root,
+  });
 });
 afterAll(async () => {
+  await proxy?.close();
   await server?.close();
   await rm(path.dirname(root), { recursive: true, force: true });
 });
@@ -79,5 +90,58 @@ describe("static files beside the API", () => {
       expect(await answer.text()).not.toMatch(/hidden|outside/);
     }
     expect(handled).toHaveLength(4);
+  });
+});
+
+describe("the console's headers", () => {
+  /** The policy's directives by name, each with its sources. */
+  function directives(policy: string | null): Map<string, string[]> {
+    const parsed = new Map<string, string[]>();
+    for (const directive of (policy ?? "").split(";")) {
+      const [name, ...sources] = directive.trim().split(/\s+/);
+      if (name) parsed.set(name, sources);
+    }
+    return parsed;
+  }
+
+  function expectConsoleHeaders(answer: Response, what: string): void {
+    const policy = directives(answer.headers.get("content-security-policy"));
+    expect(Object.fromEntries(policy), what).toEqual({
+      "default-src": ["'self'"],
+      "worker-src": ["'self'"],
+      "object-src": ["'none'"],
+      "base-uri": ["'none'"],
+      "form-action": ["'none'"],
+      "frame-ancestors": ["'none'"],
+    });
+    expect(answer.headers.get("x-frame-options"), what).toBe("DENY");
+    expect(answer.headers.get("referrer-policy"), what).toBe("no-referrer");
+    expect(answer.headers.get("x-content-type-options"), what).toBe("nosniff");
+  }
+
+  for (const [name, base] of [
+    ["the local runtime", () => server.url],
+    ["weft console", () => proxy.url],
+  ] as const) {
+    it(`${name} serves every console file with them: no framing, a strict Content-Security-Policy`, async () => {
+      for (const target of ["/", "/index.html", "/assets/app-1234.js"]) {
+        for (const method of ["GET", "HEAD"]) {
+          const answer = await fetch(`${base()}${target}`, { method });
+          expect(answer.status, `${method} ${target}`).toBe(200);
+          expectConsoleHeaders(answer, `${name}: ${method} ${target}`);
+        }
+      }
+    });
+  }
+
+  it("weft console's own answers carry them too (a page not found, a request from another site)", async () => {
+    const missing = await fetch(`${proxy.url}/missing.js`);
+    expect(missing.status).toBe(404);
+    expectConsoleHeaders(missing, "404");
+    const foreign = await fetch(`${proxy.url}/workflows`, {
+      headers: { origin: "https://elsewhere.example" },
+    });
+    expect(foreign.status).toBe(403);
+    expectConsoleHeaders(foreign, "403");
   });
 });

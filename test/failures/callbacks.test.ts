@@ -110,6 +110,79 @@ describe.each(BACKEND_KINDS)("callbacks (%s)", PATIENT, (kind) => {
     });
   });
 
+  it("refuses a callback's token on the task routes and a task's on the callback routes (WrongTokenKind), changing nothing", async () => {
+    await withBackend(async (backend) => {
+      const { engine, store } = backend;
+      await engine.registerWorkflow({
+        name: "two-kinds",
+        nodes: [
+          { id: "approve", type: "callback", params: { timeoutSeconds: 3600 } },
+          { id: "gpu", type: "transcode", runsOn: { pool: "render" }, heartbeatSeconds: 5 },
+        ],
+      });
+      const { workerId } = await engine.registerWorker({
+        workerId: `w-${kind}`,
+        pool: "render",
+        executors: [],
+        capabilities: {},
+        labels: [],
+        maxParallel: 1,
+      });
+      const { executionId } = await engine.createExecution({ workflow: "two-kinds" });
+      const token = await tokenOf(backend, executionId, "approve");
+      const task = await waitForProgress("the external task to be taken", async () => {
+        await deliver(backend);
+        const taken = await engine.pollTask(workerId, { waitSeconds: 0 });
+        return taken ? { done: true, value: taken } : { done: false, progress: "not offered yet" };
+      });
+      const before = {
+        approve: await store.getNode(executionId, "approve"),
+        gpu: await store.getNode(executionId, "gpu"),
+        history: (await engine.listEvents(executionId, { limit: 1000 })).events.length,
+      };
+      const refused = (route: string, kind: string, use: string) => (error: unknown) =>
+        hasCode(error, "WrongTokenKind") &&
+        error.message.includes(`this is a ${kind} token`) &&
+        error.message.includes(route) &&
+        error.message.includes(use);
+      const error = { name: "Rejected", message: "no" };
+      // A callback's token on /tasks/*: before, the heartbeat failed the waiting callback early
+      // (the node's timeout, not the callback's) and complete/fail settled it.
+      await expect(engine.heartbeatTask(token)).rejects.toSatisfy(
+        refused("/tasks/heartbeat", "callback", "POST /callbacks/heartbeat"),
+      );
+      await expect(engine.completeTask(token, { by: "mallory" })).rejects.toSatisfy(
+        refused("/tasks/complete", "callback", "POST /callbacks/complete"),
+      );
+      await expect(engine.failTask(token, error)).rejects.toSatisfy(
+        refused("/tasks/fail", "callback", "POST /callbacks/fail"),
+      );
+      // A task's token on /callbacks/*.
+      await expect(engine.heartbeatCallback(task.taskToken)).rejects.toSatisfy(
+        refused("/callbacks/heartbeat", "task", "POST /tasks/heartbeat"),
+      );
+      await expect(engine.completeCallback(task.taskToken, {})).rejects.toSatisfy(
+        refused("/callbacks/complete", "task", "POST /tasks/complete"),
+      );
+      await expect(engine.failCallback(task.taskToken, error)).rejects.toSatisfy(
+        refused("/callbacks/fail", "task", "POST /tasks/fail"),
+      );
+      // Nothing changed: both attempts as they were (status, lease, version), no history added.
+      expect(await store.getNode(executionId, "approve")).toEqual(before.approve);
+      expect(await store.getNode(executionId, "gpu")).toEqual(before.gpu);
+      expect((await engine.listEvents(executionId, { limit: 1000 })).events.length).toBe(before.history);
+      // Each token still works where it belongs.
+      expect(await engine.heartbeatTask(task.taskToken)).toEqual({ cancelRequested: false });
+      await engine.completeTask(task.taskToken, { frames: 24 });
+      await engine.heartbeatCallback(token);
+      await engine.completeCallback(token, { by: "ana" });
+      const view = await settled(engine, backend, executionId);
+      expect(view.status).toBe("SUCCEEDED");
+      expect(view.nodes.find((n) => n.id === "approve")).toMatchObject({ attempt: 1, output: { by: "ana" } });
+      expect(view.nodes.find((n) => n.id === "gpu")).toMatchObject({ attempt: 1, output: { frames: 24 } });
+    });
+  });
+
   it("times out per its retry policy: a new wait with a new token, then CallbackTimedOut", async () => {
     await withBackend(async (backend) => {
       const { engine } = backend;
