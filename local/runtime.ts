@@ -33,6 +33,7 @@ import {
   endpointsFromEnv,
   loadConfig,
   loadEngineSettings,
+  loadMetricLimits,
 } from "../shared/config/env.js";
 import {
   type AwsClientOptions,
@@ -458,7 +459,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           ...options.reloadTasks,
         });
   // The engine's metrics, served at GET /metrics (local/metrics.ts), unless the ports bring their own.
-  const metrics = createLocalMetrics(backend);
+  const metrics = createLocalMetrics(backend, loadMetricLimits(env));
   const engine = new Engine({ ...ports, metrics: ports.metrics ?? metrics }, tasks, engineOptions);
   const withLogger = (logger: Logger | undefined) => (logger === undefined ? {} : { logger });
   // Locally a view inlines every value: no Lambda response limit stands in the way.

@@ -191,7 +191,9 @@ export function createEngineFromEnv(
   });
   const ports = createAwsPorts(config, clients);
   return new Engine(
-    options.metrics === undefined ? ports : { ...ports, metrics: new PowertoolsMetricsPort(options.metrics) },
+    options.metrics === undefined
+      ? ports
+      : { ...ports, metrics: new PowertoolsMetricsPort(options.metrics, config.metricLimits) },
     createDeployedTaskRegistry(config, clients, options.taskModules),
     engineOptionsFromConfig(config, logger),
   );
