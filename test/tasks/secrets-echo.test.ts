@@ -3,12 +3,12 @@
  * (the error's excerpt) and in a 200's body and headers (the output). Through the local runtime
  * (memory and the emulator), nothing weft keeps or answers holds the value in any form the server
  * used: not the execution view, the node's error or output, the history, the dead letter, the
- * stored node record, nor what the engine logged. The secrets come from a local store (as
+ * stored node record, nor what the engine and the handlers logged. The secrets come from a local store (as
  * weft.config.json's `secrets` give them).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalRuntime } from "../../local/runtime.js";
 import { httpEgressPolicy } from "../../shared/config/egress.js";
 import { MapSecretStore } from "../../shared/tasks/secrets.js";
@@ -72,6 +72,14 @@ describe.each(BACKEND_KINDS)("secrets echoed by the server are never stored (%s)
     (message: string, ...rest: unknown[]) =>
       logged.push(`${level} ${message} ${JSON.stringify(rest)}`);
 
+  // What the handlers' loggers write (stdout and stderr), passed through and kept.
+  const streams = [process.stdout, process.stderr].map((stream) => {
+    const write = stream.write.bind(stream);
+    return vi.spyOn(stream, "write").mockImplementation(((chunk: string | Uint8Array, ...rest: never[]) => {
+      logged.push(String(chunk));
+      return write(chunk, ...rest);
+    }) as typeof stream.write);
+  });
   beforeAll(async () => {
     runtime = await startRuntime(kind, {
       taskOptions: {
@@ -87,6 +95,7 @@ describe.each(BACKEND_KINDS)("secrets echoed by the server are never stored (%s)
   });
   afterAll(async () => {
     await runtime?.stop();
+    for (const spy of streams) spy.mockRestore();
   });
 
   /** Runs a one-node workflow calling `path` with `secret` as its Authorization. */
