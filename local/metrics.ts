@@ -8,6 +8,7 @@
 import type { ServerResponse } from "node:http";
 import { MemoryQueue } from "../shared/adapters/memory/queue.js";
 import { PrometheusMetrics } from "../shared/adapters/metrics-prometheus.js";
+import type { MetricLimits } from "../shared/engine/metric-dimensions.js";
 import { METRIC_HELP } from "../shared/engine/metrics.js";
 import type { QueueConsumer } from "../shared/ports.js";
 
@@ -19,11 +20,18 @@ const QUEUE_HELP = {
 };
 
 /** The registry the local engine records into, with the queues' depths as scrape-time gauges. */
-export function createLocalMetrics(queues: {
-  taskConsumer: QueueConsumer;
-  deadLetterConsumer: QueueConsumer;
-}): PrometheusMetrics {
-  const metrics = new PrometheusMetrics({ help: { ...METRIC_HELP, ...QUEUE_HELP } });
+export function createLocalMetrics(
+  queues: {
+    taskConsumer: QueueConsumer;
+    deadLetterConsumer: QueueConsumer;
+  },
+  /** The cap on distinct workflows and pools (WEFT_METRICS_MAX_*); default DEFAULT_METRIC_LIMITS. */
+  limits?: MetricLimits,
+): PrometheusMetrics {
+  const metrics = new PrometheusMetrics({
+    help: { ...METRIC_HELP, ...QUEUE_HELP },
+    ...(limits === undefined ? {} : { limits }),
+  });
   const { taskConsumer, deadLetterConsumer } = queues;
   metrics.onScrape(() => {
     if (taskConsumer instanceof MemoryQueue) metrics.gauge("TaskQueueDepth", taskConsumer.size);

@@ -34,6 +34,7 @@ import {
   endpointsFromEnv,
   loadConfig,
   loadEngineSettings,
+  loadMetricLimits,
 } from "../shared/config/env.js";
 import {
   type AwsClientOptions,
@@ -459,7 +460,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           ...options.reloadTasks,
         });
   // The engine's metrics, served at GET /metrics (local/metrics.ts), unless the ports bring their own.
-  const metrics = createLocalMetrics(backend);
+  const metrics = createLocalMetrics(backend, loadMetricLimits(env));
   // Expressions in threads that can be stopped: a hostile one fails its node, never this process.
   const engine = new Engine(
     {

@@ -440,6 +440,11 @@ export interface MetricsPort {
   observe(name: string, valueMs: number, dimensions?: MetricDimensions): void;
   /** The current level of something (ready tasks, healthy workers, an age in "ms"). */
   gauge(name: string, value: number, dimensions?: MetricDimensions, unit?: "count" | "ms"): void;
+  /**
+   * The pool's last worker went: its series are dropped and its slot under the cap on pools is
+   * freed (shared/engine/metric-dimensions.ts). Absent: nothing to drop.
+   */
+  poolGone?(pool: string): void;
 }
 
 /** Everything the engine needs from the outside world. */

@@ -7,9 +7,12 @@
  * Dimension sets: a metric without dimensions goes to the buffer under [service]; with a `workflow`
  * it goes there too (the total, which the alarms read: CloudWatch cannot add up dimension values)
  * and once more, at once, under [service, workflow]; with a `pool` only under [service, pool].
+ * The values of `workflow` and `pool` are capped per function container (engine/metric-dimensions.ts):
+ * later ones are written as `other`, so callers cannot create custom metrics without bound.
  */
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { MetricUnit as Unit } from "@aws-lambda-powertools/metrics/types";
+import { DimensionCap, type MetricLimits } from "../engine/metric-dimensions.js";
 import { METRICS_NAMESPACE, METRICS_SERVICE } from "../engine/metrics.js";
 import type { MetricDimensions, MetricsPort } from "../ports.js";
 
@@ -26,7 +29,15 @@ export function publishMetrics(metrics: Metrics | undefined): void {
 }
 
 export class PowertoolsMetricsPort implements MetricsPort {
-  constructor(private readonly metrics: Metrics) {}
+  private readonly cap: DimensionCap;
+
+  /** `limits`: distinct workflows and pools with dimensions of their own; default DEFAULT_METRIC_LIMITS. */
+  constructor(
+    private readonly metrics: Metrics,
+    limits?: Readonly<MetricLimits>,
+  ) {
+    this.cap = new DimensionCap(limits);
+  }
 
   count(name: string, value = 1, dimensions: MetricDimensions = {}): void {
     this.record(name, MetricUnit.Count, value, dimensions);
@@ -45,7 +56,13 @@ export class PowertoolsMetricsPort implements MetricsPort {
     this.record(name, unit === "ms" ? MetricUnit.Milliseconds : MetricUnit.Count, value, dimensions);
   }
 
-  private record(name: string, unit: Unit, value: number, dimensions: MetricDimensions): void {
+  /** Frees the pool's slot; CloudWatch keeps no series to drop (a metric without data expires by itself). */
+  poolGone(pool: string): void {
+    this.cap.poolGone(pool);
+  }
+
+  private record(name: string, unit: Unit, value: number, given: MetricDimensions): void {
+    const dimensions = this.cap.bound(given) ?? {};
     try {
       if (dimensions.pool !== undefined) {
         this.single(name, unit, value, "pool", dimensions.pool);

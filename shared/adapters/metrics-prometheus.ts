@@ -4,8 +4,11 @@
  * histograms in seconds (`weft_<snake_name>_seconds`, with buckets), gauges `weft_<snake_name>` (in
  * seconds when given in "ms"). Every series has the label `service`; `workflow` and `pool` when the
  * engine gives them. A breakdown is the only series (Prometheus sums labels itself), unlike
- * CloudWatch's, which keeps the total apart (metrics-powertools.ts).
+ * CloudWatch's, which keeps the total apart (metrics-powertools.ts). The values of `workflow` and
+ * `pool` are capped (engine/metric-dimensions.ts): later ones are folded into `other`, and a pool's
+ * series leave the output when its last worker goes.
  */
+import { DimensionCap, type MetricLimits } from "../engine/metric-dimensions.js";
 import { METRICS_SERVICE } from "../engine/metrics.js";
 import type { MetricDimensions, MetricsPort } from "../ports.js";
 
@@ -37,6 +40,8 @@ export interface PrometheusOptions {
   service?: string;
   /** HELP text by the engine's metric name (engine/metrics.ts METRIC_HELP). */
   help?: Readonly<Record<string, string>>;
+  /** Distinct workflows and pools with series of their own. Default DEFAULT_METRIC_LIMITS. */
+  limits?: Readonly<MetricLimits>;
 }
 
 /** `NodeWaitTime` → `node_wait_time`. */
@@ -73,10 +78,12 @@ export class PrometheusMetrics implements MetricsPort {
   private readonly gaugeSources: Array<() => void | Promise<void>> = [];
   private readonly service: string;
   private readonly help: Readonly<Record<string, string>>;
+  private readonly cap: DimensionCap;
 
   constructor(options: PrometheusOptions = {}) {
     this.service = options.service ?? METRICS_SERVICE;
     this.help = options.help ?? {};
+    this.cap = new DimensionCap(options.limits);
   }
 
   count(name: string, value = 1, dimensions?: MetricDimensions): void {
@@ -99,6 +106,15 @@ export class PrometheusMetrics implements MetricsPort {
     const suffix = unit === "ms" ? "_seconds" : "";
     const series = this.series("gauge", `weft_${snakeCase(name)}${suffix}`, name, dimensions);
     series.value = unit === "ms" ? value / 1000 : value;
+  }
+
+  /** The pool's series leave the output, and its slot is freed; a pool folded into `other` changes nothing. */
+  poolGone(pool: string): void {
+    if (!this.cap.poolGone(pool)) return;
+    for (const [name, family] of this.families) {
+      for (const [key, series] of family.series) if (series.labels.pool === pool) family.series.delete(key);
+      if (family.series.size === 0) this.families.delete(name);
+    }
   }
 
   /**
@@ -135,7 +151,8 @@ export class PrometheusMetrics implements MetricsPort {
     return `${lines.join("\n")}\n`;
   }
 
-  private series(kind: Kind, name: string, metric: string, dimensions?: MetricDimensions): Series {
+  private series(kind: Kind, name: string, metric: string, given?: MetricDimensions): Series {
+    const dimensions = this.cap.bound(given);
     let family = this.families.get(name);
     if (!family) {
       family = { kind, name, help: this.help[metric] ?? "", series: new Map() };

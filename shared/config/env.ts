@@ -3,6 +3,7 @@
  * parsed with the declarations of settings.ts. Wiring only: no engine logic lives here.
  */
 import type { SweepSettings } from "../engine/context.js";
+import type { MetricLimits } from "../engine/metric-dimensions.js";
 import type { EgressAllow } from "../tasks/egress.js";
 import { readSettings, SETTING_KEYS, SETTINGS, type SettingKey, type Settings } from "./settings.js";
 
@@ -77,6 +78,8 @@ export interface WeftConfig {
   retentionDays?: number;
   /** The `http` task's egress allow-list (WEFT_HTTP_ALLOW); undefined: the runtime's default. */
   httpAllow?: EgressAllow;
+  /** The cap on distinct `workflow` and `pool` metric dimensions (WEFT_METRICS_MAX_*). */
+  metricLimits: MetricLimits;
   /**
    * Endpoint override (moto, DynamoDB Local, LocalStack): one URL for every client, or one per service
    * (from AWS_ENDPOINT_URL_<SERVICE>); undefined for real AWS.
@@ -117,6 +120,15 @@ export function loadEngineSettings(env: Record<string, string | undefined> = pro
   return toEngineSettings(readSettings(env, ENGINE_KEYS));
 }
 
+/** Reads and validates the metric cardinality caps alone (the local runtime's metrics). */
+export function loadMetricLimits(env: Record<string, string | undefined> = process.env): MetricLimits {
+  return toMetricLimits(readSettings(env, ["metricsMaxWorkflows", "metricsMaxPools"]));
+}
+
+function toMetricLimits(value: Pick<Settings, "metricsMaxWorkflows" | "metricsMaxPools">): MetricLimits {
+  return { workflows: value.metricsMaxWorkflows, pools: value.metricsMaxPools };
+}
+
 /** Reads and validates every variable of settings.ts; throws one error naming every problem. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): WeftConfig {
   const value = readSettings(env, SETTING_KEYS);
@@ -127,6 +139,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queueUrl: value.queueUrl,
     eventBusName: value.eventBusName,
     payloadBucket: value.payloadBucket,
+    metricLimits: toMetricLimits(value),
     ...(value.retentionDays === undefined ? {} : { retentionDays: value.retentionDays }),
     ...(value.httpAllow === undefined ? {} : { httpAllow: value.httpAllow }),
     ...(endpoint === undefined ? {} : { endpoint }),

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { LIMITS } from "../domain/definition.js";
 import { DEFAULT_RETRY } from "../domain/graph.js";
 import { DEFAULT_SWEEP } from "../engine/context.js";
+import { DEFAULT_METRIC_LIMITS } from "../engine/metric-dimensions.js";
 import {
   DEFAULT_WORKER_TIMEOUT_SECONDS,
   MAX_WORKER_TIMEOUT_SECONDS,
@@ -198,6 +199,20 @@ export const SETTINGS = {
       "Addresses the `http` task may call beyond public ones, comma-separated: `loopback`, `private` (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7), CIDRs such as `10.1.0.0/16`, or `none`. Others in loopback, link-local (the metadata service), unspecified and private ranges are refused at registration (a literal host) and on every connection (after DNS). The api and the worker read the same list.",
     whenUnset: "public addresses only (`npm start`: loopback too)",
     setBy: { kind: "prop", prop: "httpAllow", propType: "list", context: "weft:httpAllow" },
+  }),
+  metricsMaxWorkflows: setting({
+    env: "WEFT_METRICS_MAX_WORKFLOWS",
+    schema: numberWithDefault(wholeNumber("workflows", 1, 10_000), DEFAULT_METRIC_LIMITS.workflows),
+    description:
+      "Distinct `workflow` values (the EMF dimension, the Prometheus label) each process records series for: the first seen; later workflows, and one named `other`, are counted under `workflow` = `other`.",
+    setBy: { kind: "environment", by: "not set by the construct: the default, or yours on a function" },
+  }),
+  metricsMaxPools: setting({
+    env: "WEFT_METRICS_MAX_POOLS",
+    schema: numberWithDefault(wholeNumber("pools", 1, 10_000), DEFAULT_METRIC_LIMITS.pools),
+    description:
+      "Distinct `pool` values each process records series for: the first seen; later pools, and one named `other`, are counted under `pool` = `other`. A pool's slot (and its series) goes with its last worker.",
+    setBy: { kind: "environment", by: "not set by the construct: the default, or yours on a function" },
   }),
   endpoint: setting({
     env: "AWS_ENDPOINT_URL",

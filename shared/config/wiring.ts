@@ -193,7 +193,9 @@ export function createEngineFromEnv(
   });
   const ports = { ...createAwsPorts(config, clients), expressions: sharedIsolatedExpressions() };
   return new Engine(
-    options.metrics === undefined ? ports : { ...ports, metrics: new PowertoolsMetricsPort(options.metrics) },
+    options.metrics === undefined
+      ? ports
+      : { ...ports, metrics: new PowertoolsMetricsPort(options.metrics, config.metricLimits) },
     createDeployedTaskRegistry(config, clients, options.taskModules),
     engineOptionsFromConfig(config, logger),
   );

@@ -45,7 +45,7 @@ import { readAttempt } from "./attempt-token-reads.js";
 import type { EngineContext } from "./context.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent, traced } from "./lifecycle.js";
-import { nodeStarted } from "./metrics.js";
+import { nodeStarted, workerLeft } from "./metrics.js";
 import { prepareRun } from "./prepare.js";
 import { loadDeps } from "./propagation.js";
 
@@ -154,6 +154,7 @@ export class ExternalWorkers {
   /** The worker leaves: each task it holds is given up at once (retried elsewhere by policy), then it is gone. */
   async deregister(workerId: string): Promise<{ released: number }> {
     let released = 0;
+    let pool: string | undefined;
     // Until no take races it: a task taken while it gave up the others is given up too, and the
     // registration is deleted only at the version whose holds were all given up.
     for (let look = 0; look < 16; look++) {
@@ -162,6 +163,7 @@ export class ExternalWorkers {
         if (look === 0) throw notFound(`worker "${workerId}" is not registered`);
         break;
       }
+      pool = worker.pool;
       const holds = Object.values(worker.holds);
       if (holds.length === 0 && (await this.ctx.store.deleteWorker(workerId, worker.version))) break;
       for (const hold of holds) {
@@ -169,6 +171,8 @@ export class ExternalWorkers {
         await this.ctx.store.releaseHold(workerId, holdKey(hold.executionId, hold.nodeId), hold.leaseToken);
       }
     }
+    // The pool's metric series go with its last worker (metrics.ts).
+    if (pool !== undefined) await workerLeft(this.ctx, pool);
     return { released };
   }
 

@@ -8,7 +8,9 @@
  * Dimensions stay bounded: every metric has the adapter's `service`; `workflow` only on the
  * execution counters (one series per workflow name: registered names are few and chosen by people,
  * while node-level series per workflow would multiply the custom metrics for little); `pool` only
- * on the external worker pools' metrics. Never an execution, node or worker id.
+ * on the external worker pools' metrics. Never an execution, node or worker id. Both are capped per
+ * process (metric-dimensions.ts): later values are folded into `other`, and a pool's series go with
+ * its last worker (workerLeft, and measurePools for registrations that vanished otherwise).
  */
 import { type ReadyTask, type WorkerRecord, workerHealth } from "../domain/placement.js";
 import type { NodeRecord } from "../domain/records.js";
@@ -152,6 +154,26 @@ export function sweepCompleted(ctx: Recorder): void {
 }
 
 /**
+ * A worker left `pool` (deregistered): when no registered worker of the pool is left, its series
+ * are dropped and its slot under the cap freed. Never fails the work it follows.
+ */
+export async function workerLeft(
+  ctx: Recorder & { store: { listWorkers(): Promise<WorkerRecord[]> } },
+  pool: string,
+): Promise<void> {
+  if (ctx.metrics.poolGone === undefined) return;
+  try {
+    const workers = await ctx.store.listWorkers();
+    if (!workers.some((worker) => worker.pool === pool)) ctx.metrics.poolGone(pool);
+  } catch {
+    // The series stay until the sweeper's next measurePools sees the pool gone.
+  }
+}
+
+/** The pools measurePools last gauged, per metrics port: those no longer seen are dropped. */
+const measuredPools = new WeakMap<MetricsPort, Set<string>>();
+
+/**
  * The external worker pools as the sweeper sees them each minute: per pool of the registered
  * workers, its ready tasks, the age of the oldest, its healthy workers; and across pools the
  * starved ones (ready tasks, no healthy worker) and the oldest age, which the alarms watch (an alarm
@@ -173,6 +195,10 @@ export async function measurePools(
     const healthy = workerHealth(worker, now) === "healthy" ? 1 : 0;
     pools.set(worker.pool, (pools.get(worker.pool) ?? 0) + healthy);
   }
+  // Pools gauged last time and without a registered worker now (expired, or deregistered elsewhere).
+  const before = measuredPools.get(ctx.metrics);
+  if (before) for (const pool of before) if (!pools.has(pool)) ctx.metrics.poolGone?.(pool);
+  measuredPools.set(ctx.metrics, new Set(pools.keys()));
   let starved = 0;
   let oldestMs = 0;
   for (const [pool, healthy] of pools) {

@@ -5,6 +5,7 @@
  * and one stored before that rule is shown with those values redacted (redactDefinition).
  */
 import { z } from "zod";
+import { REDACTED } from "../domain/redact.js";
 import { CHECKED_UNDER_EXPRESSIONS } from "../domain/validate.js";
 import { isSecretRef, secretRefSchema } from "./secrets.js";
 
@@ -16,7 +17,7 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "x-api-key",
 ]);
 
-export const REDACTED = "***";
+export { REDACTED };
 
 export const headerValueSchema = z.union([z.string(), secretRefSchema]);
 export const headersSchema = z.record(z.string(), headerValueSchema);

@@ -7,11 +7,13 @@
  * `localhost` in the URL at registration, and at run time the address actually connected to, after
  * DNS, on every hop of a redirect (http-connect.ts). Header values may be secret references
  * (`{"secret": "ssm:/weft/api-token"}`), resolved at run time and never stored or returned;
- * credential headers must be references (http-headers.ts). The request carries the attempt's
+ * credential headers must be references (http-headers.ts), and a value a server echoes back is
+ * redacted from the output and the error (shared/domain/redact.ts). The request carries the attempt's
  * `traceparent` (shared/domain/trace.ts) unless the node's headers set one.
  */
-import { fetch, Headers, type Response } from "undici";
+import { type Dispatcher, fetch, Headers, type Response } from "undici";
 import { z } from "zod";
+import { type Redactor, secretRedactor } from "../domain/redact.js";
 import { type EgressPolicy, egressPolicy } from "./egress.js";
 import { RetryableError, TerminalError } from "./errors.js";
 import { EgressRefusedError, egressAgent, type Resolve } from "./http-connect.js";
@@ -127,78 +129,16 @@ export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
     async run({ params: raw, context }): Promise<HttpOutput> {
       // Params arrive as stored in the definition: parse them for the defaults and normalised URL.
       const params = httpParamsSchema.parse(raw);
-      const timeoutMs = params.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = AbortSignal.any([context.signal, timeout]);
-      let url = new URL(params.url);
-      let method: string = params.method;
-      const { headers, fromSecrets } = await requestHeaders(params.headers, context, secrets);
-      let body = requestBody(params, headers);
-      headers.set("idempotency-key", context.idempotencyKey);
-      // The attempt's span as the caller (W3C Trace Context), unless the node's params set one.
-      if (context.trace && !headers.has("traceparent")) headers.set("traceparent", context.trace.traceparent);
-
-      let response: Response;
-      for (let hops = 0; ; hops++) {
-        try {
-          response = await fetch(url, {
-            method,
-            headers,
-            ...(body === undefined ? {} : { body }),
-            redirect: "manual",
-            signal,
-            dispatcher,
-          });
-        } catch (error) {
-          throw requestFailure(error, describeTarget(method, url), context, timeout, timeoutMs);
-        }
-        const location = response.headers.get("location");
-        if (!REDIRECT_STATUSES.has(response.status) || location === null) break;
-        await response.body?.cancel().catch(() => {});
-        const next = redirectTarget(location, url, describeTarget(method, url), hops);
-        // Credentials stay with the origin they were meant for.
-        if (next.origin !== url.origin)
-          for (const name of [...CREDENTIAL_HEADERS, ...fromSecrets]) headers.delete(name);
-        const toGet =
-          response.status === 303
-            ? method !== "HEAD"
-            : (response.status === 301 || response.status === 302) && method === "POST";
-        if (toGet) {
-          method = "GET";
-          body = undefined;
-          headers.delete("content-type");
-        }
-        url = next;
+      const { headers, fromSecrets, secretValues } = await requestHeaders(params.headers, context, secrets);
+      // What weft injected never leaves the task, however the server echoes it: the output and any
+      // error are redacted here, before the engine writes them anywhere (shared/domain/redact.ts).
+      const redactor = secretRedactor(secretValues);
+      try {
+        const output = await send(params, headers, fromSecrets, context, { dispatcher, maxBytes, redactor });
+        return redactor.value(output) as HttpOutput;
+      } catch (error) {
+        throw redactor.error(error);
       }
-      const target = describeTarget(method, url);
-
-      const status = response.status;
-      if (isExpected(status, params.expectStatus)) {
-        const responseHeaders = headerRecord(response.headers);
-        // A HEAD answer has no body, whatever its content-length says.
-        if (method === "HEAD") {
-          await response.body?.cancel().catch(() => {});
-          return { status, headers: responseHeaders, body: null };
-        }
-        let bytes: Uint8Array;
-        try {
-          bytes = await readBody(response, maxBytes, "refuse");
-        } catch (error) {
-          throw requestFailure(error, target, context, timeout, timeoutMs);
-        }
-        return { status, headers: responseHeaders, body: decodeBody(response, bytes) };
-      }
-
-      const excerpt = await errorExcerpt(response);
-      const what = `${target} answered ${status}${response.statusText ? ` ${response.statusText}` : ""}`;
-      if (status >= 500 || status === 429) {
-        const retryAfter = parseRetryAfter(response.headers.get("retry-after"), context.now());
-        throw new RetryableError(
-          `${what}${excerpt}`,
-          retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter },
-        );
-      }
-      throw new TerminalError(`${what}, expected ${describeExpected(params.expectStatus)}${excerpt}`);
     },
   });
 }
@@ -206,17 +146,101 @@ export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
 /** `http` with the default options. */
 export const defaultHttpTask = httpTask();
 
+/** Sends the request (following redirects) and reads the answer; errors are thrown as the retry policy wants them. */
+async function send(
+  params: HttpParams,
+  headers: Headers,
+  fromSecrets: ReadonlySet<string>,
+  context: TaskContext,
+  options: { dispatcher: Dispatcher; maxBytes: number; redactor: Redactor },
+): Promise<HttpOutput> {
+  const { dispatcher, maxBytes, redactor } = options;
+  const timeoutMs = params.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([context.signal, timeout]);
+  let url = new URL(params.url);
+  let method: string = params.method;
+  let body = requestBody(params, headers);
+  headers.set("idempotency-key", context.idempotencyKey);
+  // The attempt's span as the caller (W3C Trace Context), unless the node's params set one.
+  if (context.trace && !headers.has("traceparent")) headers.set("traceparent", context.trace.traceparent);
+
+  let response: Response;
+  for (let hops = 0; ; hops++) {
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        redirect: "manual",
+        signal,
+        dispatcher,
+      });
+    } catch (error) {
+      throw requestFailure(error, describeTarget(method, url), context, timeout, timeoutMs);
+    }
+    const location = response.headers.get("location");
+    if (!REDIRECT_STATUSES.has(response.status) || location === null) break;
+    await response.body?.cancel().catch(() => {});
+    const next = redirectTarget(location, url, describeTarget(method, url), hops);
+    // Credentials stay with the origin they were meant for.
+    if (next.origin !== url.origin)
+      for (const name of [...CREDENTIAL_HEADERS, ...fromSecrets]) headers.delete(name);
+    const toGet =
+      response.status === 303
+        ? method !== "HEAD"
+        : (response.status === 301 || response.status === 302) && method === "POST";
+    if (toGet) {
+      method = "GET";
+      body = undefined;
+      headers.delete("content-type");
+    }
+    url = next;
+  }
+  const target = describeTarget(method, url);
+
+  const status = response.status;
+  if (isExpected(status, params.expectStatus)) {
+    const responseHeaders = headerRecord(response.headers);
+    // A HEAD answer has no body, whatever its content-length says.
+    if (method === "HEAD") {
+      await response.body?.cancel().catch(() => {});
+      return { status, headers: responseHeaders, body: null };
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = await readBody(response, maxBytes, "refuse");
+    } catch (error) {
+      throw requestFailure(error, target, context, timeout, timeoutMs);
+    }
+    return { status, headers: responseHeaders, body: decodeBody(response, bytes) };
+  }
+
+  const excerpt = await errorExcerpt(response, redactor);
+  const what = `${target} answered ${status}${response.statusText ? ` ${response.statusText}` : ""}`;
+  if (status >= 500 || status === 429) {
+    const retryAfter = parseRetryAfter(response.headers.get("retry-after"), context.now());
+    throw new RetryableError(
+      `${what}${excerpt}`,
+      retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter },
+    );
+  }
+  throw new TerminalError(`${what}, expected ${describeExpected(params.expectStatus)}${excerpt}`);
+}
+
 /**
  * The request's headers, secret references resolved (through the cache, on the engine's clock).
- * `fromSecrets` names the headers whose values came from secrets (lower case).
+ * `fromSecrets` names the headers whose values came from secrets (lower case); `secretValues` are
+ * those values, to be redacted from whatever the task returns.
  */
 async function requestHeaders(
   declared: HttpHeaders | undefined,
   context: TaskContext,
   secrets: SecretCache,
-): Promise<{ headers: Headers; fromSecrets: Set<string> }> {
+): Promise<{ headers: Headers; fromSecrets: Set<string>; secretValues: string[] }> {
   const headers = new Headers();
   const fromSecrets = new Set<string>();
+  const secretValues: string[] = [];
   for (const [name, value] of Object.entries(declared ?? {})) {
     if (typeof value === "string") {
       headers.set(name, value);
@@ -231,8 +255,9 @@ async function requestHeaders(
       );
     headers.set(name, secret);
     fromSecrets.add(name.toLowerCase());
+    secretValues.push(secret);
   }
-  return { headers, fromSecrets };
+  return { headers, fromSecrets, secretValues };
 }
 
 function requestBody(params: HttpParams, headers: Headers): string | undefined {
@@ -369,11 +394,22 @@ function isJson(contentType: string | null): boolean {
   return mediaType === "application/json" || mediaType.endsWith("+json");
 }
 
-/** A short quote of an error response's body for the error message (never fails). */
-async function errorExcerpt(response: Response): Promise<string> {
+/**
+ * A short quote of an error response's body for the error message (never fails), secrets redacted:
+ * it reads far enough past the quote to see whole any secret that starts inside it, and a fragment
+ * left where the quote is cut is redacted too.
+ */
+async function errorExcerpt(response: Response, redactor: Redactor): Promise<string> {
   try {
-    const bytes = await readBody(response, ERROR_BODY_EXCERPT, "truncate");
-    const text = new TextDecoder().decode(bytes).replace(/\s+/g, " ").trim();
+    const limit = ERROR_BODY_EXCERPT + redactor.longestBytes;
+    const bytes = await readBody(response, limit, "truncate");
+    let text = redactor.text(new TextDecoder().decode(bytes)).replace(/\s+/g, " ").trim();
+    let cut = bytes.byteLength >= limit && !redactor.empty;
+    if (text.length > ERROR_BODY_EXCERPT) {
+      text = text.slice(0, ERROR_BODY_EXCERPT);
+      cut = true;
+    }
+    if (cut) text = redactor.cutText(text);
     return text === "" ? "" : `: ${text}`;
   } catch {
     return "";

@@ -23,6 +23,7 @@ import {
 } from "../../shared/adapters/metrics-powertools.js";
 import { randomIds, systemClock } from "../../shared/adapters/system.js";
 import { Engine } from "../../shared/engine/engine.js";
+import { DEFAULT_METRIC_LIMITS, type MetricLimits } from "../../shared/engine/metric-dimensions.js";
 import { METRIC } from "../../shared/engine/metrics.js";
 import type { Clock, EnginePorts, ReceivedMessage } from "../../shared/ports.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
@@ -89,7 +90,7 @@ async function emfOf(run: () => Promise<unknown>): Promise<Datum[]> {
     .flatMap((line) => datumsOf(JSON.parse(line) as EmfRecord));
 }
 
-function world() {
+function world(limits?: MetricLimits) {
   const queue = new MemoryQueue({ clock: systemClock });
   const metrics = createPowertoolsMetrics();
   const engine = new Engine(
@@ -100,7 +101,7 @@ function world() {
       events: new MemoryEventPublisher(),
       clock: systemClock,
       ids: randomIds,
-      metrics: new PowertoolsMetricsPort(metrics),
+      metrics: new PowertoolsMetricsPort(metrics, limits),
     },
     createTaskRegistry(),
   );
@@ -117,7 +118,7 @@ function world() {
       publishMetrics(metrics);
     });
   };
-  return { engine, handler, receive, start };
+  return { engine, handler, receive, start, metrics };
 }
 
 const sqsEvent = (messages: readonly ReceivedMessage[]): SQSEvent => ({
@@ -213,6 +214,30 @@ describe("worker handler metrics (EMF on stdout)", () => {
     expect(find(data, METRIC.nodesCompleted)).toEqual([]);
   });
 
+  it("gives at most the cap of workflows a dimension of their own, the rest under workflow=other", async () => {
+    const w = world();
+    const data = await emfOf(async () => {
+      for (let i = 0; i < 150; i++) {
+        await w.engine.registerWorkflow({ name: `capped-${i}`, nodes: [{ id: "a", type: "noop" }] });
+        await w.engine.createExecution({ workflow: `capped-${i}`, input: {} });
+      }
+      publishMetrics(w.metrics);
+    });
+    const workflows = new Set(
+      data
+        .filter((d) => d.name === METRIC.executionsStarted)
+        .flatMap((d) => d.dimensions.map((set) => set.workflow))
+        .filter((value) => value !== undefined),
+    );
+    expect(workflows.size).toBe(DEFAULT_METRIC_LIMITS.workflows + 1);
+    expect(workflows.has("capped-0")).toBe(true);
+    expect(workflows.has("capped-99")).toBe(true);
+    expect(workflows.has("capped-100")).toBe(false);
+    expect(total(data, METRIC.executionsStarted, { ...service, workflow: "other" })).toBe(50);
+    // The total the alarms read still counts every execution.
+    expect(total(data, METRIC.executionsStarted)).toBe(150);
+  });
+
   it("an invocation that recorded nothing writes nothing", async () => {
     const w = world();
     const data = await emfOf(() => w.handler({ Records: [] }));
@@ -228,7 +253,7 @@ describe("sweeper handler metrics (EMF on stdout)", () => {
     return { clock, advance: (ms: number) => (t += ms) };
   };
 
-  function externalWorld() {
+  function externalWorld(limits?: MetricLimits) {
     const time = manualClock(Date.UTC(2026, 0, 1));
     const queue = new MemoryQueue({ clock: time.clock });
     const store = new MemoryStore();
@@ -243,7 +268,7 @@ describe("sweeper handler metrics (EMF on stdout)", () => {
     };
     const metrics = createPowertoolsMetrics();
     const engine = new Engine(
-      { ...ports, metrics: new PowertoolsMetricsPort(metrics) },
+      { ...ports, metrics: new PowertoolsMetricsPort(metrics, limits) },
       createTaskRegistry(),
     );
     const silent = new Logger({ serviceName: "weft-sweeper", logLevel: "SILENT" });
@@ -305,6 +330,45 @@ describe("sweeper handler metrics (EMF on stdout)", () => {
     // A pool's levels are its own: never under the service alone.
     expect(find(data, METRIC.poolReadyTasks)).toEqual([]);
     expect(total(data, METRIC.sweeps)).toBe(1);
+  });
+
+  it("caps the pools with a dimension of their own, and frees a pool's slot with its last worker", async () => {
+    const w = externalWorld({ workflows: 100, pools: 1 });
+    const register = (workerId: string, pool: string) =>
+      w.engine.registerWorker({
+        workerId,
+        pool,
+        executors: [],
+        capabilities: {},
+        labels: [],
+        maxParallel: 1,
+      });
+    const poolsOf = (data: Datum[]) =>
+      new Set(
+        data
+          .filter((d) => d.name === METRIC.poolHealthyWorkers)
+          .flatMap((d) => d.dimensions.map((set) => set.pool)),
+      );
+    await register("gpu-1", "gpu");
+    await register("gpu-2", "gpu");
+    expect(poolsOf(await emfOf(() => w.sweeper()))).toEqual(new Set(["gpu"]));
+    // gpu was seen first: its own series; cpu past the cap of one: under pool=other.
+    await register("cpu-1", "cpu");
+    w.advance(60_000);
+    expect(poolsOf(await emfOf(() => w.sweeper()))).toEqual(new Set(["gpu", "other"]));
+
+    // One gpu worker left: the pool stays.
+    await w.engine.deregisterWorker("gpu-1");
+    w.advance(60_000);
+    expect(poolsOf(await emfOf(() => w.sweeper()))).toEqual(new Set(["gpu", "other"]));
+
+    // Its last worker gone: no more gpu series, and cpu has the slot.
+    await emfOf(async () => {
+      await w.engine.deregisterWorker("gpu-2");
+      w.flush();
+    });
+    w.advance(60_000);
+    expect(poolsOf(await emfOf(() => w.sweeper()))).toEqual(new Set(["cpu"]));
   });
 
   it("reads no pools when the engine has no metrics port", async () => {

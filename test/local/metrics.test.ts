@@ -1,6 +1,8 @@
 /**
  * The local runtime's metrics: the in-memory registry's Prometheus text (counters, histograms,
- * gauges, labels), and `GET /metrics` on a running local runtime after workflows ran.
+ * gauges, labels), and `GET /metrics` on a running local runtime after workflows ran; its series
+ * bounded (at most the cap of workflows and pools, the rest under `other`; a pool's series gone
+ * with its last worker), on memory and on the emulator.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,8 +12,11 @@ import {
   PrometheusMetrics,
   snakeCase,
 } from "../../shared/adapters/metrics-prometheus.js";
+import { DEFAULT_METRIC_LIMITS } from "../../shared/engine/metric-dimensions.js";
 import { METRIC, METRIC_HELP } from "../../shared/engine/metrics.js";
-import { apiClient } from "../support/runtime.js";
+import { uniqueName } from "../support/aws.js";
+import { BACKEND_KINDS } from "../support/backends.js";
+import { apiClient, startRuntime } from "../support/runtime.js";
 
 describe("Prometheus text of the in-memory registry", () => {
   it("names metrics in snake case", () => {
@@ -143,5 +148,84 @@ describe("GET /metrics on the local runtime", () => {
 
     // Not an API route: the API's own 404 for anything else under it, and only GET is served.
     expect((await fetch(`${runtime.url}/metrics`, { method: "POST" })).status).not.toBe(200);
+  });
+});
+
+describe.each(BACKEND_KINDS)("GET /metrics keeps its series bounded (%s)", (kind) => {
+  let runtime: LocalRuntime | undefined;
+  afterEach(async () => {
+    await runtime?.stop();
+    runtime = undefined;
+  });
+
+  /** The distinct values of `label` among the lines of `family` in the scrape `text`. */
+  const labelValues = (text: string, family: string, label: string) =>
+    new Set(
+      text
+        .split("\n")
+        .filter((line) => line.startsWith(`${family}{`))
+        .map((line) => new RegExp(`${label}="([^"]*)"`).exec(line)?.[1])
+        .filter((value) => value !== undefined),
+    );
+  const scrape = async () => (await fetch(`${runtime!.url}/metrics`)).text();
+
+  // 150 workflows in memory under the default cap; on the emulator, which serializes its writes,
+  // 15 under a cap of 10 set as deployed (WEFT_METRICS_MAX_WORKFLOWS), to keep the run short.
+  const { workflows: count, cap } =
+    kind === "memory" ? { workflows: 150, cap: DEFAULT_METRIC_LIMITS.workflows } : { workflows: 15, cap: 10 };
+
+  it(`gives at most ${cap} workflows of ${count} a series of their own, the rest one workflow=other series`, async () => {
+    runtime = await startRuntime(kind, {
+      sweep: false,
+      env: kind === "memory" ? {} : { WEFT_METRICS_MAX_WORKFLOWS: String(cap) },
+    });
+    const api = apiClient(runtime.url);
+    const prefix = uniqueName("capped");
+    // Registered and started ten at a time.
+    const started: string[] = [];
+    for (let batch = 0; batch < count; batch += 10) {
+      const ids = await Promise.all(
+        Array.from({ length: Math.min(10, count - batch) }, async (_, offset) => {
+          const name = `${prefix}-${batch + offset}`;
+          const registered = await api.call("POST", "/workflows", {
+            name,
+            nodes: [{ id: "a", type: "pass", params: { value: batch + offset } }],
+          });
+          expect(registered.status).toBe(201);
+          const execution = await api.call("POST", "/executions", { workflow: name, input: {} });
+          expect(execution.status).toBe(202);
+          return execution.body.executionId as string;
+        }),
+      );
+      started.push(...ids);
+    }
+    const ends = await Promise.all(started.map((id) => api.waitForEnd(id)));
+    expect(ends.every((view) => view.status === "SUCCEEDED")).toBe(true);
+
+    const text = await scrape();
+    for (const family of ["weft_executions_started_total", "weft_executions_succeeded_total"]) {
+      const workflows = labelValues(text, family, "workflow");
+      expect(workflows.size, family).toBe(cap + 1);
+      expect(workflows.has("other"), family).toBe(true);
+    }
+    const other = text
+      .split("\n")
+      .find((line) => line.startsWith('weft_executions_started_total{service="weft",workflow="other"} '));
+    expect(other?.endsWith(` ${count - cap}`)).toBe(true);
+  });
+
+  it("drops a pool's series when its last worker deregisters", async () => {
+    runtime = await startRuntime(kind, { sweep: false });
+    const api = apiClient(runtime.url);
+    const register = (workerId: string) => api.call("POST", "/workers", { workerId, pool: "gpu" });
+    expect((await register("gpu-1")).status).toBeLessThan(300);
+    expect((await register("gpu-2")).status).toBeLessThan(300);
+    await runtime.sweep();
+    expect(await scrape()).toContain('weft_worker_pool_healthy_workers{service="weft",pool="gpu"} 2');
+
+    expect((await api.call("DELETE", "/workers/gpu-1")).status).toBeLessThan(300);
+    expect(await scrape()).toContain('pool="gpu"');
+    expect((await api.call("DELETE", "/workers/gpu-2")).status).toBeLessThan(300);
+    expect(await scrape()).not.toContain('pool="gpu"');
   });
 });

@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HTTP_ALLOW_SETTING, httpEgressPolicy } from "../../shared/config/egress.js";
-import { WeftError } from "../../shared/domain/errors.js";
+import { RetryableError, WeftError } from "../../shared/domain/errors.js";
 import { definitionHash } from "../../shared/domain/hash.js";
 import { attemptTrace, executionTrace, parseTraceparent } from "../../shared/domain/trace.js";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
@@ -695,6 +695,48 @@ describe("http task secret references", () => {
     await call();
     expect(reads).toEqual(["k", "k"]);
     expect(received).toHaveLength(3);
+  });
+
+  it("redacts an echoed value where the error's excerpt is cut inside it, and from a retryable error", async () => {
+    const task = httpTask({ egress: LOCAL, secrets });
+    const params = {
+      method: "GET",
+      url: `${baseUrl}/`,
+      headers: { Authorization: { secret: "prod/api-token" } },
+    };
+    const call = async () =>
+      (await task.run({
+        input: null,
+        params: params as never,
+        deps: {},
+        context: context(() => Date.now()),
+      })) as object | undefined;
+    // The 300-character excerpt would end in the middle of the echoed value: it is read whole first.
+    respond = (req, res) => {
+      res.writeHead(403, { "content-type": "text/plain" });
+      res.end(`${"x".repeat(285)} ${req.headers.authorization} trailing text`);
+    };
+    const denied = await call().then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(denied?.name).toBe("TerminalError");
+    expect(denied?.message).toContain("answered 403");
+    expect(denied?.message).toMatch(/x \*\*\* trail/);
+    expect(denied?.message).not.toContain("s3cr");
+    expect(denied?.stack).not.toContain("s3cr3t");
+
+    respond = (req, res) => {
+      res.writeHead(503, { "content-type": "application/json", "retry-after": "3" });
+      res.end(JSON.stringify({ error: `bad token ${req.headers.authorization}` }));
+    };
+    const unavailable = await call().then(
+      () => undefined,
+      (error: unknown) => error as RetryableError,
+    );
+    expect(unavailable).toBeInstanceOf(RetryableError);
+    expect(unavailable?.retryAfterSeconds).toBe(3);
+    expect(unavailable?.message).toContain('{"error":"bad token ***"}');
   });
 
   it("fails terminally, naming the secret and never a value, when it cannot be resolved or used", async () => {
