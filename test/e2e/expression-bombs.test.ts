@@ -28,6 +28,11 @@ const BOMBS = [
     says: "it ran for more than 1000 ms",
   },
   {
+    name: "map-items",
+    node: { type: "map", params: { items: "{% [1..9000000] %}", task: { type: "noop" } } },
+    says: "it made an array of more than 1000000 members",
+  },
+  {
     name: "regex-when",
     node: { when: "{% $contains($pad('', 33, 'a') & 'b', /^(a+)+$/) %}" },
     says: "it ran for more than 1000 ms",
