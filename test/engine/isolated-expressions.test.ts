@@ -134,6 +134,26 @@ describe("the isolated evaluator", () => {
     }
   });
 
+  it("gives each expression of a request its own time bound, as the guard inside does", async () => {
+    const timed = new IsolatedExpressions({ threads: 1, heapMb: 256, graceMs: 50 });
+    try {
+      const slow = "{% $count([1..30000].($string($) & 'x')) %}";
+      const roomy = { ...options, limits: { maxMs: 60_000 } };
+      await timed.resolve(slow, scope, roomy); // the thread started and warm
+      const started = performance.now();
+      await timed.resolve(slow, scope, roomy);
+      const oneMs = performance.now() - started;
+      // Twelve such expressions in one request: together far past the bound (12 > 5 + the grace),
+      // each far within it.
+      const maxMs = Math.max(100, Math.ceil(oneMs * 5));
+      const params = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`e${i}`, slow]));
+      const value = await timed.resolve(params, scope, { ...options, limits: { maxMs } });
+      expect(value).toEqual(Object.fromEntries(Object.keys(params).map((key) => [key, 30000])));
+    } finally {
+      await timed.close();
+    }
+  });
+
   it("keeps other evaluations going while one is stopped", async () => {
     const bomb = failure(
       evaluator.resolve({ bomb: "{% $contains($pad('', 30, 'a') & 'b', /^(a+)+$/) %}" }, scope, {

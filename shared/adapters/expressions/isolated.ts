@@ -102,10 +102,7 @@ class EvaluationThread {
   }
 
   private post(job: Job): void {
-    this.timer = setTimeout(() => {
-      this.ending = stoppedAt(job, LIMIT_REASONS.time(job.maxMs));
-      void this.worker.terminate();
-    }, job.maxMs + this.settings.graceMs);
+    this.arm(job);
     try {
       this.worker.postMessage(job.request);
     } catch (error) {
@@ -125,7 +122,9 @@ class EvaluationThread {
     const job = this.job;
     if (job === undefined || reply.id !== job.request.id) return;
     if (reply.kind === "at") {
+      // Each expression of a request has its own time bound, as in the domain's guard.
       job.at = reply.index;
+      this.arm(job);
       return;
     }
     this.finish();
@@ -134,6 +133,15 @@ class EvaluationThread {
       job.reject(new ExpressionError(reply.message, reply.path === undefined ? {} : { path: reply.path }));
     else job.reject(new Error(`weft: evaluating an expression failed in its thread (${reply.message})`));
     this.onIdle(this);
+  }
+
+  /** (Re)starts the time bound of the expression now running; past it, the thread is ended. */
+  private arm(job: Job): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.ending = stoppedAt(job, LIMIT_REASONS.time(job.maxMs));
+      void this.worker.terminate();
+    }, job.maxMs + this.settings.graceMs);
   }
 
   private finish(): void {
