@@ -174,9 +174,13 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       write("DynamoDB.DeleteItem");
       return store.deleteDeadLetter(id);
     },
-    putWorker: async (worker) => {
+    putWorker: async (worker, deadBefore) => {
       write("DynamoDB.UpdateItem");
-      return store.putWorker(worker);
+      return store.putWorker(worker, deadBefore);
+    },
+    pageWorkers: async (page, now) => {
+      read("DynamoDB.Query");
+      return store.pageWorkers(page, now);
     },
     getWorker: async (workerId) => {
       read("DynamoDB.GetItem");

@@ -245,8 +245,9 @@ export class WeftClient {
     return (await this.call("registerWorker", {}, { body: registration })).body;
   }
 
-  async listWorkers(): Promise<WorkersPage> {
-    return (await this.call("listWorkers", {})).body;
+  /** A page of the registry (`next` from the previous page for the one after it). */
+  async listWorkers(query: { limit?: number; next?: string } = {}): Promise<WorkersPage> {
+    return (await this.call("listWorkers", {}, { query })).body;
   }
 
   async workerHeartbeat(workerId: string): Promise<WorkerHeartbeatResponse> {

@@ -439,9 +439,16 @@ const dlqRedrive: Command = async (ctx, ids) => {
 };
 
 const workers: Command = async (ctx) => {
-  const page = await ctx.client().listWorkers();
-  ctx.emit(page);
-  ctx.print(renderWorkers(ctx.style, page.workers, Date.now()));
+  // Every page of the registry, in worker id order.
+  const found: Awaited<ReturnType<WeftClient["listWorkers"]>>["workers"] = [];
+  let next: string | undefined;
+  do {
+    const page = await ctx.client().listWorkers(next === undefined ? {} : { next });
+    found.push(...page.workers);
+    next = page.next;
+  } while (next !== undefined);
+  ctx.emit({ workers: found });
+  ctx.print(renderWorkers(ctx.style, found, Date.now()));
   return EXIT.ok;
 };
 

@@ -345,7 +345,7 @@ export function renderWorkers(style: Style, items: WorkerView[], now: number): s
       worker.workerId.padEnd(idWidth),
       worker.pool.padEnd(poolWidth),
       statusText(style, worker.status, 7),
-      `${worker.tasks.length}/${worker.maxParallel}`.padEnd(9),
+      `${worker.taskCount}/${worker.maxParallel}`.padEnd(9),
       `${worker.lastHeartbeatAt}${ago === undefined ? "" : paint(style, "gray", ` (${formatDuration(ago)} ago)`)}`,
     ].join("  ");
   });

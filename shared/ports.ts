@@ -6,7 +6,7 @@
 
 import type { EvaluationOptions, ExpressionScope } from "./domain/expressions.js";
 import type { Payload } from "./domain/payload.js";
-import type { Hold, ReadyTask, WorkerRecord } from "./domain/placement.js";
+import type { Hold, ReadyTask, WorkerRecord, WorkerRegistrationRecord } from "./domain/placement.js";
 import type {
   CompositeState,
   DeadLetterRecord,
@@ -299,10 +299,20 @@ export interface Store {
 
   // ── external workers (domain/placement.ts, engine/external.ts) ────────────────────────────────
   /** Registers a worker, or registers it again under its id (its holds kept): what is stored. */
-  putWorker(worker: Omit<WorkerRecord, "holds" | "version">): Promise<WorkerRecord>;
+  /**
+   * Registers a worker, or registers it again under its id (its holds kept), where the placement
+   * rule allows (placement.ts mayRegister, given `deadBefore`): one conditional write. Refused, the
+   * registration as found answers.
+   */
+  putWorker(worker: WorkerRegistrationRecord, deadBefore: number): Promise<Outcome<WorkerRecord>>;
   getWorker(workerId: string): Promise<WorkerRecord | undefined>;
   /** Every registered worker (a fleet is small: one partition, no scan). */
   listWorkers(): Promise<WorkerRecord[]>;
+  /**
+   * A page of the registry by worker id, without the registrations expired at `now`
+   * (placement.ts workerExpired): the listing GET /workers answers. Cursors as every listing's.
+   */
+  pageWorkers(page: { limit: number; next?: string }, now: number): Promise<Page<WorkerRecord>>;
   /** Records a heartbeat at `now`; undefined when no such worker is registered. */
   touchWorker(workerId: string, now: number): Promise<WorkerRecord | undefined>;
   /**

@@ -186,6 +186,7 @@ export class AuditStore implements Store {
   deleteDeadLetter: Delegated["deleteDeadLetter"];
   getWorker: Delegated["getWorker"];
   listWorkers: Delegated["listWorkers"];
+  pageWorkers: Delegated["pageWorkers"];
   touchWorker: Delegated["touchWorker"];
   listReadyTasks: Delegated["listReadyTasks"];
   releaseHold: Delegated["releaseHold"];
@@ -217,15 +218,19 @@ export class AuditStore implements Store {
     this.deleteDeadLetter = inner.deleteDeadLetter.bind(inner);
     this.getWorker = inner.getWorker.bind(inner);
     this.listWorkers = inner.listWorkers.bind(inner);
+    this.pageWorkers = inner.pageWorkers.bind(inner);
     this.touchWorker = inner.touchWorker.bind(inner);
     this.listReadyTasks = inner.listReadyTasks.bind(inner);
     this.releaseHold = inner.releaseHold.bind(inner);
   }
 
-  async putWorker(worker: Parameters<Store["putWorker"]>[0]): Promise<WorkerRecord> {
-    const record = await this.inner.putWorker(worker);
-    this.logWorker("put", worker.workerId, record);
-    return record;
+  async putWorker(
+    worker: Parameters<Store["putWorker"]>[0],
+    deadBefore: number,
+  ): Promise<Outcome<WorkerRecord>> {
+    const outcome = await this.inner.putWorker(worker, deadBefore);
+    if (outcome.ok) this.logWorker("put", worker.workerId, outcome.record);
+    return outcome;
   }
 
   async deleteWorker(workerId: string, version: number): Promise<boolean> {

@@ -25,6 +25,8 @@ const STATUS_BY_CODE = {
   Conflict: 409,
   IdempotencyKeyConflict: 409,
   WrongTokenKind: 409,
+  WorkerIdTaken: 409,
+  TooManyWorkers: 409,
   // A stored value that expired or was removed (S3 lifecycle): gone, not a bad request.
   PayloadMissing: 410,
   PayloadTooLarge: 413,

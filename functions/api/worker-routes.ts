@@ -17,12 +17,21 @@ import {
   completeTaskBodySchema,
   failCallbackBodySchema,
   failTaskBodySchema,
+  listWorkersQuerySchema,
   pollBodySchema,
   registerWorkerBodySchema,
   taskTokenBodySchema,
   workerIdParamsSchema,
 } from "../../shared/http/schemas.js";
-import { optionalBody, parseJson, type RouteHandlers, validate, validateParams } from "./request.js";
+import {
+  cursorIn,
+  optionalBody,
+  parseJson,
+  type RouteHandlers,
+  validate,
+  validateParams,
+  validateQuery,
+} from "./request.js";
 
 type WorkerRoutes =
   | "registerWorker"
@@ -57,7 +66,15 @@ export function workerHandlers(engine: Engine): RouteHandlers<WorkerRoutes> {
       const registration = validate(registerWorkerBodySchema, parseJson(body, { required: true }));
       return { status: 201, body: await engine.registerWorker(registration) };
     },
-    listWorkers: async () => ({ status: 200, body: { workers: await engine.listWorkers() } }),
+    listWorkers: async ({ query }) => {
+      const { limit, next } = validateQuery(listWorkersQuerySchema, query);
+      const page = await engine
+        .listWorkers({ limit, ...(next === undefined ? {} : { next }) })
+        .catch((error: unknown) => {
+          throw cursorIn("next", error);
+        });
+      return { status: 200, body: page };
+    },
     workerHeartbeat: async ({ params, body }) => {
       const { id } = validateParams(workerIdParamsSchema, params);
       optionalBody(emptyBodySchema, body);

@@ -26,3 +26,7 @@ export function decodeCursor<S extends z.ZodType>(cursor: string, schema: S): z.
 /** A dead-letter listing's position: the id of the last one answered (ids sort oldest first). */
 export const deadLetterCursorSchema = z.object({ d: z.string().min(1).max(1024) });
 export type DeadLetterCursor = z.output<typeof deadLetterCursorSchema>;
+
+/** A worker listing's position: the id of the last one answered (the registry sorts by id). */
+export const workerCursorSchema = z.object({ k: z.string().min(1).max(256) });
+export type WorkerCursor = z.output<typeof workerCursorSchema>;

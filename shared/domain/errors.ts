@@ -49,6 +49,8 @@ export const REQUEST_ERROR_CODES = [
   "IdempotencyKeyConflict",
   // A live task token on /callbacks/*, or a callback's on /tasks/* (engine/attempt-token-reads.ts).
   "WrongTokenKind",
+  "WorkerIdTaken",
+  "TooManyWorkers",
   "PayloadTooLarge",
   "PayloadTooDeep",
   "PayloadNotJson",

@@ -4,6 +4,7 @@
  * that match them. Pure: the engine (engine/external.ts) and both stores apply these rules, so the
  * memory and DynamoDB stores cannot disagree on what a worker may take.
  */
+import { createHash } from "node:crypto";
 import { z } from "zod";
 
 export const PLACEMENT_LIMITS = {
@@ -19,6 +20,22 @@ export const PLACEMENT_LIMITS = {
   deadAfterBeats: 6,
   maxParallel: 1000,
   maxListItems: 64,
+  /**
+   * A registration silent this long after its last heartbeat is gone: hidden from every listing at
+   * once, and deleted (DynamoDB's TTL on the stored item; the memory store when it lists).
+   */
+  workerRetentionSeconds: 24 * 3600,
+  /** Live registrations (not dead) one pool may have: a new worker past it is refused (409 TooManyWorkers). */
+  maxWorkersPerPool: 1000,
+  /**
+   * Workers in one page of GET /workers: at most, and when the request gives no `limit`. With the
+   * registration's own bounds (lists of 64 names, capabilities of 256 characters) and the tasks
+   * shown per worker below, a page stays under 4.5 MB: within Lambda's 6 MB response.
+   */
+  maxWorkersPerPage: 100,
+  defaultWorkersPerPage: 50,
+  /** Tasks a worker's view lists (its taskCount says how many it holds). */
+  maxTasksPerWorkerView: 50,
 } as const;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
@@ -107,6 +124,67 @@ export interface WorkerRecord {
   holds: Record<string, Hold>;
   /** Bumped by every change of `holds`: a claim is conditioned on the version it counted. */
   version: number;
+  /**
+   * What decides where it runs (placementKey): a live registration's id is not taken over with
+   * another. Absent on registrations written before it was kept.
+   */
+  placement?: string;
+}
+
+/** The registration as putWorker writes it: no holds or version (the store keeps those). */
+export type WorkerRegistrationRecord = Omit<WorkerRecord, "holds" | "version">;
+
+/**
+ * The key of what decides where a worker runs: its pool, executors, capabilities and labels (not
+ * maxParallel, which a worker may change by registering again). Order-insensitive.
+ */
+export function placementKey(
+  worker: Pick<WorkerRecord, "pool" | "executors" | "capabilities" | "labels">,
+): string {
+  const capabilities = Object.keys(worker.capabilities)
+    .sort()
+    .map((key) => [key, worker.capabilities[key]]);
+  const canonical = JSON.stringify([
+    worker.pool,
+    [...worker.executors].sort(),
+    capabilities,
+    [...worker.labels].sort(),
+  ]);
+  return createHash("sha256").update(canonical, "utf8").digest("base64url");
+}
+
+/**
+ * The rule of registering under an id (both stores apply it in one conditional write): a new id
+ * is free; a registered one is taken again with the same placement (its holds kept), or with
+ * another only once it is dead (silent for deadAfterBeats heartbeats). `deadBefore` is the
+ * heartbeat time below which a registration is dead (deadBefore()).
+ */
+export function mayRegister(
+  existing: Pick<WorkerRecord, "placement" | "heartbeatAt"> | undefined,
+  placement: string,
+  deadBefore: number,
+): boolean {
+  return (
+    existing === undefined ||
+    existing.placement === undefined ||
+    existing.placement === placement ||
+    existing.heartbeatAt < deadBefore
+  );
+}
+
+/** The heartbeat time below which a worker asked to beat every `heartbeatSeconds` is dead at `now`. */
+export function deadBefore(now: number, heartbeatSeconds: number): number {
+  return now - PLACEMENT_LIMITS.deadAfterBeats * heartbeatSeconds * 1000;
+}
+
+/** True once the registration is past its retention (gone: never listed, deleted). */
+export function workerExpired(worker: Pick<WorkerRecord, "heartbeatAt">, now: number): boolean {
+  return now - worker.heartbeatAt > PLACEMENT_LIMITS.workerRetentionSeconds * 1000;
+}
+
+/** When a registration last heard at `heartbeatAt` expires, in epoch seconds (DynamoDB's TTL). */
+export function workerExpiresAt(heartbeatAt: number): number {
+  return Math.ceil(heartbeatAt / 1000) + PLACEMENT_LIMITS.workerRetentionSeconds;
 }
 
 export type WorkerHealth = "healthy" | "stale" | "dead";

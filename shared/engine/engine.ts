@@ -148,8 +148,9 @@ export class Engine {
     return this.runner.external.deregister(workerId);
   }
 
-  listWorkers(): Promise<WorkerView[]> {
-    return this.runner.external.list();
+  /** A page of GET /workers (`limit` within PLACEMENT_LIMITS.maxWorkersPerPage). */
+  listWorkers(page: { limit: number; next?: string }): Promise<{ workers: WorkerView[]; next?: string }> {
+    return this.runner.external.list(page);
   }
 
   pollTask(

@@ -19,20 +19,23 @@
  *   poll (its node no longer RUNNING under that lease) and released then.
  */
 import { encodeAttemptToken } from "../domain/attempt-token.js";
-import { conflict, notFound, RetryableError, TerminalError } from "../domain/errors.js";
+import { conflict, notFound, RequestError, RetryableError, TerminalError } from "../domain/errors.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import {
   capacityRefusal,
+  deadBefore,
   type Hold,
   holdKey,
   PLACEMENT_LIMITS,
+  placementKey,
   placementRefusal,
   type ReadyTask,
   slotOf,
   type WorkerHealth,
   type WorkerRecord,
   type WorkerRegistration,
+  workerExpired,
   workerHealth,
 } from "../domain/placement.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
@@ -72,7 +75,10 @@ export interface WorkerView {
   maxParallel: number;
   registeredAt: string;
   lastHeartbeatAt: string;
+  /** The tasks it holds, the first PLACEMENT_LIMITS.maxTasksPerWorkerView of them by claim time. */
   tasks: Array<{ executionId: string; nodeId: string; attempt: number; claimedAt: string }>;
+  /** How many tasks it holds. */
+  taskCount: number;
 }
 
 /** A task handed to a worker: everything its handler needs, and the token for every later call. */
@@ -120,23 +126,54 @@ export class ExternalWorkers {
 
   // ── the registry ─────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Registers a worker, or the same worker again. A live registration's id is never taken over
+   * with another placement (409 WorkerIdTaken, decided by the store's conditional write); a pool
+   * takes at most maxWorkersPerPool live workers (409 TooManyWorkers: counted when a worker joins
+   * the pool, so registrations racing for the last places can pass it by their number).
+   */
   async register(registration: WorkerRegistration): Promise<RegisteredWorker> {
     const now = this.ctx.clock.now();
     const heartbeatSeconds = PLACEMENT_LIMITS.workerHeartbeatSeconds;
     const workerId = registration.workerId ?? `w-${this.ctx.ids.token().slice(0, 16)}`;
     const existing = await this.ctx.store.getWorker(workerId);
-    await this.ctx.store.putWorker({
-      workerId,
-      pool: registration.pool,
-      executors: registration.executors,
-      capabilities: registration.capabilities,
-      labels: registration.labels,
-      maxParallel: registration.maxParallel,
-      registeredAt: existing?.registeredAt ?? now,
-      heartbeatAt: now,
-      heartbeatSeconds,
-    });
+    const live = existing !== undefined && !workerExpired(existing, now) ? existing : undefined;
+    if (live?.pool !== registration.pool) await this.checkPoolRoom(registration.pool, now);
+    const written = await this.ctx.store.putWorker(
+      {
+        workerId,
+        pool: registration.pool,
+        executors: registration.executors,
+        capabilities: registration.capabilities,
+        labels: registration.labels,
+        maxParallel: registration.maxParallel,
+        registeredAt: live?.registeredAt ?? now,
+        heartbeatAt: now,
+        heartbeatSeconds,
+        placement: placementKey(registration),
+      },
+      deadBefore(now, heartbeatSeconds),
+    );
+    if (!written.ok) {
+      const holder = written.current;
+      throw new RequestError(
+        "WorkerIdTaken",
+        `worker "${workerId}" is registered and alive${holder ? ` in pool "${holder.pool}"` : ""} with another placement (pool, executors, capabilities, labels); register under another id, or deregister it first (DELETE /workers/${workerId})`,
+      );
+    }
     return { workerId, heartbeatSeconds };
+  }
+
+  private async checkPoolRoom(pool: string, now: number): Promise<void> {
+    const max = PLACEMENT_LIMITS.maxWorkersPerPool;
+    const members = (await this.ctx.store.listWorkers()).filter(
+      (worker) => worker.pool === pool && workerHealth(worker, now) !== "dead",
+    );
+    if (members.length >= max)
+      throw new RequestError(
+        "TooManyWorkers",
+        `pool "${pool}" has ${members.length} live workers; a pool takes at most ${max} (dead ones free their place)`,
+      );
   }
 
   /** Renews the worker's registration; answers the tasks it holds that it must stop. */
@@ -176,25 +213,12 @@ export class ExternalWorkers {
     return { released };
   }
 
-  async list(): Promise<WorkerView[]> {
+  /** A page of the registry, by worker id; expired registrations are gone. */
+  async list(page: { limit: number; next?: string }): Promise<{ workers: WorkerView[]; next?: string }> {
     const now = this.ctx.clock.now();
-    return (await this.ctx.store.listWorkers()).map((worker) => ({
-      workerId: worker.workerId,
-      pool: worker.pool,
-      status: workerHealth(worker, now),
-      executors: worker.executors,
-      capabilities: worker.capabilities,
-      labels: worker.labels,
-      maxParallel: worker.maxParallel,
-      registeredAt: iso(worker.registeredAt),
-      lastHeartbeatAt: iso(worker.heartbeatAt),
-      tasks: Object.values(worker.holds).map((h) => ({
-        executionId: h.executionId,
-        nodeId: h.nodeId,
-        attempt: h.attempt,
-        claimedAt: iso(h.claimedAt),
-      })),
-    }));
+    const found = await this.ctx.store.pageWorkers(page, now);
+    const workers = found.items.map((worker) => viewOf(worker, now));
+    return found.next === undefined ? { workers } : { workers, next: found.next };
   }
 
   // ── offers and polls ─────────────────────────────────────────────────────────────────────────
@@ -545,4 +569,27 @@ function notAccepted(nodeId: string, attempt: number, what: string) {
   return conflict(
     `the ${what} of attempt ${attempt} of node "${nodeId}" came after the attempt ended otherwise`,
   );
+}
+
+/** A registration as GET /workers shows it. */
+function viewOf(worker: WorkerRecord, now: number): WorkerView {
+  const holds = Object.values(worker.holds).sort((a, b) => a.claimedAt - b.claimedAt);
+  return {
+    workerId: worker.workerId,
+    pool: worker.pool,
+    status: workerHealth(worker, now),
+    executors: worker.executors,
+    capabilities: worker.capabilities,
+    labels: worker.labels,
+    maxParallel: worker.maxParallel,
+    registeredAt: iso(worker.registeredAt),
+    lastHeartbeatAt: iso(worker.heartbeatAt),
+    tasks: holds.slice(0, PLACEMENT_LIMITS.maxTasksPerWorkerView).map((h) => ({
+      executionId: h.executionId,
+      nodeId: h.nodeId,
+      attempt: h.attempt,
+      claimedAt: iso(h.claimedAt),
+    })),
+    taskCount: holds.length,
+  };
 }

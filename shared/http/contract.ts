@@ -144,6 +144,8 @@ export type WorkerRegistered = RegisteredWorker;
 
 export interface WorkersPage {
   workers: WorkerView[];
+  /** The cursor of the next page (`?next=`); absent on the last. */
+  next?: string;
 }
 
 export interface WorkerHeartbeatResponse {

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { workflowNameSchema } from "../domain/definition.js";
 import { PAYLOAD_LIMITS, UPLOAD_PREFIX } from "../domain/payload.js";
-import { workerIdSchema } from "../domain/placement.js";
+import { PLACEMENT_LIMITS, workerIdSchema } from "../domain/placement.js";
 import { EXECUTION_STATUSES } from "../domain/records.js";
 
 /**
@@ -139,6 +139,13 @@ export const listWorkflowsQuerySchema = z.object({
   next: cursorParam.optional(),
 });
 export type ListWorkflowsQuery = z.output<typeof listWorkflowsQuerySchema>;
+
+/** GET /workers?limit=&next= */
+export const listWorkersQuerySchema = z.object({
+  limit: limitParam(PLACEMENT_LIMITS.maxWorkersPerPage, PLACEMENT_LIMITS.defaultWorkersPerPage),
+  next: cursorParam.optional(),
+});
+export type ListWorkersQuery = z.output<typeof listWorkersQuerySchema>;
 
 /** GET /dlq?limit=&next= */
 export const listDeadLettersQuerySchema = z.object({

@@ -280,6 +280,7 @@ describe("weft --help", () => {
           registeredAt: "2026-01-01T00:00:00.000Z",
           lastHeartbeatAt: "2026-01-01T00:01:00.000Z",
           tasks: [{ executionId: "e", nodeId: "n", attempt: 1, claimedAt: "2026-01-01T00:00:30.000Z" }],
+          taskCount: 1,
         },
       ],
       now,

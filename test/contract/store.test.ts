@@ -222,17 +222,22 @@ describe("DynamoStore worker and offer items (emulator)", () => {
   const raw = t.raw;
 
   it("keeps a worker under WORKERS with its holds as a map, and an offer by time in its pool with a marker", async () => {
-    const worker = await t.store.putWorker({
-      workerId: "w1",
-      pool: "gpu",
-      executors: [],
-      capabilities: {},
-      labels: [],
-      maxParallel: 1,
-      registeredAt: 1,
-      heartbeatAt: 1,
-      heartbeatSeconds: 30,
-    });
+    const put = await t.store.putWorker(
+      {
+        workerId: "w1",
+        pool: "gpu",
+        executors: [],
+        capabilities: {},
+        labels: [],
+        maxParallel: 1,
+        registeredAt: 1,
+        heartbeatAt: 1,
+        heartbeatSeconds: 30,
+      },
+      0,
+    );
+    if (!put.ok) throw new Error("refused");
+    const worker = put.record;
     expect(workerKey("w1")).toEqual({ pk: "WORKERS", sk: "W#w1" });
     expect(await raw(workerKey("w1"))).toMatchObject({ pk: "WORKERS", holds: {}, version: 1 });
 

@@ -12,6 +12,13 @@ import type { StoreFactory } from "./store.contract.js";
 
 const uid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 
+/** putWorker's record, for a registration the placement rule lets through (none is refused here). */
+async function registered(store: Store, worker: Parameters<Store["putWorker"]>[0]): Promise<WorkerRecord> {
+  const outcome = await store.putWorker(worker, 0);
+  if (!outcome.ok) throw new Error(`worker ${worker.workerId}: the registration was refused`);
+  return outcome.record;
+}
+
 type Registration = Omit<WorkerRecord, "holds" | "version">;
 
 function registration(workerId: string, overrides: Partial<Registration> = {}): Registration {
@@ -101,7 +108,7 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
     /** A registered worker, a QUEUED node and its offer in a pool of their own. */
     const offered = async () => {
       const pool = uid("pool");
-      const worker = await store.putWorker(registration(uid("w"), { pool }));
+      const worker = await registered(store, registration(uid("w"), { pool }));
       const task = readyTask(pool);
       const node = await queue(task);
       await store.offerTask(task);
@@ -119,9 +126,9 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
     describe("the worker registry", () => {
       it("registers a worker at version 1 with no holds, and reads it back", async () => {
         const id = uid("w");
-        const registered = await store.putWorker(registration(id));
-        expect(registered).toEqual({ ...registration(id), holds: {}, version: 1 });
-        expect(await store.getWorker(id)).toEqual(registered);
+        const record = await registered(store, registration(id));
+        expect(record).toEqual({ ...registration(id), holds: {}, version: 1 });
+        expect(await store.getWorker(id)).toEqual(record);
         expect(await store.getWorker(uid("unknown"))).toBeUndefined();
       });
 
@@ -139,7 +146,7 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
           heartbeatAt: 9_000,
           heartbeatSeconds: 10,
         });
-        const stored = await store.putWorker(again);
+        const stored = await registered(store, again);
         expect(stored).toEqual({
           ...again,
           holds: taken.ok ? taken.worker.holds : {},
@@ -152,7 +159,7 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
       it("lists every registered worker by id", async () => {
         const prefix = uid("list");
         const ids = [`${prefix}-c`, `${prefix}-a`, `${prefix}-b`];
-        for (const id of ids) await store.putWorker(registration(id, { pool: prefix }));
+        for (const id of ids) await registered(store, registration(id, { pool: prefix }));
         const listed = (await store.listWorkers()).filter((w) => w.workerId.startsWith(prefix));
         expect(listed.map((w) => w.workerId)).toEqual([...ids].sort());
         expect(listed[0]).toEqual({
@@ -164,7 +171,7 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
 
       it("records heartbeats, never moving heartbeatAt back; undefined for an unknown worker", async () => {
         const id = uid("w");
-        await store.putWorker(registration(id, { heartbeatAt: 1_000 }));
+        await registered(store, registration(id, { heartbeatAt: 1_000 }));
         expect(await store.touchWorker(id, 2_000)).toEqual({
           ...registration(id, { heartbeatAt: 2_000 }),
           holds: {},
@@ -184,9 +191,9 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
 
       it("deletes a worker only at the version it was read at; deleting again changes nothing", async () => {
         const id = uid("w");
-        const stored = await store.putWorker(registration(id));
+        const stored = await registered(store, registration(id));
         // Changed since (a take, a release, a registration again): not deleted.
-        const again = await store.putWorker(registration(id));
+        const again = await registered(store, registration(id));
         expect(await store.deleteWorker(id, stored.version)).toBe(false);
         expect(await store.getWorker(id)).toBeDefined();
         expect(await store.deleteWorker(id, again.version)).toBe(true);
@@ -303,7 +310,7 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
 
       it("adds holds beside the ones a worker has, each take at the version it counted", async () => {
         const pool = uid("pool");
-        const worker = await store.putWorker(registration(uid("w"), { pool }));
+        const worker = await registered(store, registration(uid("w"), { pool }));
         const first = readyTask(pool, { nodeId: "a" });
         const second = readyTask(pool, { nodeId: "b", executionId: first.executionId, offeredAt: 5_001 });
         for (const task of [first, second]) {
@@ -373,7 +380,7 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
       it("is refused for a stale worker version or an unknown worker, and changes nothing", async () => {
         const { pool, worker, task } = await offered();
         // Registered again since its limits were counted: version 2.
-        await store.putWorker(registration(worker.workerId, { pool }));
+        await registered(store, registration(worker.workerId, { pool }));
         const before = await snapshot(pool, task, worker.workerId);
         expect(await store.takeTask(taking(task, worker.workerId, worker.version))).toEqual({
           ok: false,
@@ -394,7 +401,7 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
 
       it("lets exactly one of two racing takes of one offer through", async () => {
         const { pool, worker, task } = await offered();
-        const rival = await store.putWorker(registration(uid("w"), { pool }));
+        const rival = await registered(store, registration(uid("w"), { pool }));
         const results = await Promise.all([
           store.takeTask(taking(task, worker.workerId, worker.version, "token-a")),
           store.takeTask(taking(task, rival.workerId, rival.version, "token-b")),

@@ -162,7 +162,7 @@ describe.each(BACKEND_KINDS)("external workers (%s)", PATIENT, (kind) => {
       }
       expect(taken).toHaveLength(3);
       expect(taken.filter((t) => t.nodeId === "a1")).toHaveLength(1);
-      const [workers] = [await engine.listWorkers()];
+      const [workers] = [(await engine.listWorkers({ limit: 100 })).workers];
       expect(workers.find((w) => w.workerId === worker.workerId)?.tasks).toHaveLength(3);
       // One ends: a slot frees, and the next task comes.
       await engine.completeTask(taken[0]!.taskToken, { done: 1 });
@@ -184,21 +184,29 @@ describe.each(BACKEND_KINDS)("external workers (%s)", PATIENT, (kind) => {
         maxParallel: 2,
       });
       expect(worker.heartbeatSeconds).toBeGreaterThan(0);
-      expect((await engine.listWorkers()).find((w) => w.workerId === worker.workerId)?.status).toBe(
-        "healthy",
-      );
+      expect(
+        (await engine.listWorkers({ limit: 100 })).workers.find((w) => w.workerId === worker.workerId)
+          ?.status,
+      ).toBe("healthy");
       // Silence, as the record sees it: its last heartbeat long ago.
       const record = (await store.getWorker(worker.workerId))!;
       const { holds: _holds, version: _version, ...fields } = record;
       const beat = record.heartbeatSeconds * 1000;
-      await store.putWorker({ ...fields, heartbeatAt: Date.now() - 3 * beat });
-      expect((await engine.listWorkers()).find((w) => w.workerId === worker.workerId)?.status).toBe("stale");
-      await store.putWorker({ ...fields, heartbeatAt: Date.now() - 10 * beat });
-      expect((await engine.listWorkers()).find((w) => w.workerId === worker.workerId)?.status).toBe("dead");
+      await store.putWorker({ ...fields, heartbeatAt: Date.now() - 3 * beat }, 0);
+      expect(
+        (await engine.listWorkers({ limit: 100 })).workers.find((w) => w.workerId === worker.workerId)
+          ?.status,
+      ).toBe("stale");
+      await store.putWorker({ ...fields, heartbeatAt: Date.now() - 10 * beat }, 0);
+      expect(
+        (await engine.listWorkers({ limit: 100 })).workers.find((w) => w.workerId === worker.workerId)
+          ?.status,
+      ).toBe("dead");
       await engine.workerHeartbeat(worker.workerId);
-      expect((await engine.listWorkers()).find((w) => w.workerId === worker.workerId)?.status).toBe(
-        "healthy",
-      );
+      expect(
+        (await engine.listWorkers({ limit: 100 })).workers.find((w) => w.workerId === worker.workerId)
+          ?.status,
+      ).toBe("healthy");
 
       await engine.registerWorkflow({
         name: "leaving",
@@ -207,7 +215,9 @@ describe.each(BACKEND_KINDS)("external workers (%s)", PATIENT, (kind) => {
       const { executionId } = await engine.createExecution({ workflow: "leaving" });
       const task = await pollUntilTask(backend, worker.workerId, "the job");
       expect(await engine.deregisterWorker(worker.workerId)).toEqual({ released: 1 });
-      expect((await engine.listWorkers()).some((w) => w.workerId === worker.workerId)).toBe(false);
+      expect(
+        (await engine.listWorkers({ limit: 100 })).workers.some((w) => w.workerId === worker.workerId),
+      ).toBe(false);
       // Its task is given up at once: retried as attempt 2, and its token is stale.
       const view = await engine.describeExecution(executionId);
       expect(view.nodes[0]).toMatchObject({ status: "QUEUED", attempt: 2 });
@@ -259,7 +269,7 @@ describe.each(BACKEND_KINDS)("external workers (%s)", PATIENT, (kind) => {
       expect(view.status).toBe("SUCCEEDED");
       expect(view.output).toEqual({ job: { by: healthy.workerId } });
       // Its hold was released when the lease was recovered, so the dead worker's record holds nothing.
-      const workers = await engine.listWorkers();
+      const { workers } = await engine.listWorkers({ limit: 100 });
       expect(workers.find((w) => w.workerId === doomed.workerId)?.tasks).toEqual([]);
     });
   });

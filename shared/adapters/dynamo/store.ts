@@ -34,7 +34,7 @@ import {
 } from "../../domain/cursor.js";
 import { orderHistory } from "../../domain/history.js";
 import { encodeStoredPayload } from "../../domain/payload.js";
-import type { ReadyTask, WorkerRecord } from "../../domain/placement.js";
+import type { ReadyTask, WorkerRecord, WorkerRegistrationRecord } from "../../domain/placement.js";
 import {
   type DeadLetterRecord,
   type ExecutionRecord,
@@ -112,6 +112,7 @@ import {
   listReadyTasks,
   listWorkers,
   offerTask,
+  pageWorkers,
   putWorker,
   releaseHold,
   takeTask,
@@ -812,8 +813,12 @@ export class DynamoStore implements Store {
 
   // ── external workers (workers.ts) ─────────────────────────────────────────────────────────────
 
-  async putWorker(worker: Omit<WorkerRecord, "holds" | "version">): Promise<WorkerRecord> {
-    return putWorker(this.io, worker);
+  async putWorker(worker: WorkerRegistrationRecord, deadBefore: number): Promise<Outcome<WorkerRecord>> {
+    return putWorker(this.io, worker, deadBefore);
+  }
+
+  async pageWorkers(page: { limit: number; next?: string }, now: number): Promise<Page<WorkerRecord>> {
+    return pageWorkers(this.io, page, now);
   }
 
   async getWorker(workerId: string): Promise<WorkerRecord | undefined> {

@@ -10,15 +10,19 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { decodeCursor, encodeCursor, workerCursorSchema } from "../../domain/cursor.js";
 import {
   type Hold,
   holdKey,
   type ReadyTask,
   type RunsOn,
   type WorkerRecord,
+  type WorkerRegistrationRecord,
+  workerExpired,
+  workerExpiresAt,
 } from "../../domain/placement.js";
 import { type NodeRecord, pendingNode } from "../../domain/records.js";
-import type { TakeOutcome, TakeTask } from "../../ports.js";
+import type { Outcome, Page, TakeOutcome, TakeTask } from "../../ports.js";
 import { type Item, nodeFromItem } from "./codec.js";
 import { Expression, isConditionFailure, sleep, updateExpression } from "./expression.js";
 import {
@@ -45,6 +49,7 @@ const REGISTRATION_FIELDS = [
   "registeredAt",
   "heartbeatAt",
   "heartbeatSeconds",
+  "placement",
 ] as const satisfies ReadonlyArray<keyof WorkerRecord>;
 
 export const WORKER_RECORD_ATTRIBUTES = [...REGISTRATION_FIELDS, "holds", "version"] as const;
@@ -129,6 +134,7 @@ export function workerFromItem(item: Item): WorkerRecord {
     heartbeatSeconds: Number(item.heartbeatSeconds),
     holds,
     version: Number(item.version),
+    ...(typeof item.placement === "string" ? { placement: item.placement } : {}),
   };
 }
 
@@ -153,32 +159,39 @@ function readyTaskFromItem(item: Item): ReadyTask {
 
 // ── workers ─────────────────────────────────────────────────────────────────────────────────────
 
-/** One UpdateItem: the registration replaced, holds kept, version bumped (1 for a new worker). */
+/**
+ * One conditional UpdateItem: the registration replaced, holds kept, version bumped (1 for a new
+ * worker), its expiry (the table's TTL) moved on — where placement.ts mayRegister allows: a new
+ * id, the same placement, a registration from before placements were kept, or a dead one.
+ */
 export async function putWorker(
   io: TableIO,
-  worker: Omit<WorkerRecord, "holds" | "version">,
-): Promise<WorkerRecord> {
+  worker: WorkerRegistrationRecord,
+  deadBefore: number,
+): Promise<Outcome<WorkerRecord>> {
   const e = new Expression();
-  const sets = REGISTRATION_FIELDS.map((field) => `${e.name(field)} = ${e.value(worker[field])}`);
+  const sets = REGISTRATION_FIELDS.flatMap((field) =>
+    worker[field] === undefined ? [] : [`${e.name(field)} = ${e.value(worker[field])}`],
+  );
   const holds = e.name("holds");
   const version = e.name("version");
+  const placement = e.name("placement");
   sets.push(
     `${holds} = if_not_exists(${holds}, ${e.value({})})`,
     `${version} = if_not_exists(${version}, ${e.value(0)}) + ${e.value(1)}`,
+    `${e.name(ATTR.ttl)} = ${e.value(workerExpiresAt(worker.heartbeatAt))}`,
   );
+  const condition = [
+    `attribute_not_exists(${e.name(ATTR.pk)})`,
+    `attribute_not_exists(${placement})`,
+    `${placement} = ${e.value(worker.placement ?? "")}`,
+    `${e.name("heartbeatAt")} < ${e.value(deadBefore)}`,
+  ].join(" OR ");
   const result = await besideTakes(() =>
-    io.doc.send(
-      new UpdateCommand({
-        TableName: io.tableName,
-        Key: workerKey(worker.workerId),
-        UpdateExpression: updateExpression(sets, []),
-        ExpressionAttributeNames: e.names,
-        ExpressionAttributeValues: e.values,
-        ReturnValues: "ALL_NEW",
-      }),
-    ),
+    io.conditionalUpdate(workerKey(worker.workerId), e, condition, updateExpression(sets, [])),
   );
-  return workerFromItem(result.Attributes ?? {});
+  if (result.ok) return { ok: true, record: workerFromItem(result.item) };
+  return { ok: false, current: result.current && workerFromItem(result.current) };
 }
 
 export async function getWorker(io: TableIO, workerId: string): Promise<WorkerRecord | undefined> {
@@ -201,6 +214,40 @@ export async function listWorkers(io: TableIO): Promise<WorkerRecord[]> {
 }
 
 /**
+ * A page of the registry's partition by worker id (the sort key's byte order), without the
+ * registrations expired at `now`: DynamoDB's TTL deletes them within a day or two, and until then
+ * they are skipped here (the page may then hold fewer than `limit`, with `next` still given).
+ */
+export async function pageWorkers(
+  io: TableIO,
+  page: { limit: number; next?: string },
+  now: number,
+): Promise<Page<WorkerRecord>> {
+  const limit = Math.floor(page.limit);
+  if (!(limit > 0)) return { items: [] };
+  const after = page.next === undefined ? undefined : decodeCursor(page.next, workerCursorSchema).k;
+  const e = new Expression();
+  const result = await io.doc.send(
+    new QueryCommand({
+      TableName: io.tableName,
+      KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(WORKERS_PK)} AND begins_with(${e.name(ATTR.sk)}, ${e.value(WORKER_PREFIX)})`,
+      ProjectionExpression: e.projection(WORKER_RECORD_ATTRIBUTES),
+      ExpressionAttributeNames: e.names,
+      ExpressionAttributeValues: e.values,
+      ConsistentRead: true,
+      Limit: limit,
+      ...(after === undefined ? {} : { ExclusiveStartKey: workerKey(after) }),
+    }),
+  );
+  const items = (result.Items ?? []).map((item) => workerFromItem(item as Item));
+  const lastId = items.at(-1)?.workerId;
+  const live = items.filter((worker) => !workerExpired(worker, now));
+  return result.LastEvaluatedKey && lastId !== undefined
+    ? { items: live, next: encodeCursor({ k: lastId }) }
+    : { items: live };
+}
+
+/**
  * Moves heartbeatAt forward to `now`, never back: written only when later than the stored one.
  * Refused, the item as found answers (none: no such worker).
  */
@@ -217,7 +264,7 @@ export async function touchWorker(
       workerKey(workerId),
       e,
       `attribute_exists(${e.name(ATTR.pk)}) AND ${heartbeatAt} < ${at}`,
-      `SET ${heartbeatAt} = ${at}`,
+      `SET ${heartbeatAt} = ${at}, ${e.name(ATTR.ttl)} = ${e.value(workerExpiresAt(now))}`,
     ),
   );
   if (result.ok) return workerFromItem(result.item);

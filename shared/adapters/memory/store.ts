@@ -9,11 +9,20 @@ import {
   deadLetterCursorSchema,
   decodeCursor,
   encodeCursor,
+  workerCursorSchema,
 } from "../../domain/cursor.js";
 import { invalidCursor } from "../../domain/errors.js";
 import { orderHistory } from "../../domain/history.js";
 import { parseMapItemId } from "../../domain/map.js";
-import { holdKey, offerKey, type ReadyTask, type WorkerRecord } from "../../domain/placement.js";
+import {
+  holdKey,
+  mayRegister,
+  offerKey,
+  type ReadyTask,
+  type WorkerRecord,
+  type WorkerRegistrationRecord,
+  workerExpired,
+} from "../../domain/placement.js";
 import {
   type DeadLetterRecord,
   type ExecutionRecord,
@@ -63,6 +72,7 @@ const positionCursorSchema = z.object({ i: z.number().int().min(1) });
 
 /** A workflow listing's position: the name of the last one answered (as DynamoStore's). */
 const workflowCursorSchema = z.object({ w: z.string().min(1).max(256) });
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export class MemoryStore implements Store {
   private readonly workflows = new Map<string, WorkflowVersionRecord[]>();
@@ -407,8 +417,10 @@ export class MemoryStore implements Store {
 
   // ── external workers ──────────────────────────────────────────────────────────────────────────
 
-  async putWorker(worker: Omit<WorkerRecord, "holds" | "version">): Promise<WorkerRecord> {
+  async putWorker(worker: WorkerRegistrationRecord, deadBefore: number): Promise<Outcome<WorkerRecord>> {
     const existing = this.workers.get(worker.workerId);
+    if (!mayRegister(existing, worker.placement ?? "", deadBefore))
+      return { ok: false, current: existing && copy(existing) };
     const next: WorkerRecord = {
       ...copy(worker),
       // Registered again: what it held is still counted until released.
@@ -416,7 +428,7 @@ export class MemoryStore implements Store {
       version: (existing?.version ?? 0) + 1,
     };
     this.workers.set(worker.workerId, next);
-    return copy(next);
+    return { ok: true, record: copy(next) };
   }
 
   async getWorker(workerId: string): Promise<WorkerRecord | undefined> {
@@ -426,6 +438,20 @@ export class MemoryStore implements Store {
 
   async listWorkers(): Promise<WorkerRecord[]> {
     return [...this.workers.values()].sort((a, b) => a.workerId.localeCompare(b.workerId)).map(copy);
+  }
+
+  async pageWorkers(page: { limit: number; next?: string }, now: number): Promise<Page<WorkerRecord>> {
+    const after = page.next === undefined ? undefined : decodeCursor(page.next, workerCursorSchema).k;
+    // Expired registrations are gone (DynamoDB's TTL deletes them there): here, when listed.
+    for (const [id, worker] of this.workers) if (workerExpired(worker, now)) this.workers.delete(id);
+    // Ids are ASCII (placement.ts): code-unit order is DynamoDB's byte order.
+    const ids = [...this.workers.keys()].filter((id) => after === undefined || id > after).sort(byCodeUnits);
+    const slice = ids.slice(0, Math.max(0, Math.floor(page.limit)));
+    const items = slice.map((id) => copy(this.workers.get(id)!));
+    const last = slice.at(-1);
+    return last !== undefined && ids.length > slice.length
+      ? { items, next: encodeCursor({ k: last }) }
+      : { items };
   }
 
   async touchWorker(workerId: string, now: number): Promise<WorkerRecord | undefined> {
