@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
 import { encodeAttemptToken } from "../../shared/domain/attempt-token.js";
+import { PLACEMENT_LIMITS } from "../../shared/domain/placement.js";
 import type { ExternalTask } from "../../shared/engine/external.js";
 import type { ExecutionView } from "../../shared/engine/views.js";
 import { API_ROUTES, type RouteName } from "../../shared/http/contract.js";
@@ -224,6 +225,133 @@ describe("POST /workers, GET /workers, DELETE /workers/{id}", () => {
     const listing = await api.call({ method: "DELETE", path: "/workers" });
     expectErrorAnswer(listing, 405, "MethodNotAllowed");
     expect(listing.headers.allow).toBe("GET, POST");
+  });
+});
+
+describe("the worker registry, bounded", () => {
+  /** Writes a registration as the store keeps it, heard from last at `heartbeatAt`. */
+  async function silence(workerId: string, heartbeatAt: number): Promise<void> {
+    const record = (await api.ports.store.getWorker(workerId))!;
+    const { holds: _holds, version: _version, ...fields } = record;
+    const put = await api.ports.store.putWorker({ ...fields, heartbeatAt }, 0);
+    expect(put.ok).toBe(true);
+  }
+
+  it("pages GET /workers (limit, next), every worker once; 400 for a bad cursor or limit", async () => {
+    const ids = Array.from({ length: 120 }, (_, i) => `w-${String(i).padStart(3, "0")}`);
+    for (const workerId of ids) await registerWorker({ workerId, pool: "gpu" });
+    const seen: string[] = [];
+    const sizes: number[] = [];
+    let next: string | undefined;
+    do {
+      const query = next === undefined ? "" : `&next=${encodeURIComponent(next)}`;
+      const page = await api.call({ method: "GET", path: `/workers?limit=50${query}` });
+      expect(page.status).toBe(200);
+      const body = page.body as { workers: Array<{ workerId: string }>; next?: string };
+      sizes.push(body.workers.length);
+      seen.push(...body.workers.map((w) => w.workerId));
+      next = body.next;
+    } while (next !== undefined);
+    expect(sizes).toEqual([50, 50, 20]);
+    expect(seen).toEqual(ids);
+    // Without a limit: the default page.
+    const first = (await api.call({ method: "GET", path: "/workers" })).body as {
+      workers: unknown[];
+      next?: string;
+    };
+    expect(first.workers).toHaveLength(PLACEMENT_LIMITS.defaultWorkersPerPage);
+    expect(first.next).toEqual(expect.any(String));
+    const badCursor = expectErrorAnswer(
+      await api.call({ method: "GET", path: "/workers?next=nope" }),
+      400,
+      "InvalidCursor",
+    );
+    expect(badCursor.details.map((d) => d.path)).toEqual(["query.next"]);
+    const badLimit = expectErrorAnswer(
+      await api.call({ method: "GET", path: `/workers?limit=${PLACEMENT_LIMITS.maxWorkersPerPage + 1}` }),
+      400,
+      "InvalidRequest",
+    );
+    expect(badLimit.details.map((d) => d.path)).toEqual(["query.limit"]);
+  });
+
+  it("lists a worker's held tasks up to a bound, with their count", async () => {
+    const { workerId } = await registerWorker({ workerId: "busy", pool: "gpu", maxParallel: 1000 });
+    const held = PLACEMENT_LIMITS.maxTasksPerWorkerView + 10;
+    for (let i = 0; i < held; i++) await start("transcode");
+    await deliver();
+    for (let i = 0; i < held; i++) {
+      const polled = await api.call({
+        method: "POST",
+        path: `/workers/${workerId}/poll`,
+        body: { waitSeconds: 0 },
+      });
+      expect(polled.status).toBe(200);
+    }
+    const view = (await api.call({ method: "GET", path: "/workers" })).body as {
+      workers: Array<{ tasks: unknown[]; taskCount: number }>;
+    };
+    expect(view.workers[0]!.tasks).toHaveLength(PLACEMENT_LIMITS.maxTasksPerWorkerView);
+    expect(view.workers[0]!.taskCount).toBe(held);
+  });
+
+  it("answers 409 WorkerIdTaken when a live worker's id registers with another pool or placement, changing nothing", async () => {
+    await registerWorker({ workerId: "w-1", pool: "gpu", labels: ["eu"] });
+    for (const other of [
+      { pool: "cpu" },
+      { pool: "gpu", labels: ["us"] },
+      { pool: "gpu", executors: ["ffmpeg"] },
+    ]) {
+      const error = expectErrorAnswer(
+        await api.call({ method: "POST", path: "/workers", body: { workerId: "w-1", ...other } }),
+        409,
+        "WorkerIdTaken",
+      );
+      expect(error.message).toContain('worker "w-1"');
+      expect(error.message).toContain('pool "gpu"');
+    }
+    expect(await api.ports.store.getWorker("w-1")).toMatchObject({ pool: "gpu", labels: ["eu"], version: 1 });
+    // The same placement again (another maxParallel, labels in another order) is the same worker.
+    await registerWorker({ workerId: "w-1", pool: "gpu", labels: ["eu"], maxParallel: 3 });
+    // Dead (silent for more than its dead-after beats): another placement may have the id.
+    await silence("w-1", Date.now() - (PLACEMENT_LIMITS.deadAfterBeats + 1) * 30_000);
+    await registerWorker({ workerId: "w-1", pool: "cpu" });
+    expect(await api.ports.store.getWorker("w-1")).toMatchObject({ pool: "cpu" });
+  });
+
+  it("never lists a registration past its retention", async () => {
+    await registerWorker({ workerId: "old", pool: "gpu" });
+    await registerWorker({ workerId: "new", pool: "gpu" });
+    await silence("old", Date.now() - PLACEMENT_LIMITS.workerRetentionSeconds * 1000 - 1000);
+    const { workers } = (await api.call({ method: "GET", path: "/workers" })).body as {
+      workers: Array<{ workerId: string }>;
+    };
+    expect(workers.map((w) => w.workerId)).toEqual(["new"]);
+  });
+
+  it("answers 409 TooManyWorkers past the live workers a pool takes; a dead one frees its place", async () => {
+    const max = PLACEMENT_LIMITS.maxWorkersPerPool;
+    for (let i = 0; i < max; i++)
+      await api.engine.registerWorker({
+        workerId: `p-${i}`,
+        pool: "full",
+        executors: [],
+        capabilities: {},
+        labels: [],
+        maxParallel: 1,
+      });
+    const error = expectErrorAnswer(
+      await api.call({ method: "POST", path: "/workers", body: { workerId: "one-more", pool: "full" } }),
+      409,
+      "TooManyWorkers",
+    );
+    expect(error.message).toContain(`pool "full" has ${max} live workers; a pool takes at most ${max}`);
+    expect(await api.ports.store.getWorker("one-more")).toBeUndefined();
+    // Other pools are not affected, and a worker already in the pool registers again.
+    await registerWorker({ workerId: "elsewhere", pool: "other-pool" });
+    await registerWorker({ workerId: "p-0", pool: "full" });
+    await silence("p-1", Date.now() - (PLACEMENT_LIMITS.deadAfterBeats + 1) * 30_000);
+    await registerWorker({ workerId: "one-more", pool: "full" });
   });
 });
 

@@ -17,7 +17,7 @@ import {
 import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
-import { holdKey, type ReadyTask } from "../../shared/domain/placement.js";
+import { holdKey, type ReadyTask, workerExpiresAt } from "../../shared/domain/placement.js";
 import type { ExecutionRecord } from "../../shared/domain/records.js";
 import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
 import { describeStoreContract } from "./store.contract.js";
@@ -239,7 +239,19 @@ describe("DynamoStore worker and offer items (emulator)", () => {
     if (!put.ok) throw new Error("refused");
     const worker = put.record;
     expect(workerKey("w1")).toEqual({ pk: "WORKERS", sk: "W#w1" });
-    expect(await raw(workerKey("w1"))).toMatchObject({ pk: "WORKERS", holds: {}, version: 1 });
+    // Its expiry is the table's TTL attribute, in epoch seconds: DynamoDB deletes it after the
+    // retention; a heartbeat moves it on.
+    expect(await raw(workerKey("w1"))).toMatchObject({
+      pk: "WORKERS",
+      holds: {},
+      version: 1,
+      expiresAt: workerExpiresAt(1),
+    });
+    await t.store.touchWorker("w1", 3_600_000);
+    expect(await raw(workerKey("w1"))).toMatchObject({
+      heartbeatAt: 3_600_000,
+      expiresAt: workerExpiresAt(3_600_000),
+    });
 
     const executionId = randomUUID();
     const task: ReadyTask = {

@@ -5,7 +5,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Hold, holdKey, type ReadyTask, type WorkerRecord } from "../../shared/domain/placement.js";
+import {
+  deadBefore,
+  type Hold,
+  holdKey,
+  PLACEMENT_LIMITS,
+  type ReadyTask,
+  type WorkerRecord,
+} from "../../shared/domain/placement.js";
 import type { HistoryEvent, NodeRecord } from "../../shared/domain/records.js";
 import type { Store, TakeTask } from "../../shared/ports.js";
 import type { StoreFactory } from "./store.contract.js";
@@ -121,6 +128,84 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
       node: await store.getNode(task.executionId, task.nodeId),
       history: await store.listHistory(task.executionId),
       worker: await store.getWorker(workerId),
+    });
+
+    describe("the registry's bounds", () => {
+      const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
+      const DEAD_BEFORE = deadBefore(NOW, 30);
+
+      it("pages the registry by id: every worker once, in byte order, no page over its limit", async () => {
+        const prefix = uid("page");
+        // Mixed case and digits: byte order, not a locale's, on every store.
+        const ids = Array.from(
+          { length: 230 },
+          (_, i) => `${prefix}-${i % 2 === 0 ? "A" : "a"}${String(i).padStart(3, "0")}`,
+        );
+        for (const id of ids) await registered(store, registration(id, { heartbeatAt: NOW }));
+        const seen: string[] = [];
+        let next: string | undefined;
+        let pages = 0;
+        do {
+          const page = await store.pageWorkers({ limit: 40, ...(next === undefined ? {} : { next }) }, NOW);
+          expect(page.items.length).toBeLessThanOrEqual(40);
+          seen.push(...page.items.map((w) => w.workerId));
+          next = page.next;
+          pages++;
+        } while (next !== undefined);
+        const mine = seen.filter((id) => id.startsWith(prefix));
+        expect(new Set(seen).size).toBe(seen.length);
+        expect(mine).toEqual([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+        expect(pages).toBeGreaterThanOrEqual(Math.ceil(ids.length / 40));
+      });
+
+      it("refuses a cursor it never returned", async () => {
+        await expect(store.pageWorkers({ limit: 10, next: "not-a-cursor" }, NOW)).rejects.toMatchObject({
+          code: "InvalidCursor",
+        });
+        await expect(
+          store.pageWorkers({ limit: 10, next: Buffer.from('{"w":"x"}').toString("base64url") }, NOW),
+        ).rejects.toMatchObject({ code: "InvalidCursor" });
+      });
+
+      it("never lists a registration past its retention", async () => {
+        const old = uid("expired");
+        const kept = uid("kept");
+        const retentionMs = PLACEMENT_LIMITS.workerRetentionSeconds * 1000;
+        await registered(store, registration(old, { heartbeatAt: NOW - retentionMs - 1000 }));
+        await registered(store, registration(kept, { heartbeatAt: NOW - retentionMs + 1000 }));
+        const listed: string[] = [];
+        let next: string | undefined;
+        do {
+          const page = await store.pageWorkers({ limit: 100, ...(next === undefined ? {} : { next }) }, NOW);
+          listed.push(...page.items.map((w) => w.workerId));
+          next = page.next;
+        } while (next !== undefined);
+        expect(listed).toContain(kept);
+        expect(listed).not.toContain(old);
+      });
+
+      it("does not let another placement take over a live id; the same one, or a dead id, it does", async () => {
+        const id = uid("taken");
+        const gpu = { ...registration(id, { pool: "gpu", heartbeatAt: NOW }), placement: "gpu-placement" };
+        const cpu = { ...registration(id, { pool: "cpu", heartbeatAt: NOW }), placement: "cpu-placement" };
+        const first = await store.putWorker(gpu, DEAD_BEFORE);
+        expect(first.ok).toBe(true);
+        // Another placement while it lives: refused, the registration as found answers, nothing changed.
+        const refused = await store.putWorker(cpu, DEAD_BEFORE);
+        expect(refused).toMatchObject({ ok: false, current: { workerId: id, pool: "gpu", version: 1 } });
+        expect(await store.getWorker(id)).toMatchObject({
+          pool: "gpu",
+          version: 1,
+          placement: "gpu-placement",
+        });
+        // The same placement again: registered again (its version moves on).
+        const again = await store.putWorker({ ...gpu, maxParallel: 8 }, DEAD_BEFORE);
+        expect(again).toMatchObject({ ok: true, record: { pool: "gpu", maxParallel: 8, version: 2 } });
+        // Once it is dead (silent since before deadBefore), another placement may have the id.
+        await store.putWorker({ ...gpu, heartbeatAt: DEAD_BEFORE - 1 }, DEAD_BEFORE);
+        const takeover = await store.putWorker(cpu, DEAD_BEFORE);
+        expect(takeover).toMatchObject({ ok: true, record: { pool: "cpu", placement: "cpu-placement" } });
+      });
     });
 
     describe("the worker registry", () => {
