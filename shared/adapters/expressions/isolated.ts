@@ -166,6 +166,9 @@ function startWorker(heapMb: number): Worker {
     // Its output is the process's: it writes nothing itself.
     stdout: false,
     stderr: false,
+    // None of the process's flags: the thread runs one module, and some refuse one (--input-type,
+    // --eval); tsx, where the source needs it, is registered by the thread itself (below).
+    execArgv: [],
   };
   const self = import.meta.url;
   if (!self.endsWith(".ts")) return new Worker(new URL(self), options);
