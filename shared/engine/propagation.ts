@@ -352,7 +352,21 @@ export class Propagation {
     const ended = finished.ok || finished.current?.status === status;
     if (mayHaveLeftovers && ended) {
       await this.cleanUp(executionId, status, `execution ${status.toLowerCase()}: ${reason}`, graph);
+    } else if (ended && graph.nodes.some((n) => n.type === "map")) {
+      // Nothing left running: what its maps still hold of the root's budget goes back (a map
+      // completing gave its own back already, unless cut short before).
+      await this.releaseReservations(executionId);
     }
+  }
+
+  /**
+   * Gives back every map-items reservation an execution holds (domain/fan-out.ts): once nothing of
+   * it runs any more, so that its root's count of map items in flight is never short of the items
+   * running. Each release happens once (its marker goes with it); a repeat finds none.
+   */
+  async releaseReservations(executionId: string): Promise<void> {
+    const held = await this.ctx.store.listMapItemReservations(executionId);
+    await mapLimit(held, STORE_CONCURRENCY, (reservation) => this.ctx.store.releaseMapItems(reservation));
   }
 
   /**
@@ -368,6 +382,8 @@ export class Propagation {
     const began = this.ctx.clock.now();
     const handlerOpen = status === "FAILED" ? await this.onFailureOpen(executionId, graph) : false;
     const open = (await this.cancelOutstanding(executionId, reason, status, graph)) + (handlerOpen ? 1 : 0);
+    // Settled: no node or item of it runs, so its maps' reservations go back.
+    if (open === 0) await this.releaseReservations(executionId);
     const next = open === 0 ? null : this.ctx.clock.now() + this.ctx.sweep.graceMs;
     // Only for the end it cleaned up: one that stalled across a redrive and the execution's next
     // end (recorded as a sweep, finishExecution) would take it out of the sweeper's index with that
@@ -407,7 +423,9 @@ export class Propagation {
   /** Cancels a child execution (engine/children.ts); one already ended stays as it is. */
   async cancelChild(childId: string, reason: string): Promise<void> {
     try {
-      await cancelExecution(this.ctx, this, childId, reason);
+      // Its own cleanup by a message to a worker: each level of a tree is cancelled in parallel,
+      // never the whole tree within this call (cancellation.ts).
+      await cancelExecution(this.ctx, this, childId, reason, { cleanUp: "message" });
     } catch (error) {
       if (!hasCode(error, "Conflict") && !hasCode(error, "NotFound")) throw error;
     }

@@ -245,7 +245,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(winners).toHaveLength(1);
         const winner = winners[0]!;
         for (const result of results) {
-          if (!result.created) {
+          if ("existing" in result) {
             expect(result.existing.executionId).toBe(records[winner]!.executionId);
             expect(result.keyed).toEqual(keyed(`${winner}`, true));
           }
