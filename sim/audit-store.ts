@@ -11,7 +11,13 @@
  */
 import type { AttemptToken } from "../shared/domain/attempt-token.js";
 import { offerKey, type ReadyTask, type WorkerRecord } from "../shared/domain/placement.js";
-import type { ExecutionRecord, ExecutionStatus, HistoryEvent, NodeRecord } from "../shared/domain/records.js";
+import type {
+  ExecutionRecord,
+  ExecutionStatus,
+  HistoryEvent,
+  NodeRecord,
+  ParentLink,
+} from "../shared/domain/records.js";
 import type {
   ArrivalRequest,
   ArrivalResult,
@@ -43,6 +49,8 @@ export interface FanOutWrite {
   root: string;
   /** The child created (descendant), or the reservation's execution. */
   executionId: string;
+  /** A descendant's parent node attempt (the one refused, when it was). */
+  parent?: ParentLink;
   key?: string;
   units: number;
   limit?: number;
@@ -290,6 +298,7 @@ export class AuditStore implements Store {
         op: "descendant",
         root: record.rootExecutionId,
         executionId: record.executionId,
+        ...(record.parent ? { parent: record.parent } : {}),
         units: 1,
         limit: budget.limit,
         accepted: result.created,

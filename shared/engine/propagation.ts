@@ -326,6 +326,9 @@ export class Propagation {
     const mayHaveLeftovers =
       status !== "SUCCEEDED" ||
       graph.nodes.some((n) => n.fanIn.kind !== "all" || (n.type === "map" && n.onError === "continue"));
+    // Its maps may still hold some of the root's fan-out budget (a map's completion cut short before
+    // it gave its reservation back): given back below, confirmed by the sweeper after a crash.
+    const mayHoldBudget = !mayHaveLeftovers && graph.nodes.some((n) => n.type === "map");
     const finished = await this.ctx.store.transitionExecution(
       executionId,
       ["RUNNING"],
@@ -333,7 +336,7 @@ export class Propagation {
         status,
         finishedAt: now,
         // With leftovers to cancel, stay in the sweeper's index until the cleanup is confirmed.
-        sweepAt: mayHaveLeftovers ? now + this.ctx.sweep.graceMs : null,
+        sweepAt: mayHaveLeftovers || mayHoldBudget ? now + this.ctx.sweep.graceMs : null,
         // An end counts as a sweep: a cleanup that began before it — an earlier life's, stalled
         // across a redrive — cannot confirm this end's (cleanUp).
         sweptAt: now,
@@ -352,10 +355,14 @@ export class Propagation {
     const ended = finished.ok || finished.current?.status === status;
     if (mayHaveLeftovers && ended) {
       await this.cleanUp(executionId, status, `execution ${status.toLowerCase()}: ${reason}`, graph);
-    } else if (ended && graph.nodes.some((n) => n.type === "map")) {
-      // Nothing left running: what its maps still hold of the root's budget goes back (a map
-      // completing gave its own back already, unless cut short before).
+    } else if (mayHoldBudget && ended) {
+      // Nothing left running: what its maps still hold of the root's budget goes back; then it
+      // leaves the sweeper's index (as cleanUp does, for the end it confirmed).
+      const began = this.ctx.clock.now();
       await this.releaseReservations(executionId);
+      await this.ctx.store.transitionExecution(executionId, [status], { sweepAt: null }, undefined, {
+        notSweptAfter: began,
+      });
     }
   }
 
