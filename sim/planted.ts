@@ -205,6 +205,11 @@ export function descendantsUncounted(store: Store): Store {
   return overrideCreate(store, (record, event, keyed) => store.createExecution(record, event, keyed));
 }
 
+/** Fan-out budget broken: a map's lanes are never reserved (every reservation "fits"). */
+export function reservationsUncounted(store: Store): Store {
+  return overrideStore(store, "reserveMapItems", async () => ({ ok: true }) as const);
+}
+
 /** Fan-out budget broken: a map's reservation is never given back (acknowledged, yet still held). */
 export function reservationsKept(store: Store): Store {
   return overrideStore(store, "releaseMapItems", async (reservation) => {
