@@ -272,8 +272,11 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   // Fan-out trees and their small budget from their own stream, so the other draws of a seed stay
   // as they were.
   const fanOutDraw = root.fork("fan-out");
+  // A tree is maps of children: none in worlds without either.
   const fanOutWorld =
-    options.fanOut === "always" || ((options.fanOut ?? true) && fanOutDraw.chance(FAN_OUT_WORLDS));
+    (options.children ?? true) &&
+    (options.maps ?? true) &&
+    (options.fanOut === "always" || ((options.fanOut ?? true) && fanOutDraw.chance(FAN_OUT_WORLDS)));
   const fanOut = fanOutWorld
     ? {
         tree: fanOutTree(fanOutDraw.seed32()),
