@@ -70,11 +70,12 @@ export async function reserveMapItems(
   now: number,
   retentionDays: number | undefined,
 ): Promise<{ ok: true } | { ok: false; inFlight: number }> {
+  // No TTL: a marker lives until its release (at the latest its execution's settled end), however
+  // long its map runs; one expired before would leave its units counted for good.
   const marker = {
     ...reservationKey(reservation.executionId, reservation.key),
     root: reservation.rootExecutionId,
     units: reservation.units,
-    ...(retentionDays === undefined ? {} : { [ATTR.ttl]: expiresAfter(now, retentionDays) }),
   };
   const result = await io.transact({
     TransactItems: [
