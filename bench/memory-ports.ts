@@ -76,9 +76,12 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       log.ddb.indexWriteUnits += 3;
       return store.createExecution(record, event, keyed, budget);
     },
-    reserveMapItems: async (reservation, limit, now) => {
-      fencedWrite();
-      return store.reserveMapItems(reservation, limit, now);
+    reserveMapItems: async (reservation, limit, now, fence) => {
+      // The marker's Put, the count's Update and the map node's ConditionCheck.
+      log.op("DynamoDB.TransactWriteItems", 3);
+      log.ddb.writeUnits += 4;
+      log.ddb.readUnits += 2;
+      return store.reserveMapItems(reservation, limit, now, fence);
     },
     releaseMapItems: async (reservation) => {
       fencedWrite();

@@ -314,7 +314,13 @@ export interface Store {
     reservation: MapItemsReservation,
     limit: number,
     now: number,
-  ): Promise<{ ok: true } | { ok: false; inFlight: number }>;
+    /**
+     * Checked in the same write: the map node is RUNNING under this lease token with no cancellation
+     * requested, so a map stopped meanwhile (its execution's cleanup may have given everything back
+     * already) reserves nothing (`fenced`).
+     */
+    fence?: { nodeId: string; leaseToken: string },
+  ): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }>;
   /** Gives a reservation back once (its marker deleted with it); false when it was not held. */
   releaseMapItems(reservation: MapItemsReservation): Promise<boolean>;
   /** The reservations held under an execution (what its end gives back). */

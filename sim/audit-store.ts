@@ -315,13 +315,14 @@ export class AuditStore implements Store {
     reservation: MapItemsReservation,
     limit: number,
     now: number,
-  ): Promise<{ ok: true } | { ok: false; inFlight: number }> {
+    fence?: { nodeId: string; leaseToken: string },
+  ): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }> {
     const held = (await this.inner.listMapItemReservations(reservation.executionId)).some(
       (r) => r.key === reservation.key,
     );
-    const result = await this.inner.reserveMapItems(reservation, limit, now);
-    // A repeat (its marker held) changes nothing: not a reservation of its own.
-    if (!held)
+    const result = await this.inner.reserveMapItems(reservation, limit, now, fence);
+    // A repeat (its marker held) changes nothing, nor does a fenced one: not reservations of their own.
+    if (!held && (result.ok || !result.fenced))
       await this.logFanOut({
         op: "reserve",
         root: reservation.rootExecutionId,

@@ -189,7 +189,12 @@ export class Maps {
     // budget (domain/fan-out.ts), kept until the map completes or its execution's end settled.
     const reservation = mapReservation(execution, node.id, record.attempt, state.lanes);
     const limit = this.ctx.fanOut.maxMapItemsInFlight;
-    const reserved = await this.ctx.store.reserveMapItems(reservation, limit, now);
+    const reserved = await this.ctx.store.reserveMapItems(reservation, limit, now, {
+      nodeId: node.id,
+      leaseToken: lease.token,
+    });
+    // Stopped meanwhile (cancelled, or its lease recovered): nothing reserved, nothing to do.
+    if (!reserved.ok && reserved.fenced) return;
     if (!reserved.ok) {
       const error = mapItemsExceeded(
         node.id,

@@ -640,6 +640,34 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(await store.getFanOut(randomUUID())).toEqual({ descendants: 0, mapItemsInFlight: 0 });
       });
 
+      it("reserves only for the map attempt holding its lease, with no cancellation requested", async () => {
+        const root = randomUUID();
+        const exec = randomUUID();
+        const reservation = { rootExecutionId: root, executionId: exec, key: "m[1]", units: 2 };
+        const fence = { nodeId: "m", leaseToken: "t1" };
+        expect(await store.reserveMapItems(reservation, 5, 1, fence)).toMatchObject({
+          ok: false,
+          fenced: true,
+        });
+        await store.transitionNode(
+          exec,
+          "m",
+          { status: ["PENDING"] },
+          { status: "RUNNING", attempt: 1, lease: { token: "t1", expiresAt: 9 } },
+        );
+        expect(await store.reserveMapItems(reservation, 5, 1, { ...fence, leaseToken: "t0" })).toMatchObject({
+          ok: false,
+          fenced: true,
+        });
+        expect(await store.getFanOut(root)).toEqual({ descendants: 0, mapItemsInFlight: 0 });
+        expect(await store.reserveMapItems(reservation, 5, 1, fence)).toEqual({ ok: true });
+        await store.transitionNode(exec, "m", { status: ["RUNNING"] }, { cancelRequested: true });
+        expect(await store.reserveMapItems({ ...reservation, key: "m[2]" }, 5, 1, fence)).toMatchObject({
+          fenced: true,
+        });
+        expect(await store.getFanOut(root)).toEqual({ descendants: 0, mapItemsInFlight: 2 });
+      });
+
       it("reserves racing map attempts exactly up to the limit", async () => {
         const root = randomUUID();
         const results = await Promise.all(

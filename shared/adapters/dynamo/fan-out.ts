@@ -10,7 +10,7 @@
 import type { TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { FanOutCounts, MapItemsReservation } from "../../ports.js";
 import { Expression, updateExpression } from "./expression.js";
-import { ATTR, executionPk, fanOutKey, RESERVATION_PREFIX, reservationKey } from "./keys.js";
+import { ATTR, executionPk, fanOutKey, nodeKey, RESERVATION_PREFIX, reservationKey } from "./keys.js";
 import type { TableIO } from "./table-io.js";
 import { expiresAfter } from "./writes.js";
 
@@ -69,7 +69,8 @@ export async function reserveMapItems(
   limit: number,
   now: number,
   retentionDays: number | undefined,
-): Promise<{ ok: true } | { ok: false; inFlight: number }> {
+  fence?: { nodeId: string; leaseToken: string },
+): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }> {
   // No TTL: a marker lives until its release (at the latest its execution's settled end), however
   // long its map runs; one expired before would leave its units counted for good.
   const marker = {
@@ -92,11 +93,38 @@ export async function reserveMapItems(
         now,
         retentionDays,
       }),
+      ...(fence
+        ? [
+            {
+              ConditionCheck: {
+                TableName: tableName,
+                Key: nodeKey(reservation.executionId, fence.nodeId),
+                ConditionExpression:
+                  "#status = :running AND #lease.#token = :token AND (attribute_not_exists(#cr) OR #cr = :false)",
+                ExpressionAttributeNames: {
+                  "#status": "status",
+                  "#lease": "lease",
+                  "#token": "token",
+                  "#cr": "cancelRequested",
+                },
+                ExpressionAttributeValues: {
+                  ":running": "RUNNING",
+                  ":token": fence.leaseToken,
+                  ":false": false,
+                },
+              },
+            },
+          ]
+        : []),
     ],
   });
+  if (result === "ok") return { ok: true };
+  const inFlight = async () => (await getFanOut(io, reservation.rootExecutionId)).mapItemsInFlight;
+  // The map stopped meanwhile: nothing reserved, whatever else refused.
+  if (fence && failed(result[2])) return { ok: false, inFlight: await inFlight(), fenced: true };
   // Its marker exists: this reservation was made before (a repeat), and counted then.
-  if (result === "ok" || failed(result[0])) return { ok: true };
-  return { ok: false, inFlight: (await getFanOut(io, reservation.rootExecutionId)).mapItemsInFlight };
+  if (failed(result[0])) return { ok: true };
+  return { ok: false, inFlight: await inFlight() };
 }
 
 export async function releaseMapItems(

@@ -680,8 +680,17 @@ export class DynamoStore implements Store {
     reservation: MapItemsReservation,
     limit: number,
     now: number,
-  ): Promise<{ ok: true } | { ok: false; inFlight: number }> {
-    return reserveMapItems(this.io, this.tableName, reservation, limit, now, this.options.retentionDays);
+    fence?: { nodeId: string; leaseToken: string },
+  ): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }> {
+    return reserveMapItems(
+      this.io,
+      this.tableName,
+      reservation,
+      limit,
+      now,
+      this.options.retentionDays,
+      fence,
+    );
   }
 
   releaseMapItems(reservation: MapItemsReservation): Promise<boolean> {

@@ -171,10 +171,17 @@ export class MemoryStore implements Store {
   async reserveMapItems(
     reservation: MapItemsReservation,
     limit: number,
-  ): Promise<{ ok: true } | { ok: false; inFlight: number }> {
+    _now?: number,
+    fence?: { nodeId: string; leaseToken: string },
+  ): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }> {
     const held = this.reservations.get(reservation.executionId) ?? new Map<string, MapItemsReservation>();
-    if (held.has(reservation.key)) return { ok: true };
     const counts = this.fanOutOf(reservation.rootExecutionId);
+    if (fence) {
+      const node = this.nodes.get(reservation.executionId)?.get(fence.nodeId)?.record;
+      if (node?.status !== "RUNNING" || node.lease?.token !== fence.leaseToken || node.cancelRequested)
+        return { ok: false, inFlight: counts.mapItemsInFlight, fenced: true };
+    }
+    if (held.has(reservation.key)) return { ok: true };
     if (counts.mapItemsInFlight + reservation.units > limit)
       return { ok: false, inFlight: counts.mapItemsInFlight };
     counts.mapItemsInFlight += reservation.units;
