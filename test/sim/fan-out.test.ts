@@ -42,6 +42,18 @@ describe("simulation with fan-out trees", () => {
       for (const stat of reaches) expect(result.stats[stat] ?? 0, `${stat}\n${report}`).toBeGreaterThan(0);
     });
 
+  // Engine findings of the first fan-out campaigns (worlds as the campaign draws them), fixed.
+  for (const { seed, finding } of [
+    { seed: 120, finding: "a succeeded execution's maps kept their reservation after a crash" },
+    { seed: 147, finding: "an item claimed by a stale worker after its execution's cleanup" },
+    { seed: 6896, finding: "a stopped map's stale start reserved after its execution's cleanup" },
+    { seed: 3197, finding: "a sink told to stop in a failed life was cancelled after a redrive" },
+  ])
+    it(`seed ${seed}: no invariant violated [${finding}]`, async () => {
+      const result = await runWorld({ seed, ...(seed < 200 ? { fanOut: "always" as const } : {}) });
+      expect(result.violations, formatResult(result, { traceLines: 20 })).toEqual([]);
+    });
+
   it("notices children not counted against their root: more descendants than the budget", async () => {
     const result = await runWorld({ seed: 3, fanOut: "always", plant: descendantsUncounted });
     const rules = result.violations.filter((v) => v.rule === "fan-out-descendants").map((v) => v.message);
