@@ -31,7 +31,11 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
   },
   { seed: 209, reaches: ["mapItemsTolerated"], note: "a tolerated failure" },
   { seed: 121, reaches: ["mapsAtFullWidth", "itemsClaimedAfterMapEnd"], note: "every lane busy at once" },
-  { seed: 195, reaches: ["crashes", "mapItemsLost", "mapsFailed"], note: "crashes lose items of failed maps" },
+  {
+    seed: 195,
+    reaches: ["crashes", "mapItemsLost", "mapsFailed"],
+    note: "crashes lose items of failed maps",
+  },
   { seed: 157, reaches: ["crashes", "mapsEmpty", "mapsFailed"], note: "empty maps and failed ones" },
 ];
 
