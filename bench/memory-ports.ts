@@ -64,15 +64,36 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       read("DynamoDB.Query");
       return store.listWorkflows(page);
     },
-    createExecution: async (record, event) => {
+    createExecution: async (record, event, keyed, budget) => {
       if (record.idempotencyKey === undefined) write("DynamoDB.PutItem");
       else {
-        log.op("DynamoDB.TransactWriteItems", 2);
-        log.ddb.writeUnits += 4;
+        // A child's create also counts it against its root's fan-out budget (one more item).
+        const items = budget === undefined ? 2 : 3;
+        log.op("DynamoDB.TransactWriteItems", items);
+        log.ddb.writeUnits += 2 * items;
       }
       // The new execution enters the listing indexes gsi1, gsi3 and the due index gsi2.
       log.ddb.indexWriteUnits += 3;
-      return store.createExecution(record, event);
+      return store.createExecution(record, event, keyed, budget);
+    },
+    reserveMapItems: async (reservation, limit, now, fence) => {
+      // The marker's Put, the count's Update and the map node's ConditionCheck.
+      log.op("DynamoDB.TransactWriteItems", 3);
+      log.ddb.writeUnits += 4;
+      log.ddb.readUnits += 2;
+      return store.reserveMapItems(reservation, limit, now, fence);
+    },
+    releaseMapItems: async (reservation) => {
+      fencedWrite();
+      return store.releaseMapItems(reservation);
+    },
+    listMapItemReservations: async (id) => {
+      read("DynamoDB.Query");
+      return store.listMapItemReservations(id);
+    },
+    getFanOut: async (root) => {
+      read("DynamoDB.GetItem");
+      return store.getFanOut(root);
     },
     getExecution: async (id, consistency) => {
       read("DynamoDB.GetItem", 1, units(1, consistency));

@@ -84,6 +84,9 @@ export function recordsToDelete(
   return records.filter((record) => !failed.has(record.messageId));
 }
 
+/** Resolves after the event loop's pending I/O and timers had their turn (setImmediate runs after them). */
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export function startPoller(options: PollerOptions): Poller {
   const concurrency = Math.max(1, options.concurrency ?? 4);
   const batchSize = Math.min(10, Math.max(1, options.batchSize ?? 10));
@@ -166,6 +169,10 @@ export function startPoller(options: PollerOptions): Poller {
         nudge?.();
       });
       inFlight.add(invocation);
+      // Let the rest of the process have a turn (the HTTP server, the timers) before the next
+      // receive: on the embedded backend a receive and a whole invocation may complete without
+      // ever waiting on I/O, and a backlog that never empties would otherwise starve the API.
+      await yieldToEventLoop();
     }
   };
 

@@ -183,7 +183,40 @@ export interface KeyedRequest {
 export type CreateOutcome =
   | { created: true }
   /** The key was taken: the execution it names, and what the request that took it asked. */
-  | { created: false; existing: ExecutionRecord; keyed: KeyedRequest };
+  | { created: false; existing: ExecutionRecord; keyed: KeyedRequest }
+  /** A child over its root's descendants budget (DescendantBudget): nothing written. */
+  | { created: false; overBudget: true };
+
+/**
+ * The fan-out budget a child's create is counted against (domain/fan-out.ts): its root's count of
+ * descendants (`record.rootExecutionId`) goes up by one in the same write that creates the child,
+ * only when the count is under `limit` — otherwise nothing is written. A create whose key was taken
+ * (a repeat of the same child) counts nothing.
+ */
+export interface DescendantBudget {
+  limit: number;
+  /** With a retention configured, the root's budget expires that long after its last write. */
+  now: number;
+}
+
+/**
+ * A map attempt's lanes reserved against its root's map items in flight (domain/fan-out.ts): a
+ * marker per reservation, so a repeat counts once and a release gives back exactly what it took.
+ */
+export interface MapItemsReservation {
+  rootExecutionId: string;
+  /** The execution the map belongs to (markers live with it). */
+  executionId: string;
+  /** Unique within the execution: the map attempt (mapReservationKey). */
+  key: string;
+  units: number;
+}
+
+/** A root's fan-out counts, as stored. */
+export interface FanOutCounts {
+  descendants: number;
+  mapItemsInFlight: number;
+}
 
 export interface Store {
   // ── workflows: versions are immutable ──────────────────────────────────────────────────────────
@@ -206,7 +239,13 @@ export interface Store {
    * only keeps and returns it: the engine tells whether the requests are the same (idempotency.ts).
    * A key whose execution is gone (deleted by a retention) is free again.
    */
-  createExecution(record: ExecutionRecord, event: HistoryEvent, keyed?: KeyedRequest): Promise<CreateOutcome>;
+  createExecution(
+    record: ExecutionRecord,
+    event: HistoryEvent,
+    keyed?: KeyedRequest,
+    /** A child's: counted against its root's descendants, refused (`overBudget`) past the limit. */
+    budget?: DescendantBudget,
+  ): Promise<CreateOutcome>;
   getExecution(executionId: string, consistency?: Consistency): Promise<ExecutionRecord | undefined>;
   transitionExecution(
     executionId: string,
@@ -265,6 +304,30 @@ export interface Store {
   recordShardArrival(request: ShardArrivalRequest): Promise<{ recorded: number[]; shard: ArrivalShard }>;
   /** The stored shards among `shards` of a child, in shard order (strongly consistent; missing ones are left out). */
   getArrivalShards(executionId: string, childId: string, shards: readonly number[]): Promise<ArrivalShard[]>;
+
+  // ── fan-out budget of a root execution (domain/fan-out.ts) ──────────────────────────────────
+  /**
+   * Reserves `units` map items in flight against the root while its count stays within `limit`, with
+   * a marker under the execution: a reservation already made (its marker exists) is kept and counts
+   * once. False (nothing written) when it would pass the limit; `inFlight` the count it saw.
+   */
+  reserveMapItems(
+    reservation: MapItemsReservation,
+    limit: number,
+    now: number,
+    /**
+     * Checked in the same write: the map node is RUNNING under this lease token with no cancellation
+     * requested, so a map stopped meanwhile (its execution's cleanup may have given everything back
+     * already) reserves nothing (`fenced`).
+     */
+    fence?: { nodeId: string; leaseToken: string },
+  ): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }>;
+  /** Gives a reservation back once (its marker deleted with it); false when it was not held. */
+  releaseMapItems(reservation: MapItemsReservation): Promise<boolean>;
+  /** The reservations held under an execution (what its end gives back). */
+  listMapItemReservations(executionId: string): Promise<MapItemsReservation[]>;
+  /** A root's counts (zeros when it never counted anything). */
+  getFanOut(rootExecutionId: string): Promise<FanOutCounts>;
 
   // ── history ───────────────────────────────────────────────────────────────────────────────────
   /**

@@ -11,15 +11,24 @@
  */
 import type { AttemptToken } from "../shared/domain/attempt-token.js";
 import { offerKey, type ReadyTask, type WorkerRecord } from "../shared/domain/placement.js";
-import type { ExecutionRecord, ExecutionStatus, HistoryEvent, NodeRecord } from "../shared/domain/records.js";
+import type {
+  ExecutionRecord,
+  ExecutionStatus,
+  HistoryEvent,
+  NodeRecord,
+  ParentLink,
+} from "../shared/domain/records.js";
 import type {
   ArrivalRequest,
   ArrivalResult,
   ArrivalShard,
   CreateOutcome,
+  DescendantBudget,
   ExecutionGuard,
   ExecutionPatch,
+  FanOutCounts,
   KeyedRequest,
+  MapItemsReservation,
   NodeCondition,
   NodePatch,
   Outcome,
@@ -28,6 +37,26 @@ import type {
   TakeOutcome,
   TakeTask,
 } from "../shared/ports.js";
+
+/**
+ * A fan-out budget call (domain/fan-out.ts), accepted or refused, with the root's counts just after
+ * it: what the checker holds the engine's refusals and the counters to.
+ */
+export interface FanOutWrite {
+  /** The seq of the latest accepted write when it was made. */
+  seq: number;
+  op: "descendant" | "reserve" | "release";
+  root: string;
+  /** The child created (descendant), or the reservation's execution. */
+  executionId: string;
+  /** A descendant's parent node attempt (the one refused, when it was). */
+  parent?: ParentLink;
+  key?: string;
+  units: number;
+  limit?: number;
+  accepted: boolean;
+  after: FanOutCounts;
+}
 
 export interface NodeWrite {
   seq: number;
@@ -136,6 +165,8 @@ export class AuditStore implements Store {
   readonly sweepPending = new Set<string>();
   /** Worker registrations and deletions, in write order (sharing the node writes' seq). */
   readonly workerWrites: WorkerWrite[] = [];
+  /** Fan-out budget calls, in call order (their seq that of the latest write before them). */
+  readonly fanOutWrites: FanOutWrite[] = [];
   /** Offers by pool (offerKey), kept in step with the calls: which pools have work to poll. */
   private readonly offered = new Map<string, Set<string>>();
   /** Each execution's workflow, as created. */
@@ -260,13 +291,75 @@ export class AuditStore implements Store {
     record: ExecutionRecord,
     event: HistoryEvent,
     keyed?: KeyedRequest,
+    budget?: DescendantBudget,
   ): Promise<CreateOutcome> {
-    const result = await this.inner.createExecution(record, event, keyed);
+    const result = await this.inner.createExecution(record, event, keyed, budget);
     if (result.created) {
       const after = await this.inner.getExecution(record.executionId);
       if (after) this.logExecution("create", record.executionId, undefined, after, event);
     }
+    if (budget && record.rootExecutionId && (result.created || "overBudget" in result))
+      await this.logFanOut({
+        op: "descendant",
+        root: record.rootExecutionId,
+        executionId: record.executionId,
+        ...(record.parent ? { parent: record.parent } : {}),
+        units: 1,
+        limit: budget.limit,
+        accepted: result.created,
+      });
     return result;
+  }
+
+  private async logFanOut(write: Omit<FanOutWrite, "seq" | "after">): Promise<void> {
+    const after = await this.inner.getFanOut(write.root);
+    this.fanOutWrites.push({ ...write, seq: this.seq, after });
+  }
+
+  async reserveMapItems(
+    reservation: MapItemsReservation,
+    limit: number,
+    now: number,
+    fence?: { nodeId: string; leaseToken: string },
+  ): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }> {
+    const held = (await this.inner.listMapItemReservations(reservation.executionId)).some(
+      (r) => r.key === reservation.key,
+    );
+    const result = await this.inner.reserveMapItems(reservation, limit, now, fence);
+    // A repeat (its marker held) changes nothing, nor does a fenced one: not reservations of their own.
+    if (!held && (result.ok || !result.fenced))
+      await this.logFanOut({
+        op: "reserve",
+        root: reservation.rootExecutionId,
+        executionId: reservation.executionId,
+        key: reservation.key,
+        units: reservation.units,
+        limit,
+        accepted: result.ok,
+      });
+    return result;
+  }
+
+  async releaseMapItems(reservation: MapItemsReservation): Promise<boolean> {
+    const released = await this.inner.releaseMapItems(reservation);
+    if (released)
+      await this.logFanOut({
+        op: "release",
+        root: reservation.rootExecutionId,
+        executionId: reservation.executionId,
+        key: reservation.key,
+        units: reservation.units,
+        accepted: true,
+      });
+    return released;
+  }
+
+  listMapItemReservations(executionId: string): Promise<MapItemsReservation[]> {
+    return this.inner.listMapItemReservations(executionId);
+  }
+
+  getFanOut(rootExecutionId: string): Promise<FanOutCounts> {
+    return this.inner.getFanOut(rootExecutionId);
   }
 
   async transitionExecution(

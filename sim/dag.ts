@@ -760,3 +760,51 @@ export function childLibrary(seed: number): GeneratedWorkflow[] {
     });
   return library;
 }
+
+// ── fan-out trees ────────────────────────────────────────────────────────────────────────────────
+
+/** The workflow of a fan-out world (world.ts): a tree of executions under a small budget. */
+export const TREE_WORKFLOW = "tree";
+
+/**
+ * A fan-out tree (issue 25's bomb, made small): a map that runs `tree` itself per item, `width`
+ * items while its input is under `depth`, and a `workflow` node that starts one more `tree` below
+ * the last level's parent; so a root's tree is wide and deep enough to pass the world's small
+ * fan-out budget (EngineOptions.fanOut), on descendants, on map items in flight, or on both. Its
+ * map tolerates every failure in some worlds and none in others, with one to three lanes.
+ */
+export function fanOutTree(seed: number): GeneratedWorkflow {
+  const width = 2 + (mix(seed ^ 0xf0) % 2);
+  const depth = 2 + (mix(seed ^ 0xf1) % 2);
+  const lanes = 1 + (mix(seed ^ 0xf2) % 3);
+  const tolerant = mix(seed ^ 0xf3) % 3 !== 0;
+  const next = Array.from({ length: width }, () => "input + 1").join(", ");
+  return {
+    definition: {
+      name: TREE_WORKFLOW,
+      defaults: { retry: { maxAttempts: 1 + (mix(seed ^ 0xf4) % 2), backoff: { initialSeconds: 0.5 } } },
+      nodes: [
+        {
+          id: "n0-map",
+          type: "map",
+          params: {
+            items: `{% input < ${depth} ? [${next}] : [] %}`,
+            workflow: { name: TREE_WORKFLOW, input: "{% $item %}" },
+            maxConcurrency: lanes,
+            ...(tolerant ? { toleratedFailurePercentage: 100 } : {}),
+          },
+          ...(tolerant ? {} : { onError: "continue" as const }),
+        },
+        {
+          id: "n1-child",
+          type: "workflow",
+          when: `{% input = ${depth - 1} %}`,
+          params: { name: TREE_WORKFLOW, input: depth },
+          onError: "continue",
+        },
+        { id: "n2-pass", type: "pass", dependsOn: ["n0-map", "n1-child"], params: { value: "{% deps %}" } },
+      ],
+    },
+    input: 0,
+  };
+}

@@ -101,10 +101,12 @@
  * attempt waited for (its attempt lost between starting it and recording it) which ended by itself
  * before the sweeper cancelled it [orphan-child].
  */
+
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { WorkflowDefinition } from "../shared/domain/definition.js";
 import { requiredCompletions } from "../shared/domain/fan-in.js";
+import { FAN_OUT_LIMITS, type FanOutLimits } from "../shared/domain/fan-out.js";
 import {
   compileGraph,
   type GraphNode,
@@ -129,6 +131,7 @@ import { Payloads } from "../shared/engine/payloads.js";
 import type { BlobStore, Store } from "../shared/ports.js";
 import type { AuditStore, NodeWrite } from "./audit-store.js";
 import type { ExternalFacts, Settlement } from "./externals.js";
+import { checkFanOut, refusedByBudget } from "./fan-out-invariants.js";
 import { checkHistory } from "./history-order.js";
 import {
   type CallbackEnd,
@@ -179,6 +182,10 @@ export interface CheckInput {
   handlerRuns?: readonly HandlerRun[];
   /** The external workers' fleet, their reports and the callbacks' settlements (worlds with a fleet). */
   externals?: ExternalFacts;
+  /** The fan-out budget the engines were given (default FAN_OUT_LIMITS). */
+  fanOut?: FanOutLimits;
+  /** Whether the world ran out of work (ended "finished"): a cancelled tree must have ended then. */
+  settled?: boolean;
 }
 
 export interface KeyedCreates {
@@ -866,6 +873,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         return lost && record ? record.attempt : times + 1;
       },
       mapAttemptOf: (mapId) => records.get(mapId)?.attempt ?? 1,
+      // Refused by the fan-out budget: its refusal is checked against the budget's log (fan-out-invariants.ts).
+      fanOutRefused: (nodeId) => refusedByBudget((records.get(nodeId) ?? itemRecords.get(nodeId))?.error),
       attemptsLost: (nodeId) => lostAttempts.get(nodeId) ?? lostItemAttempts(itemWrites.get(nodeId) ?? []),
       callbackOf: (nodeId) =>
         callbackEndOf(records.get(nodeId), writesByNode.get(`${id}/${nodeId}`) ?? [], settlementsByCall),
@@ -1105,7 +1114,15 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
   }
   violations.push(...checkHandlerClaims(input.audit.nodeWrites, input.handlerRuns ?? []));
   violations.push(...checkExternals(input, executions, counts));
-  return { violations, warnings, counts };
+  const fanOut = await checkFanOut({
+    store: input.store,
+    audit: input.audit,
+    executions,
+    limits: input.fanOut ?? FAN_OUT_LIMITS,
+    settled: input.settled ?? false,
+  });
+  violations.push(...fanOut.violations);
+  return { violations, warnings, counts: { ...counts, ...fanOut.counts } };
 }
 
 /** Every handler run (of a node or a map item) belongs to an attempt whose claim was accepted before it began. */

@@ -73,12 +73,12 @@ function overrideCreate(store: Store, createExecution: Store["createExecution"])
  */
 export function globalKeys(store: Store): Store {
   const byKey = new Map<string, string>();
-  return overrideCreate(store, async (record, event, keyed) => {
+  return overrideCreate(store, async (record, event, keyed, budget) => {
     const key = record.idempotencyKey;
     const held = key === undefined ? undefined : byKey.get(key);
     const existing = held === undefined ? undefined : await store.getExecution(held);
     if (existing && keyed) return { created: false, existing, keyed };
-    const result = await store.createExecution(record, event, keyed);
+    const result = await store.createExecution(record, event, keyed, budget);
     if (result.created && key !== undefined) byKey.set(key, record.executionId);
     return result;
   });
@@ -86,9 +86,9 @@ export function globalKeys(store: Store): Store {
 
 /** Idempotency broken: a taken key answers as though its first request asked what this one does. */
 export function sameRequestAlways(store: Store): Store {
-  return overrideCreate(store, async (record, event, keyed) => {
-    const result = await store.createExecution(record, event, keyed);
-    return !result.created && keyed ? { ...result, keyed } : result;
+  return overrideCreate(store, async (record, event, keyed, budget) => {
+    const result = await store.createExecution(record, event, keyed, budget);
+    return "existing" in result && keyed ? { ...result, keyed } : result;
   });
 }
 
@@ -195,9 +195,27 @@ export function childOutputDropped(store: Store): Store {
 
 /** Child workflows broken: a child is created one level deep whatever its parent's depth (no limit bites). */
 export function childDepthLost(store: Store): Store {
-  return overrideCreate(store, (record, event, keyed) =>
-    store.createExecution(record.parent ? { ...record, depth: 1 } : record, event, keyed),
+  return overrideCreate(store, (record, event, keyed, budget) =>
+    store.createExecution(record.parent ? { ...record, depth: 1 } : record, event, keyed, budget),
   );
+}
+
+/** Fan-out budget broken: a child is created without being counted against its root (no limit bites). */
+export function descendantsUncounted(store: Store): Store {
+  return overrideCreate(store, (record, event, keyed) => store.createExecution(record, event, keyed));
+}
+
+/** Fan-out budget broken: a map's lanes are never reserved (every reservation "fits"). */
+export function reservationsUncounted(store: Store): Store {
+  return overrideStore(store, "reserveMapItems", async () => ({ ok: true }) as const);
+}
+
+/** Fan-out budget broken: a map's reservation is never given back (acknowledged, yet still held). */
+export function reservationsKept(store: Store): Store {
+  return overrideStore(store, "releaseMapItems", async (reservation) => {
+    const held = await store.listMapItemReservations(reservation.executionId);
+    return held.some((r) => r.key === reservation.key && r.units === reservation.units);
+  });
 }
 
 function overrideStore<K extends keyof Store>(store: Store, name: K, method: Store[K]): Store {
@@ -357,8 +375,8 @@ export function unsequencedHistory(store: Store): Store {
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property === "createExecution")
-        return ((record, event, keyed) =>
-          store.createExecution(record, bare(event), keyed)) satisfies Store["createExecution"];
+        return ((record, event, keyed, budget) =>
+          store.createExecution(record, bare(event), keyed, budget)) satisfies Store["createExecution"];
       if (property === "transitionExecution")
         return ((executionId, from, patch, event, guard) =>
           store.transitionExecution(

@@ -77,6 +77,12 @@ export interface ReferenceFacts {
   /** How deep the execution is in children (0: started by a client); at the limit a child is refused. */
   depth?: number;
   /**
+   * The node's (or item's) last attempt was refused by its root's fan-out budget (a fact of the run,
+   * the refusal checked against the budget by sim/fan-out-invariants.ts): it fails with
+   * FanOutLimitExceeded.
+   */
+  fanOutRefused?(nodeId: string): boolean;
+  /**
    * A `callback` node's last attempt as its settler ended it: completed with the output it sent,
    * or failed with its error. Undefined when no settlement ended it (it timed out, or never waited).
    */
@@ -327,6 +333,15 @@ export async function referenceRun(
         failsForGood: true,
       };
     const values = list.value as unknown[];
+    // Its lanes refused by the fan-out budget (a fact of the run): it fails before any item runs.
+    if (values.length > 0 && facts.fanOutRefused?.(node.id))
+      return {
+        ...ready,
+        status: "FAILED",
+        why: "its lanes were refused by the fan-out budget",
+        error: { name: "FanOutLimitExceeded" },
+        failsForGood: true,
+      };
     // A map over a workflow runs a `workflow` item per value, its params the map's `workflow`.
     const task = params.workflow
       ? { type: "workflow", params: params.workflow }
@@ -488,6 +503,14 @@ export async function referenceRun(
         status: "FAILED",
         why: `its execution is ${facts.depth} deep, at the limit`,
         error: { name: "WorkflowDepthExceeded" },
+        childInput,
+        failsForGood: true,
+      };
+    if (facts.fanOutRefused?.(id))
+      return {
+        status: "FAILED",
+        why: "its child was refused by the fan-out budget",
+        error: { name: "FanOutLimitExceeded" },
         childInput,
         failsForGood: true,
       };

@@ -19,7 +19,7 @@ import type { BlobStore, Store, TaskMessage, TaskQueue } from "../shared/ports.j
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
 import { type Actor, AuditStore } from "./audit-store.js";
 import { FakeClock, SIM_EPOCH } from "./clock.js";
-import { childLibrary, generateWorkflow } from "./dag.js";
+import { childLibrary, fanOutTree, generateWorkflow } from "./dag.js";
 import { drawFleet, EXTERNAL_WORLDS, Externals, type Fleet, placeExternals } from "./externals.js";
 import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
 import { SimIds } from "./ids.js";
@@ -95,10 +95,17 @@ export interface WorldOptions {
    * that draw a fleet anyway keep theirs).
    */
   externals?: boolean | "always";
+  /**
+   * Fan-out trees (sim/dag.ts fanOutTree) under a small fan-out budget in a share of the worlds
+   * (default true; "always": every world). Off replays the worlds from before them.
+   */
+  fanOut?: boolean | "always";
 }
 
 /** The share of worlds with child workflows to call. */
 const CHILD_WORLDS = 0.35;
+/** The share of worlds with a fan-out tree under a small budget. */
+const FAN_OUT_WORLDS = 0.12;
 
 export interface RunResult extends CheckResult {
   seed: number;
@@ -262,12 +269,28 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     describeBlobCall,
   );
   const workerTimeoutSeconds = root.fork("worker-time").pick(WORKER_TIMEOUTS_SECONDS);
+  // Fan-out trees and their small budget from their own stream, so the other draws of a seed stay
+  // as they were.
+  const fanOutDraw = root.fork("fan-out");
+  // A tree is maps of children: none in worlds without either.
+  const fanOutWorld =
+    (options.children ?? true) &&
+    (options.maps ?? true) &&
+    (options.fanOut === "always" || ((options.fanOut ?? true) && fanOutDraw.chance(FAN_OUT_WORLDS)));
+  const fanOut = fanOutWorld
+    ? {
+        tree: fanOutTree(fanOutDraw.seed32()),
+        limits: { maxDescendants: fanOutDraw.int(2, 10), maxMapItemsInFlight: fanOutDraw.int(2, 8) },
+        roots: fanOutDraw.int(1, 2),
+      }
+    : undefined;
   const engineOptions: EngineOptions = {
     leaseSeconds: profile.leaseSeconds,
     sweep: profile.sweep,
     fanIn: profile.fanIn,
     payloads: profile.payloads,
     workerTimeoutSeconds,
+    ...(fanOut ? { fanOut: fanOut.limits } : {}),
   };
   // Every handler run, with the deadline it was given and its invocation's: no attempt may be
   // given time past its invocation's deadline (checked below).
@@ -315,7 +338,9 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     return fleet ? { ...g, definition: placeExternals(g.definition, outside.fork(`dag${w}`), fleet) } : g;
   });
   // The children first: a workflow may name only registered ones without a warning.
-  for (const { definition } of [...library, ...generated]) await engines[0]!.registerWorkflow(definition);
+  const fanOutLibrary = fanOut ? [fanOut.tree] : [];
+  for (const { definition } of [...library, ...fanOutLibrary, ...generated])
+    await engines[0]!.registerWorkflow(definition);
   const plans: PlannedExecution[] = [];
   const ops: ClientOp[] = [];
   for (let i = 0; i < profile.executions; i++) {
@@ -330,6 +355,19 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     });
     ops.push({ kind: "create", plan: i, at: world.int(0, 5_000) });
     if (world.chance(profile.cancel)) ops.push({ kind: "cancel", plan: i, at: world.int(0, 90_000) });
+  }
+  // The fan-out trees' roots, from their own stream: created, and cancelled in some worlds.
+  for (let r = 0; fanOut && r < fanOut.roots; r++) {
+    plans.push({
+      workflow: fanOut.tree.definition.name,
+      input: fanOut.tree.input,
+      key: `key${r}`,
+      twoStep: false,
+      answers: [],
+    });
+    ops.push({ kind: "create", plan: plans.length - 1, at: fanOutDraw.int(0, 5_000) });
+    if (fanOutDraw.chance(0.4))
+      ops.push({ kind: "cancel", plan: plans.length - 1, at: fanOutDraw.int(1_000, 30_000) });
   }
   // Clients cancelling a child execution, from the children's stream (only worlds with children).
   if (library.length > 0)
@@ -672,8 +710,11 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     payloads: profile.payloads,
     audit,
     engine: reader,
-    definitions: new Map([...library, ...generated].map((g) => [g.definition.name, g.definition])),
-    inputs: new Map(generated.map((g) => [g.definition.name, g.input])),
+    definitions: new Map(
+      [...library, ...fanOutLibrary, ...generated].map((g) => [g.definition.name, g.definition]),
+    ),
+    inputs: new Map([...fanOutLibrary, ...generated].map((g) => [g.definition.name, g.input])),
+    ...(fanOut ? { fanOut: fanOut.limits } : {}),
     cancelRequested,
     cancelAccepted,
     keys: { plans, refused: keyRefusals, answered: conflictsAnswered },
@@ -707,7 +748,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     steps: scheduler.stats.steps,
     virtualMs: scheduler.now,
     profile,
-    workflows: [...library, ...generated].map((g) => g.definition),
+    workflows: [...library, ...fanOutLibrary, ...generated].map((g) => g.definition),
     executions: listed.items
       .map((e) => ({ executionId: e.executionId, workflow: e.workflow, status: e.status }))
       .reverse(),

@@ -92,6 +92,11 @@ export interface ExecutionRecord {
   /** How deep in children it is: 0 for an execution started by a client. */
   depth?: number;
   /**
+   * A child's root: the execution a client started at the top of its tree, whose fan-out budget
+   * (domain/fan-out.ts) it counts against. Absent on a root itself.
+   */
+  rootExecutionId?: string;
+  /**
    * The W3C `traceparent` it was started in (domain/trace.ts): the caller's, its parent attempt's
    * (a child execution), or a new trace. Each attempt of its nodes is a child span of it.
    */

@@ -221,7 +221,14 @@ export class AttemptEndings {
     return undefined;
   }
 
-  /** The attempt was told to stop: it ends CANCELLED (fenced, so only while it still holds the lease). */
+  /**
+   * The attempt was told to stop: it ends CANCELLED (fenced, so only while it still holds the lease).
+   * A node of the DAG is told to stop only by its execution's end (Propagation.settleOutstanding), so
+   * its stop is fenced on that end too (NodeCondition.executionEnding): a redrive that revived the
+   * execution meanwhile clears the request (reviveNodes), and the attempt goes on — cancelled after
+   * the revival, it would leave the new life waiting for it for good (simulation seed 3197). A map's
+   * item is also told to stop by its map's failure, in a running execution.
+   */
   async stopCancelled(
     execution: ExecutionRecord,
     node: GraphNode,
@@ -232,7 +239,7 @@ export class AttemptEndings {
     const stopped = await this.ctx.store.transitionNode(
       execution.executionId,
       node.id,
-      { status: ["RUNNING"], leaseToken: lease.token },
+      { status: ["RUNNING"], leaseToken: lease.token, ...(node.item ? {} : { executionEnding: true }) },
       {
         status: "CANCELLED",
         finishedAt: now,

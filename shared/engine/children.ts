@@ -11,6 +11,7 @@
 import { CHILD_LIMITS, childKey, childWorkflowParamsSchema } from "../domain/child.js";
 import { RetryableError, TerminalError, WeftError } from "../domain/errors.js";
 import { hasExpressions } from "../domain/expressions.js";
+import { rootOf } from "../domain/fan-out.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import type { Payload } from "../domain/payload.js";
@@ -68,6 +69,8 @@ export class ChildWorkflows {
         idempotencyKey: childKey(execution.executionId, node.id, record.attempt),
         parent: { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt },
         depth,
+        // Counted against the root's fan-out budget (domain/fan-out.ts): over it, the node fails.
+        rootExecutionId: rootOf(execution),
         // The child continues its parent's trace: a child span of this attempt's.
         traceparent: attemptTrace(execution, node.id, record.attempt).traceparent,
       });

@@ -1,6 +1,7 @@
 /** What every engine module shares: the ports, the task types, settings, and the graph cache. */
 
 import { notFound } from "../domain/errors.js";
+import type { FanOutLimits } from "../domain/fan-out.js";
 import { type CompileOptions, compileGraph, type WorkflowGraph } from "../domain/graph.js";
 import type { EnginePorts, ExpressionEvaluator, MetricsPort } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
@@ -48,6 +49,8 @@ export interface EngineContext extends EnginePorts {
   fanIn: FanInSettings;
   /** Values in and out of the store: limits, the blob store, the cache of blobs. */
   payloads: Payloads;
+  /** The fan-out budget of each root execution's tree (domain/fan-out.ts). */
+  fanOut: FanOutLimits;
   /** The stamps of history events: the clock's sequence (history-stamps.ts). */
   stamps: HistoryStamps;
   logger: EngineLogger;

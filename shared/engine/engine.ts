@@ -1,4 +1,5 @@
 /** The engine facade: what the functions (api, worker, sweeper, dlq) call. */
+import { FAN_OUT_LIMITS, type FanOutLimits } from "../domain/fan-out.js";
 import type { WorkerRegistration } from "../domain/placement.js";
 import type { DeadLetterRecord, ExecutionStatus, WorkflowVersionRecord } from "../domain/records.js";
 import type { EnginePorts, Page, TaskMessage } from "../ports.js";
@@ -79,6 +80,11 @@ export interface EngineOptions {
    * invocation's end fails with a retryable `WorkerTimeout` naming this limit. Whole seconds, 6–900.
    */
   workerTimeoutSeconds?: number;
+  /**
+   * The fan-out budget of each root execution's tree (domain/fan-out.ts; default FAN_OUT_LIMITS:
+   * 100,000 descendants, 10,000 map items in flight). Tests and simulations set small ones.
+   */
+  fanOut?: Partial<FanOutLimits>;
   logger?: EngineLogger;
 }
 
@@ -124,6 +130,7 @@ export class Engine {
       fanIn: { ...DEFAULT_FAN_IN, ...options.fanIn },
       payloads: new Payloads(ports.blobs, { ...DEFAULT_PAYLOAD_SETTINGS, ...options.payloads }),
       stamps: historyStampsOf(ports.clock),
+      fanOut: { ...FAN_OUT_LIMITS, ...options.fanOut },
       logger: options.logger ?? silentLogger,
     };
     this.propagation = new Propagation(this.ctx);

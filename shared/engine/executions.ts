@@ -1,6 +1,7 @@
 /** Creating, triggering and describing executions. The API only records and dispatches; it never waits. */
 
 import { badRequest, conflict, notFound, RequestError } from "../domain/errors.js";
+import { descendantsExceeded, rootOf } from "../domain/fan-out.js";
 import type { WorkflowGraph } from "../domain/graph.js";
 import { jsonTextDepth, PayloadError } from "../domain/json.js";
 import { composePayload, NULL_PAYLOAD, type Payload, UPLOAD_PREFIX } from "../domain/payload.js";
@@ -30,7 +31,11 @@ const UPLOAD_URL_SECONDS = 900;
  * A create, with the W3C `traceparent` the execution is started in (domain/trace.ts): the one
  * `POST /executions` carried, or a child's parent attempt's. Absent or malformed: a new trace.
  */
-export type TracedCreateRequest = CreateExecutionRequest & { traceparent?: string };
+export type TracedCreateRequest = CreateExecutionRequest & {
+  traceparent?: string;
+  /** A child's root execution (domain/fan-out.ts), whose budget it is counted against. */
+  rootExecutionId?: string;
+};
 
 export class Executions {
   constructor(
@@ -63,12 +68,20 @@ export class Executions {
           }
         : {}),
       ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
-      ...(request.parent ? { parent: request.parent, depth: request.depth ?? 1 } : {}),
+      ...(request.parent
+        ? {
+            parent: request.parent,
+            depth: request.depth ?? 1,
+            rootExecutionId: request.rootExecutionId ?? request.parent.executionId,
+          }
+        : {}),
       // Derived, never drawn from the ids port (domain/trace.ts says why).
       trace: startTrace(executionId, request.traceparent),
     };
     const key = request.idempotencyKey;
     const keyed = key === undefined ? undefined : keyedRequest(input, start);
+    // A child counts against its root's fan-out budget, in the write that creates it.
+    const budget = request.parent ? { limit: this.ctx.fanOut.maxDescendants, now } : undefined;
     const created = await this.ctx.store.createExecution(
       record,
       traced(
@@ -76,7 +89,10 @@ export class Executions {
         executionTrace(record),
       ),
       keyed,
+      budget,
     );
+    if ("overBudget" in created)
+      throw descendantsExceeded(request.parent!.nodeId, rootOf(record), this.ctx.fanOut.maxDescendants);
     if (!created.created) {
       // Only a keyed create finds its key taken: the same request gets the execution, another a 409.
       // A child's key is its parent attempt's: whatever it asked, that attempt's child is the one.

@@ -17,6 +17,7 @@
  * time) passes.
  */
 import { TerminalError } from "../domain/errors.js";
+import { mapItemsExceeded, mapReservationKey, rootOf } from "../domain/fan-out.js";
 import { type GraphNode, resolveRetry, type WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import {
@@ -36,6 +37,7 @@ import {
 import type { Payload } from "../domain/payload.js";
 import type { ErrorInfo, ExecutionRecord, Lease, MapState, NodeRecord } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
+import type { MapItemsReservation } from "../ports.js";
 import type { FailAttempt } from "./children.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
@@ -115,6 +117,21 @@ export function itemNode(graph: WorkflowGraph, nodeId: string): GraphNode | unde
   };
 }
 
+/** What a map attempt reserves of its root's map items in flight: its lanes. */
+export function mapReservation(
+  execution: ExecutionRecord,
+  mapId: string,
+  mapAttempt: number,
+  lanes: number,
+): MapItemsReservation {
+  return {
+    rootExecutionId: rootOf(execution),
+    executionId: execution.executionId,
+    key: mapReservationKey(mapId, mapAttempt),
+    units: lanes,
+  };
+}
+
 const CHUNK_CACHE_SIZE = 16;
 const ATTEMPT_CACHE_SIZE = 64;
 
@@ -168,6 +185,27 @@ export class Maps {
       lanes: laneCount(mapParamsOf(node), items.length),
       chunks,
     };
+    // Its lanes (the most of its items that run at once) reserved against the root's fan-out
+    // budget (domain/fan-out.ts), kept until the map completes or its execution's end settled.
+    const reservation = mapReservation(execution, node.id, record.attempt, state.lanes);
+    const limit = this.ctx.fanOut.maxMapItemsInFlight;
+    const reserved = await this.ctx.store.reserveMapItems(reservation, limit, now, {
+      nodeId: node.id,
+      leaseToken: lease.token,
+    });
+    // Stopped meanwhile (cancelled, or its lease recovered): nothing reserved, nothing to do.
+    if (!reserved.ok && reserved.fenced) return;
+    if (!reserved.ok) {
+      const error = mapItemsExceeded(
+        node.id,
+        state.lanes,
+        reservation.rootExecutionId,
+        limit,
+        reserved.inFlight,
+      );
+      await this.failAttempt(execution, graph, node, record, lease, error);
+      return;
+    }
     const waiting = await startWaiting(
       this.ctx,
       executionId,
@@ -179,7 +217,14 @@ export class Maps {
         lanes: state.lanes,
       }),
     );
-    if (!waiting.ok) return;
+    if (!waiting.ok) {
+      // Told to stop before it waited: none of its items ran, nor will.
+      const current = waiting.current;
+      const started =
+        current?.status === "RUNNING" && current.attempt === record.attempt && current.composite;
+      if (!started) await this.ctx.store.releaseMapItems(reservation);
+      return;
+    }
     await this.sendItems(
       execution,
       node,
@@ -424,7 +469,7 @@ export class Maps {
     );
   }
 
-  private complete(
+  private async complete(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
@@ -432,7 +477,7 @@ export class Maps {
     output: Payload,
     counts: { items: number; failed: number },
   ): Promise<void> {
-    return completeWaiting(
+    await completeWaiting(
       this.ctx,
       this.propagation,
       execution,
@@ -443,6 +488,13 @@ export class Maps {
       output,
       counts,
     );
+    // Every lane ended, so no item of it runs: its reservation goes back (none for an empty list).
+    // A map that failed keeps its reservation until its execution's end settled (its items are
+    // cancelled, running ones at their next heartbeat): Propagation.cleanUp gives it back then.
+    if (counts.items > 0 && record.composite?.kind === "map")
+      await this.ctx.store.releaseMapItems(
+        mapReservation(execution, node.id, record.attempt, record.composite.lanes),
+      );
   }
 
   /** The map fails for good (too many items failed): its items are cancelled, then fail-fast applies. */

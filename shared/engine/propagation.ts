@@ -326,6 +326,9 @@ export class Propagation {
     const mayHaveLeftovers =
       status !== "SUCCEEDED" ||
       graph.nodes.some((n) => n.fanIn.kind !== "all" || (n.type === "map" && n.onError === "continue"));
+    // Its maps may still hold some of the root's fan-out budget (a map's completion cut short before
+    // it gave its reservation back): given back below, confirmed by the sweeper after a crash.
+    const mayHoldBudget = !mayHaveLeftovers && graph.nodes.some((n) => n.type === "map");
     const finished = await this.ctx.store.transitionExecution(
       executionId,
       ["RUNNING"],
@@ -333,7 +336,7 @@ export class Propagation {
         status,
         finishedAt: now,
         // With leftovers to cancel, stay in the sweeper's index until the cleanup is confirmed.
-        sweepAt: mayHaveLeftovers ? now + this.ctx.sweep.graceMs : null,
+        sweepAt: mayHaveLeftovers || mayHoldBudget ? now + this.ctx.sweep.graceMs : null,
         // An end counts as a sweep: a cleanup that began before it — an earlier life's, stalled
         // across a redrive — cannot confirm this end's (cleanUp).
         sweptAt: now,
@@ -352,7 +355,25 @@ export class Propagation {
     const ended = finished.ok || finished.current?.status === status;
     if (mayHaveLeftovers && ended) {
       await this.cleanUp(executionId, status, `execution ${status.toLowerCase()}: ${reason}`, graph);
+    } else if (mayHoldBudget && ended) {
+      // Nothing left running: what its maps still hold of the root's budget goes back; then it
+      // leaves the sweeper's index (as cleanUp does, for the end it confirmed).
+      const began = this.ctx.clock.now();
+      await this.releaseReservations(executionId);
+      await this.ctx.store.transitionExecution(executionId, [status], { sweepAt: null }, undefined, {
+        notSweptAfter: began,
+      });
     }
+  }
+
+  /**
+   * Gives back every map-items reservation an execution holds (domain/fan-out.ts): once nothing of
+   * it runs any more, so that its root's count of map items in flight is never short of the items
+   * running. Each release happens once (its marker goes with it); a repeat finds none.
+   */
+  async releaseReservations(executionId: string): Promise<void> {
+    const held = await this.ctx.store.listMapItemReservations(executionId);
+    await mapLimit(held, STORE_CONCURRENCY, (reservation) => this.ctx.store.releaseMapItems(reservation));
   }
 
   /**
@@ -368,6 +389,8 @@ export class Propagation {
     const began = this.ctx.clock.now();
     const handlerOpen = status === "FAILED" ? await this.onFailureOpen(executionId, graph) : false;
     const open = (await this.cancelOutstanding(executionId, reason, status, graph)) + (handlerOpen ? 1 : 0);
+    // Settled: no node or item of it runs, so its maps' reservations go back.
+    if (open === 0) await this.releaseReservations(executionId);
     const next = open === 0 ? null : this.ctx.clock.now() + this.ctx.sweep.graceMs;
     // Only for the end it cleaned up: one that stalled across a redrive and the execution's next
     // end (recorded as a sweep, finishExecution) would take it out of the sweeper's index with that
@@ -407,7 +430,9 @@ export class Propagation {
   /** Cancels a child execution (engine/children.ts); one already ended stays as it is. */
   async cancelChild(childId: string, reason: string): Promise<void> {
     try {
-      await cancelExecution(this.ctx, this, childId, reason);
+      // Its own cleanup by a message to a worker: each level of a tree is cancelled in parallel,
+      // never the whole tree within this call (cancellation.ts).
+      await cancelExecution(this.ctx, this, childId, reason, { cleanUp: "message" });
     } catch (error) {
       if (!hasCode(error, "Conflict") && !hasCode(error, "NotFound")) throw error;
     }

@@ -14,6 +14,7 @@ import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { runAttempt } from "./attempt.js";
 import { AttemptEndings } from "./attempt-endings.js";
 import { Callbacks } from "./callbacks.js";
+import { CLEANUP_NODE_ID, cleanUpByMessage } from "./cancellation.js";
 import { ChildWorkflows, type FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
@@ -96,6 +97,8 @@ export class TaskRunner {
 
   async handle(message: TaskMessage, delivery: Delivery = {}): Promise<void> {
     const { clock, logger } = this.ctx;
+    if (message.nodeId === CLEANUP_NODE_ID)
+      return cleanUpByMessage(this.ctx, this.propagation, message.executionId);
     const execution = await readExecutionForTask(this.ctx, message.executionId);
     if (!execution) {
       logger.warn("task for an unknown execution dropped", { ...message });

@@ -245,7 +245,7 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(winners).toHaveLength(1);
         const winner = winners[0]!;
         for (const result of results) {
-          if (!result.created) {
+          if ("existing" in result) {
             expect(result.existing.executionId).toBe(records[winner]!.executionId);
             expect(result.keyed).toEqual(keyed(`${winner}`, true));
           }
@@ -525,6 +525,162 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         // A null composite removes it.
         const cleared = await store.transitionNode(id, "m", { status: ["RUNNING"] }, { composite: null });
         expect(cleared.ok && cleared.record.composite).toBe(undefined);
+      });
+    });
+
+    describe("fan-out budget", () => {
+      const child = (root: string, key: string) =>
+        execution({
+          rootExecutionId: root,
+          idempotencyKey: key,
+          parent: { executionId: root, nodeId: "n", attempt: 1 },
+          depth: 1,
+        });
+      const budget = (limit: number) => ({ limit, now: 1_700_000_000_000 });
+
+      it("counts a child against its root with its create, once per key, and refuses it past the limit", async () => {
+        const root = randomUUID();
+        const first = child(root, uid("k"));
+        expect(
+          await store.createExecution(first, event(1, "ExecutionStarted"), keyed("a", true), budget(2)),
+        ).toEqual({
+          created: true,
+        });
+        // A repeat of the same child (its key taken) counts nothing.
+        const again = await store.createExecution(
+          { ...child(root, first.idempotencyKey!) },
+          event(1, "ExecutionStarted"),
+          keyed("a", true),
+          budget(2),
+        );
+        expect("existing" in again && again.existing.executionId).toBe(first.executionId);
+        expect(await store.getFanOut(root)).toEqual({ descendants: 1, mapItemsInFlight: 0 });
+        expect(
+          (
+            await store.createExecution(
+              child(root, uid("k")),
+              event(1, "ExecutionStarted"),
+              keyed("b", true),
+              budget(2),
+            )
+          ).created,
+        ).toBe(true);
+        const third = child(root, uid("k"));
+        expect(
+          await store.createExecution(third, event(1, "ExecutionStarted"), keyed("c", true), budget(2)),
+        ).toEqual({
+          created: false,
+          overBudget: true,
+        });
+        // Refused: nothing written, not even its key.
+        expect(await store.getExecution(third.executionId)).toBeUndefined();
+        expect(await store.getFanOut(root)).toEqual({ descendants: 2, mapItemsInFlight: 0 });
+        // A repeat of a counted child is still found when the budget is full.
+        const repeat = await store.createExecution(
+          child(root, first.idempotencyKey!),
+          event(1, "ExecutionStarted"),
+          keyed("a", true),
+          budget(2),
+        );
+        expect("existing" in repeat && repeat.existing.executionId).toBe(first.executionId);
+        expect((await store.getExecution(first.executionId))?.rootExecutionId).toBe(root);
+      });
+
+      it("counts racing creates of distinct children exactly up to the limit", async () => {
+        const root = randomUUID();
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            store.createExecution(
+              child(root, uid("race")),
+              event(1, "ExecutionStarted"),
+              keyed(`${i}`, true),
+              budget(5),
+            ),
+          ),
+        );
+        expect(results.filter((r) => r.created)).toHaveLength(5);
+        expect(results.filter((r) => "overBudget" in r)).toHaveLength(3);
+        expect((await store.getFanOut(root)).descendants).toBe(5);
+      });
+
+      it("reserves map items once per key within the limit, and gives each back once", async () => {
+        const root = randomUUID();
+        const exec = randomUUID();
+        const now = 1_700_000_000_000;
+        const reservation = (key: string, units: number) => ({
+          rootExecutionId: root,
+          executionId: exec,
+          key,
+          units,
+        });
+        expect(await store.reserveMapItems(reservation("m[1]", 3), 5, now)).toEqual({ ok: true });
+        // A repeat is kept, counted once.
+        expect(await store.reserveMapItems(reservation("m[1]", 3), 5, now)).toEqual({ ok: true });
+        expect(await store.getFanOut(root)).toEqual({ descendants: 0, mapItemsInFlight: 3 });
+        expect(await store.reserveMapItems(reservation("n[1]", 3), 5, now)).toEqual({
+          ok: false,
+          inFlight: 3,
+        });
+        expect(await store.reserveMapItems(reservation("n[1]", 2), 5, now)).toEqual({ ok: true });
+        expect(
+          (await store.listMapItemReservations(exec)).map((r) => [r.key, r.units, r.rootExecutionId]).sort(),
+        ).toEqual([
+          ["m[1]", 3, root],
+          ["n[1]", 2, root],
+        ]);
+        expect(await store.getFanOut(root)).toEqual({ descendants: 0, mapItemsInFlight: 5 });
+        expect(await store.releaseMapItems(reservation("m[1]", 3))).toBe(true);
+        expect(await store.releaseMapItems(reservation("m[1]", 3))).toBe(false);
+        expect(await store.releaseMapItems(reservation("zz[1]", 1))).toBe(false);
+        expect(await store.getFanOut(root)).toEqual({ descendants: 0, mapItemsInFlight: 2 });
+        expect((await store.listMapItemReservations(exec)).map((r) => r.key)).toEqual(["n[1]"]);
+        // The markers are not nodes, nor history.
+        expect(await store.listNodes(exec)).toEqual([]);
+        expect(await store.listHistory(exec, { withItems: true })).toEqual([]);
+        expect(await store.getFanOut(randomUUID())).toEqual({ descendants: 0, mapItemsInFlight: 0 });
+      });
+
+      it("reserves only for the map attempt holding its lease, with no cancellation requested", async () => {
+        const root = randomUUID();
+        const exec = randomUUID();
+        const reservation = { rootExecutionId: root, executionId: exec, key: "m[1]", units: 2 };
+        const fence = { nodeId: "m", leaseToken: "t1" };
+        expect(await store.reserveMapItems(reservation, 5, 1, fence)).toMatchObject({
+          ok: false,
+          fenced: true,
+        });
+        await store.transitionNode(
+          exec,
+          "m",
+          { status: ["PENDING"] },
+          { status: "RUNNING", attempt: 1, lease: { token: "t1", expiresAt: 9 } },
+        );
+        expect(await store.reserveMapItems(reservation, 5, 1, { ...fence, leaseToken: "t0" })).toMatchObject({
+          ok: false,
+          fenced: true,
+        });
+        expect(await store.getFanOut(root)).toEqual({ descendants: 0, mapItemsInFlight: 0 });
+        expect(await store.reserveMapItems(reservation, 5, 1, fence)).toEqual({ ok: true });
+        await store.transitionNode(exec, "m", { status: ["RUNNING"] }, { cancelRequested: true });
+        expect(await store.reserveMapItems({ ...reservation, key: "m[2]" }, 5, 1, fence)).toMatchObject({
+          fenced: true,
+        });
+        expect(await store.getFanOut(root)).toEqual({ descendants: 0, mapItemsInFlight: 2 });
+      });
+
+      it("reserves racing map attempts exactly up to the limit", async () => {
+        const root = randomUUID();
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            store.reserveMapItems(
+              { rootExecutionId: root, executionId: randomUUID(), key: `m[${i + 1}]`, units: 2 },
+              7,
+              1,
+            ),
+          ),
+        );
+        expect(results.filter((r) => r.ok)).toHaveLength(3);
+        expect((await store.getFanOut(root)).mapItemsInFlight).toBe(6);
       });
     });
 

@@ -210,7 +210,7 @@ describe("DynamoStore idempotency key items (emulator)", () => {
     expect(winners).toHaveLength(1);
     const winner = racers[winners[0]!]!;
     for (const result of results)
-      if (!result.created) expect(result.existing.executionId).toBe(winner.executionId);
+      if ("existing" in result) expect(result.existing.executionId).toBe(winner.executionId);
     expect((await raw(idempotencyKey("orders", "expired")))?.executionId).toBe(winner.executionId);
     expect(await t.store.getExecution(winner.executionId)).toEqual(winner);
   });

@@ -31,7 +31,7 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
     reaches: ["childrenOfItems", "childrenCancelled"],
     note: "a map over a workflow; children cancelled",
   },
-  { seed: 62, reaches: ["depthRefused", "childrenFailed"], note: "a chain refused at the depth limit" },
+  { seed: 676, reaches: ["depthRefused", "childrenFailed"], note: "a chain refused at the depth limit" },
   {
     seed: 75,
     reaches: ["depthRefused", "childrenFailed", "orphansCancelled"],

@@ -47,6 +47,7 @@ const OPTIONAL_EXECUTION_ATTRIBUTES = [
   "reviving",
   "parent",
   "depth",
+  "rootExecutionId",
   "trace",
 ] as const satisfies ReadonlyArray<keyof ExecutionRecord>;
 
@@ -71,6 +72,7 @@ export const EXECUTION_RECORD_ATTRIBUTES = [
   "reviving",
   "parent",
   "depth",
+  "rootExecutionId",
   "trace",
 ] as const;
 

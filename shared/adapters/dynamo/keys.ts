@@ -18,6 +18,10 @@
  * |                       |                   |                          | Number Sets, history (list)                       |
  * | arrival shard of a    | `EX#<id>`         | `A#<childId>#<shard, 4   | okDeps (Number Set), expiresAt with a retention   |
  * | wide `all` fan-in     |                   | digits>`                 |                                                   |
+ * | fan-out budget of a   | `EX#<root id>`    | `FANOUT`                 | descendants, mapItemsInFlight (Numbers), expiresAt |
+ * | root execution        |                   |                          | with a retention (domain/fan-out.ts)              |
+ * | map-items reservation | `EX#<id>`         | `F#<map id>[<attempt>]`  | root, units: what a map attempt reserved of its    |
+ * |                       |                   |                          | root's map items in flight, until it is given back |
  * | idempotency key (per  | `IDEM#<wf>#<key>` | `IDEM`                   | executionId, createdAt, and what the request that |
  * | workflow `<wf>`)      |                   |                          | took it asked: inputSha256, start                 |
  * | named lease           | `LEASE#<name>`    | `LEASE`                  | owner, expiresAt (epoch ms, see below)            |
@@ -112,6 +116,7 @@ export const EXECUTION_PREFIX = "EX#";
 export const NODE_PREFIX = "N#";
 export const ITEM_PREFIX = "I#";
 export const ARRIVAL_SHARD_PREFIX = "A#";
+export const RESERVATION_PREFIX = "F#";
 export const IDEM_PREFIX = "IDEM#";
 export const LEASE_PREFIX = "LEASE#";
 export const DEAD_LETTER_PK = "DLQ";
@@ -176,6 +181,16 @@ export function arrivalShardKey(executionId: string, childId: string, shard: num
 
 export function shardFromSk(sk: string): number {
   return Number(sk.slice(sk.lastIndexOf("#") + 1));
+}
+
+/** A root execution's fan-out counts (domain/fan-out.ts). */
+export function fanOutKey(rootExecutionId: string): Key {
+  return { pk: executionPk(rootExecutionId), sk: "FANOUT" };
+}
+
+/** A map attempt's reservation of its root's map items in flight, under its own execution. */
+export function reservationKey(executionId: string, key: string): Key {
+  return { pk: executionPk(executionId), sk: `${RESERVATION_PREFIX}${key}` };
 }
 
 export function leaseKey(name: string): Key {

@@ -50,10 +50,13 @@ import type {
   ArrivalShard,
   Consistency,
   CreateOutcome,
+  DescendantBudget,
   ExecutionGuard,
   ExecutionPatch,
   ExecutionQuery,
+  FanOutCounts,
   KeyedRequest,
+  MapItemsReservation,
   NodeCondition,
   NodePatch,
   Outcome,
@@ -80,6 +83,13 @@ import {
   workflowVersionToItem,
 } from "./codec.js";
 import { Expression, isConditionFailure, updateExpression } from "./expression.js";
+import {
+  descendantWrite,
+  getFanOut,
+  listMapItemReservations,
+  releaseMapItems,
+  reserveMapItems,
+} from "./fan-out.js";
 import {
   ATTR,
   arrivalShardKey,
@@ -299,6 +309,7 @@ export class DynamoStore implements Store {
     record: ExecutionRecord,
     event: HistoryEvent,
     keyed?: KeyedRequest,
+    budget?: DescendantBudget,
   ): Promise<CreateOutcome> {
     const item = executionToItem(record, [event]);
     const put = {
@@ -307,6 +318,21 @@ export class DynamoStore implements Store {
       ConditionExpression: "attribute_not_exists(#pk)",
       ExpressionAttributeNames: { "#pk": ATTR.pk },
     };
+    if (budget !== undefined && (record.idempotencyKey === undefined || record.rootExecutionId === undefined))
+      throw new Error("a create with a budget needs its root and an idempotency key");
+    // A child counts against its root in the transaction that creates it, which its key makes happen once.
+    const counted =
+      budget === undefined
+        ? []
+        : [
+            descendantWrite(
+              this.tableName,
+              record.rootExecutionId!,
+              budget.limit,
+              budget.now,
+              this.options.retentionDays,
+            ),
+          ];
     if (record.idempotencyKey === undefined) {
       try {
         await this.doc.send(new PutCommand(put));
@@ -360,10 +386,13 @@ export class DynamoStore implements Store {
                 },
               },
             ];
-      const result = await this.io.transact({ TransactItems: [...claim, { Put: put }] });
+      const result = await this.io.transact({ TransactItems: [...claim, { Put: put }, ...counted] });
       if (result === "ok") return { created: true };
-      if (result.at(-1)?.Code === "ConditionalCheckFailed")
-        throw new Error(`execution ${record.executionId} already exists`);
+      const failed = (at: number) => result[at]?.Code === "ConditionalCheckFailed";
+      if (failed(claim.length)) throw new Error(`execution ${record.executionId} already exists`);
+      // The key was free (so this is no repeat) and only the count refused: over the budget.
+      if (counted.length > 0 && failed(claim.length + 1) && !claim.some((_, at) => failed(at)))
+        return { created: false, overBudget: true };
       const held = await this.io.get(idemKey);
       const existing = held && (await this.getExecution(held.executionId as string));
       if (held && existing) return { created: false, existing, keyed: keyedFromItem(held) };
@@ -644,6 +673,37 @@ export class DynamoStore implements Store {
     return items
       .map((item) => ({ shard: shardFromSk(item[ATTR.sk] as string), okDeps: toNumberArray(item.okDeps) }))
       .sort((a, b) => a.shard - b.shard);
+  }
+
+  // ── fan-out budget ────────────────────────────────────────────────────────────────────────────
+
+  reserveMapItems(
+    reservation: MapItemsReservation,
+    limit: number,
+    now: number,
+    fence?: { nodeId: string; leaseToken: string },
+  ): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }> {
+    return reserveMapItems(
+      this.io,
+      this.tableName,
+      reservation,
+      limit,
+      now,
+      this.options.retentionDays,
+      fence,
+    );
+  }
+
+  releaseMapItems(reservation: MapItemsReservation): Promise<boolean> {
+    return releaseMapItems(this.io, this.tableName, reservation);
+  }
+
+  listMapItemReservations(executionId: string): Promise<MapItemsReservation[]> {
+    return listMapItemReservations(this.io, this.tableName, executionId);
+  }
+
+  getFanOut(rootExecutionId: string): Promise<FanOutCounts> {
+    return getFanOut(this.io, rootExecutionId);
   }
 
   // ── history ───────────────────────────────────────────────────────────────────────────────────

@@ -68,19 +68,26 @@ export class MemoryQueue implements TaskQueue, QueueConsumer {
 
   async delete(receiptHandles: readonly string[]): Promise<void> {
     for (const handle of receiptHandles) {
-      for (const message of this.messages.values()) {
-        if (message.receiptHandle === handle) this.messages.delete(message.messageId);
-      }
+      const message = this.byHandle(handle);
+      if (message) this.messages.delete(message.messageId);
     }
   }
 
   async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
-    for (const message of this.messages.values()) {
-      if (message.receiptHandle === receiptHandle) {
-        message.visibleAt = this.options.clock.now() + seconds * 1000;
-        if (seconds === 0) this.wake();
-      }
-    }
+    const message = this.byHandle(receiptHandle);
+    if (!message) return;
+    message.visibleAt = this.options.clock.now() + seconds * 1000;
+    if (seconds === 0) this.wake();
+  }
+
+  /**
+   * The message a receipt handle names, while that receipt is its latest (`<messageId>:<receive>`):
+   * found by its id, not by a scan, so a backlog of many messages costs a delete nothing.
+   */
+  private byHandle(handle: string): QueuedMessage | undefined {
+    const messageId = handle.slice(0, handle.lastIndexOf(":"));
+    const message = this.messages.get(messageId);
+    return message?.receiptHandle === handle ? message : undefined;
   }
 
   /** Messages currently held (visible or not), oldest first: for inspection (GET /dlq) and tests. */

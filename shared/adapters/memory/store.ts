@@ -36,10 +36,13 @@ import type {
   ArrivalResult,
   ArrivalShard,
   CreateOutcome,
+  DescendantBudget,
   ExecutionGuard,
   ExecutionPatch,
   ExecutionQuery,
+  FanOutCounts,
   KeyedRequest,
+  MapItemsReservation,
   NodeCondition,
   NodePatch,
   Outcome,
@@ -88,6 +91,10 @@ export class MemoryStore implements Store {
   private readonly workers = new Map<string, WorkerRecord>();
   /** Offers by pool, by offerKey. */
   private readonly offers = new Map<string, Map<string, ReadyTask>>();
+  /** Fan-out counts by root execution (domain/fan-out.ts). */
+  private readonly fanOut = new Map<string, FanOutCounts>();
+  /** Map-item reservations by execution, by key. */
+  private readonly reservations = new Map<string, Map<string, MapItemsReservation>>();
 
   async getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined> {
     const versions = this.workflows.get(name) ?? [];
@@ -134,6 +141,7 @@ export class MemoryStore implements Store {
     record: ExecutionRecord,
     event: HistoryEvent,
     keyed?: KeyedRequest,
+    budget?: DescendantBudget,
   ): Promise<CreateOutcome> {
     const key =
       record.idempotencyKey === undefined ? undefined : scopedKey(record.workflow, record.idempotencyKey);
@@ -148,11 +156,66 @@ export class MemoryStore implements Store {
     if (this.executions.has(record.executionId)) {
       throw new Error(`execution ${record.executionId} already exists`);
     }
+    if (budget !== undefined) {
+      if (record.rootExecutionId === undefined) throw new Error("a create with a budget needs its root");
+      const counts = this.fanOutOf(record.rootExecutionId);
+      if (counts.descendants >= budget.limit) return { created: false, overBudget: true };
+      counts.descendants += 1;
+    }
     if (key !== undefined && keyed !== undefined)
       this.idempotency.set(key, { executionId: record.executionId, keyed: copy(keyed) });
     this.executions.set(record.executionId, { record: copy(record), history: [copy(event)] });
     this.executionOrder.push(record.executionId);
     return { created: true };
+  }
+
+  private fanOutOf(root: string): FanOutCounts {
+    let counts = this.fanOut.get(root);
+    if (!counts) {
+      counts = { descendants: 0, mapItemsInFlight: 0 };
+      this.fanOut.set(root, counts);
+    }
+    return counts;
+  }
+
+  async reserveMapItems(
+    reservation: MapItemsReservation,
+    limit: number,
+    _now?: number,
+    fence?: { nodeId: string; leaseToken: string },
+  ): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }> {
+    const held = this.reservations.get(reservation.executionId) ?? new Map<string, MapItemsReservation>();
+    const counts = this.fanOutOf(reservation.rootExecutionId);
+    if (fence) {
+      const node = this.nodes.get(reservation.executionId)?.get(fence.nodeId)?.record;
+      if (node?.status !== "RUNNING" || node.lease?.token !== fence.leaseToken || node.cancelRequested)
+        return { ok: false, inFlight: counts.mapItemsInFlight, fenced: true };
+    }
+    if (held.has(reservation.key)) return { ok: true };
+    if (counts.mapItemsInFlight + reservation.units > limit)
+      return { ok: false, inFlight: counts.mapItemsInFlight };
+    counts.mapItemsInFlight += reservation.units;
+    held.set(reservation.key, copy(reservation));
+    this.reservations.set(reservation.executionId, held);
+    return { ok: true };
+  }
+
+  async releaseMapItems(reservation: MapItemsReservation): Promise<boolean> {
+    const held = this.reservations.get(reservation.executionId);
+    const mine = held?.get(reservation.key);
+    if (!held || !mine || mine.units !== reservation.units) return false;
+    held.delete(reservation.key);
+    if (held.size === 0) this.reservations.delete(reservation.executionId);
+    this.fanOutOf(mine.rootExecutionId).mapItemsInFlight -= mine.units;
+    return true;
+  }
+
+  async listMapItemReservations(executionId: string): Promise<MapItemsReservation[]> {
+    return [...(this.reservations.get(executionId)?.values() ?? [])].map((r) => copy(r));
+  }
+
+  async getFanOut(rootExecutionId: string): Promise<FanOutCounts> {
+    return { ...(this.fanOut.get(rootExecutionId) ?? { descendants: 0, mapItemsInFlight: 0 }) };
   }
 
   /** Always the latest version, whatever the consistency asked: a valid eventually consistent read too. */
