@@ -129,8 +129,10 @@ export class ExternalWorkers {
   /**
    * Registers a worker, or the same worker again. A live registration's id is never taken over
    * with another placement (409 WorkerIdTaken, decided by the store's conditional write); a pool
-   * takes at most maxWorkersPerPool live workers (409 TooManyWorkers: counted when a worker joins
-   * the pool, so registrations racing for the last places can pass it by their number).
+   * takes at most maxWorkersPerPool live workers (409 TooManyWorkers). A worker joining a pool is
+   * counted before its write and again after it: one that finds the pool over the bound once
+   * written withdraws (before it could take anything), so registrations racing for the last
+   * places never leave the pool over it — at worst both withdraw, and one registers again.
    */
   async register(registration: WorkerRegistration): Promise<RegisteredWorker> {
     const now = this.ctx.clock.now();
@@ -138,7 +140,8 @@ export class ExternalWorkers {
     const workerId = registration.workerId ?? `w-${this.ctx.ids.token().slice(0, 16)}`;
     const existing = await this.ctx.store.getWorker(workerId);
     const live = existing !== undefined && !workerExpired(existing, now) ? existing : undefined;
-    if (live?.pool !== registration.pool) await this.checkPoolRoom(registration.pool, now);
+    const joining = live?.pool !== registration.pool;
+    if (joining) await this.checkPoolRoom(registration.pool, now, 0);
     const written = await this.ctx.store.putWorker(
       {
         workerId,
@@ -161,18 +164,28 @@ export class ExternalWorkers {
         `worker "${workerId}" is registered and alive${holder ? ` in pool "${holder.pool}"` : ""} with another placement (pool, executors, capabilities, labels); register under another id, or deregister it first (DELETE /workers/${workerId})`,
       );
     }
+    if (joining) {
+      try {
+        await this.checkPoolRoom(registration.pool, now, 1);
+      } catch (error) {
+        // Over the bound with itself counted: it withdraws (it has taken nothing yet).
+        await this.ctx.store.deleteWorker(workerId, written.record.version);
+        throw error;
+      }
+    }
     return { workerId, heartbeatSeconds };
   }
 
-  private async checkPoolRoom(pool: string, now: number): Promise<void> {
+  /** Refuses when the pool's live workers, less `self` (0 or 1: the joiner, written already), are at the bound. */
+  private async checkPoolRoom(pool: string, now: number, self: 0 | 1): Promise<void> {
     const max = PLACEMENT_LIMITS.maxWorkersPerPool;
     const members = (await this.ctx.store.listWorkers()).filter(
       (worker) => worker.pool === pool && workerHealth(worker, now) !== "dead",
-    );
-    if (members.length >= max)
+    ).length;
+    if (members - self >= max)
       throw new RequestError(
         "TooManyWorkers",
-        `pool "${pool}" has ${members.length} live workers; a pool takes at most ${max} (dead ones free their place)`,
+        `pool "${pool}" has ${members - self} live workers; a pool takes at most ${max} (dead ones free their place)`,
       );
   }
 

@@ -353,6 +353,30 @@ describe("the worker registry, bounded", () => {
     await silence("p-1", Date.now() - (PLACEMENT_LIMITS.deadAfterBeats + 1) * 30_000);
     await registerWorker({ workerId: "one-more", pool: "full" });
   });
+
+  it("never leaves a pool over its bound when registrations race for its last places", async () => {
+    const max = PLACEMENT_LIMITS.maxWorkersPerPool;
+    for (let i = 0; i < max - 3; i++)
+      await api.engine.registerWorker({
+        workerId: `r-${i}`,
+        pool: "race",
+        executors: [],
+        capabilities: {},
+        labels: [],
+        maxParallel: 1,
+      });
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        api.call({ method: "POST", path: "/workers", body: { workerId: `racer-${i}`, pool: "race" } }),
+      ),
+    );
+    for (const answer of answers) expect([201, 409]).toContain(answer.status);
+    const admitted = answers.filter((a) => a.status === 201).length;
+    expect(admitted).toBeLessThanOrEqual(3);
+    const members = (await api.ports.store.listWorkers()).filter((w) => w.pool === "race");
+    expect(members.length).toBe(max - 3 + admitted);
+    expect(members.length).toBeLessThanOrEqual(max);
+  });
 });
 
 describe("POST /workers/{id}/heartbeat", () => {

@@ -29,7 +29,7 @@ import { runWorld, type WorldOptions } from "../../sim/world.js";
 
 const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
   {
-    seed: 241,
+    seed: 2063,
     reaches: [
       "externalTasks",
       "zombieReportsRefused",
@@ -48,8 +48,13 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
   },
   {
     seed: 233,
-    reaches: ["heartbeatsRefused", "tasksStopped", "externalCrashes", "staleReportsRefused"],
-    note: "late heartbeats refused, tasks stopped by a cancellation, stale reports refused",
+    reaches: ["tasksStopped", "externalCrashes", "staleReportsRefused"],
+    note: "tasks stopped by a cancellation, stale reports refused",
+  },
+  {
+    seed: 282,
+    reaches: ["heartbeatsRefused", "externalCrashes", "staleReportsRefused"],
+    note: "late heartbeats refused, stale reports refused",
   },
   {
     seed: 48,
