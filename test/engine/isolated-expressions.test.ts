@@ -11,6 +11,7 @@ import {
   ExpressionError,
   type ExpressionScope,
 } from "../../shared/domain/expressions.js";
+import { expressionRejection } from "../support/expression-errors.js";
 
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
 const scope: ExpressionScope = {
@@ -19,16 +20,6 @@ const scope: ExpressionScope = {
   execution: { id: "e-1", workflow: "w", version: 1 },
 };
 const options = { now: () => NOW };
-
-async function failure(promise: Promise<unknown>): Promise<ExpressionError> {
-  const outcome = await promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  if (!("error" in outcome)) throw new Error(`expected a rejection, got ${JSON.stringify(outcome.value)}`);
-  expect(outcome.error).toBeInstanceOf(ExpressionError);
-  return outcome.error as ExpressionError;
-}
 
 /** Counts the turns of this thread's event loop while `work` runs: a blocked loop counts none. */
 async function turnsDuring<T>(work: Promise<T>): Promise<{ result: PromiseSettledResult<T>; turns: number }> {
@@ -69,7 +60,7 @@ describe("the isolated evaluator", () => {
   });
 
   it("fails the $pad bomb with the string bound; the process was not aborted", async () => {
-    const error = await failure(
+    const error = await expressionRejection(
       evaluator.resolve({ value: "{% $length($pad('', 500000000, 'a')) %}" }, scope, options),
     );
     expect(error.message).toBe(
@@ -79,7 +70,7 @@ describe("the isolated evaluator", () => {
   });
 
   it("fails the sort bomb with the array bound", async () => {
-    const error = await failure(
+    const error = await expressionRejection(
       evaluator.resolve({ value: "{% $count($sort($reverse([1..9000000]))) %}" }, scope, options),
     );
     expect(error.message).toContain(
@@ -105,7 +96,7 @@ describe("the isolated evaluator", () => {
     );
     expect(turns).toBeGreaterThan(10);
     // The same regex as a `when`.
-    const when = await failure(
+    const when = await expressionRejection(
       evaluator.condition("{% $contains($pad('', 33, 'a') & 'b', /^(a+)+$/) %}", scope, {
         ...options,
         limits: { maxMs: 300 },
@@ -121,7 +112,7 @@ describe("the isolated evaluator", () => {
     const small = new IsolatedExpressions({ threads: 1, heapMb: 64, graceMs: 200 });
     try {
       // The guard's own memory bound lifted, so the thread's hard limit is what stops it.
-      const error = await failure(
+      const error = await expressionRejection(
         small.resolve({ value: "{% $count([1..900000].{'k': $string($), 'v': [$, $, $]}) %}" }, scope, {
           ...options,
           limits: { maxMemoryMb: 100_000, maxMs: 60_000 },
@@ -155,7 +146,7 @@ describe("the isolated evaluator", () => {
   });
 
   it("keeps other evaluations going while one is stopped", async () => {
-    const bomb = failure(
+    const bomb = expressionRejection(
       evaluator.resolve({ bomb: "{% $contains($pad('', 30, 'a') & 'b', /^(a+)+$/) %}" }, scope, {
         ...options,
         limits: { maxMs: 500 },

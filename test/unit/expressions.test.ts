@@ -4,7 +4,6 @@ import {
   checkExpressions,
   DEFAULT_EXPRESSION_LIMITS,
   type EvaluationOptions,
-  ExpressionError,
   type ExpressionScope,
   evaluateCondition,
   findExpressions,
@@ -12,6 +11,7 @@ import {
   isExpression,
   resolveExpressions,
 } from "../../shared/domain/expressions.js";
+import { expressionRejection } from "../support/expression-errors.js";
 
 const SECRET = "s3cr3t-t0ken-do-not-leak";
 const NOW = Date.UTC(2026, 10, 22, 8, 30, 0);
@@ -32,17 +32,6 @@ const scope: ExpressionScope = {
   execution: { id: "exec-1", workflow: "orders", version: 7 },
 };
 const options: EvaluationOptions = { now: () => NOW };
-
-/** The ExpressionError `promise` rejects with (failing the test when it resolves or throws another). */
-async function rejection(promise: Promise<unknown>): Promise<ExpressionError> {
-  const outcome = await promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  if (!("error" in outcome)) throw new Error(`expected a rejection, got ${JSON.stringify(outcome.value)}`);
-  expect(outcome.error).toBeInstanceOf(ExpressionError);
-  return outcome.error as ExpressionError;
-}
 
 describe("isExpression / hasExpressions / findExpressions", () => {
   it.each([
@@ -187,7 +176,7 @@ describe("resolveExpressions", () => {
   });
 
   it("is a TerminalError with code ExpressionError naming the path of a failing expression", async () => {
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions({ headers: { x: "{% input.order.id + 1 %}" } }, scope, options),
     );
     expect(error).toBeInstanceOf(TerminalError);
@@ -202,23 +191,25 @@ describe("resolveExpressions", () => {
   });
 
   it("names the path with the given prefix", async () => {
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions({ a: ["{% $number('x') %}"] }, scope, options, "onFailure.params"),
     );
     expect(error.message).toMatch(/^onFailure\.params\.a\[0\]: /);
   });
 
   it("reports an expression that does not compile, with its position", async () => {
-    const error = await rejection(resolveExpressions({ a: "{% input.order. %}" }, scope, options));
+    const error = await expressionRejection(resolveExpressions({ a: "{% input.order. %}" }, scope, options));
     expect(error.message).toMatch(
       /^params\.a: the expression \{% input\.order\. %\} is invalid: .* at position \d+$/,
     );
   });
 
   it("refuses a function as a result", async () => {
-    const error = await rejection(resolveExpressions({ f: "{% function($x){ $x } %}" }, scope, options));
+    const error = await expressionRejection(
+      resolveExpressions({ f: "{% function($x){ $x } %}" }, scope, options),
+    );
     expect(error.message).toContain("gives a function");
-    const builtin = await rejection(resolveExpressions({ f: "{% $sum %}" }, scope, options));
+    const builtin = await expressionRejection(resolveExpressions({ f: "{% $sum %}" }, scope, options));
     expect(builtin.message).toContain("gives a function");
   });
 
@@ -226,13 +217,13 @@ describe("resolveExpressions", () => {
     const limits = { maxResultBytes: 100 };
     const fits = await resolveExpressions("{% $pad('', 90, 'x') %}", scope, { ...options, limits });
     expect(fits).toHaveLength(90);
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions({ big: "{% $pad('', 200, 'x') %}" }, scope, { ...options, limits }),
     );
     expect(error.message).toMatch(
       /^params\.big: .* gives more than 100 bytes of JSON; the limit is 100 bytes$/,
     );
-    const multibyte = await rejection(
+    const multibyte = await expressionRejection(
       resolveExpressions("{% $pad('', 40, 'é€') %}", scope, { ...options, limits }),
     );
     expect(multibyte.message).toMatch(/gives more than 100 bytes of JSON/);
@@ -251,7 +242,7 @@ describe("resolveExpressions", () => {
 
   it("stops a tail-recursive runaway within the time bound", async () => {
     const started = performance.now();
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions("{% ($f := function($n){ $f($n + 1) }; $f(0)) %}", scope, {
         ...options,
         limits: { maxMs: 100 },
@@ -263,7 +254,7 @@ describe("resolveExpressions", () => {
 
   it("stops a huge loop within the time bound", async () => {
     const started = performance.now();
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions("{% $count([1..1000000].($ * 2)) %}", scope, {
         ...options,
         limits: { maxMs: 100 },
@@ -274,12 +265,12 @@ describe("resolveExpressions", () => {
   });
 
   it("stops a deep recursion at the depth bound, before it grows memory", async () => {
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions("{% ($f := function($n){ 1 + $f($n + 1) }; $f(0)) %}", scope, options),
     );
     expect(error.message).toContain("more than 200 deep");
     // Also inside $eval.
-    const viaEval = await rejection(
+    const viaEval = await expressionRejection(
       resolveExpressions("{% $eval('($g := function($n){ 1 + $g($n + 1) }; $g(0))') %}", scope, options),
     );
     expect(viaEval.message).toContain("more than 200 deep");
@@ -304,7 +295,7 @@ describe("resolveExpressions", () => {
     const runaway = "{% ($f := function($n){ $f($n + 1) }; $f(0)) %}";
     const slow = resolveExpressions(runaway, scope, { ...options, limits: { maxMs: 50 } });
     const fine = resolveExpressions("{% input.order.amount %}", scope, options);
-    await rejection(slow);
+    await expressionRejection(slow);
     expect(await fine).toBe(42);
   });
 
@@ -323,11 +314,11 @@ describe("resolveExpressions", () => {
       "{% $substring(input.token, 'x') %}",
     ];
     for (const expression of failing) {
-      const error = await rejection(resolveExpressions({ v: expression }, scope, options));
+      const error = await expressionRejection(resolveExpressions({ v: expression }, scope, options));
       const texts = [error.message, String(error.cause), JSON.stringify(error.cause), error.stack ?? ""];
       for (const text of texts) expect(text, expression).not.toContain(SECRET);
     }
-    const condition = await rejection(evaluateCondition("{% input.token %}", scope, options));
+    const condition = await expressionRejection(evaluateCondition("{% input.token %}", scope, options));
     expect(condition.message).not.toContain(SECRET);
   });
 });
@@ -355,13 +346,13 @@ describe("evaluateCondition", () => {
     ["{% null %}", "null"],
     ["{% function(){ true } %}", "a function"],
   ])("refuses %s: `when` must give true or false (it gave %s)", async (expression, type) => {
-    const error = await rejection(evaluateCondition(expression, scope, options));
+    const error = await expressionRejection(evaluateCondition(expression, scope, options));
     expect(error.path).toBe("when");
     expect(error.message).toBe(`when: the expression ${expression} must give true or false; it gave ${type}`);
   });
 
   it("reports a failing `when` at path when", async () => {
-    const error = await rejection(evaluateCondition("{% input.order.id > 1 %}", scope, options));
+    const error = await expressionRejection(evaluateCondition("{% input.order.id > 1 %}", scope, options));
     expect(error.message).toMatch(/^when: the expression .* failed: /);
   });
 });
@@ -488,7 +479,7 @@ describe("resolveExpressions keeps exact JSON", () => {
 
 describe("resolveExpressions bounds what one step makes", () => {
   it("refuses $pad's huge padding before building it (it used to abort the process)", async () => {
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions("{% $length($pad('', 500000000, 'a')) %}", scope, options),
     );
     expect(error.message).toContain(
@@ -499,7 +490,7 @@ describe("resolveExpressions bounds what one step makes", () => {
   });
 
   it("refuses a string doubled past the string limit", async () => {
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions(
         "{% ($s := 'ab'; $d := function($x, $n){ $n = 0 ? $x : $d($x & $x, $n - 1) }; $length($d($s, 30))) %}",
         scope,
@@ -510,7 +501,7 @@ describe("resolveExpressions bounds what one step makes", () => {
   });
 
   it("refuses an array past the array limit", async () => {
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions("{% $count($sort($reverse([1..9000000]))) %}", scope, options),
     );
     expect(error.message).toContain(
@@ -546,7 +537,7 @@ describe("resolveExpressions bounds what one step makes", () => {
 
   it("stops at the memory bound where the heap can be read", async () => {
     let used = 0;
-    const error = await rejection(
+    const error = await expressionRejection(
       resolveExpressions("{% $count([1..100000].($string($) & 'x')) %}", scope, {
         ...options,
         // A heap that grows by 1 MiB a step: the bound trips long before the steps end.

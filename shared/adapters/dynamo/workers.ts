@@ -201,16 +201,21 @@ export async function getWorker(io: TableIO, workerId: string): Promise<WorkerRe
 
 /** One Query of the registry's partition (paged to the end), by worker id as the memory store. */
 export async function listWorkers(io: TableIO): Promise<WorkerRecord[]> {
+  const items = await io.queryAll(registryQuery(io));
+  return items.map(workerFromItem).sort((a, b) => a.workerId.localeCompare(b.workerId));
+}
+
+/** A strongly consistent Query of the registry's partition, every field of a worker. */
+function registryQuery(io: TableIO) {
   const e = new Expression();
-  const items = await io.queryAll({
+  return {
     TableName: io.tableName,
     KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(WORKERS_PK)} AND begins_with(${e.name(ATTR.sk)}, ${e.value(WORKER_PREFIX)})`,
     ProjectionExpression: e.projection(WORKER_RECORD_ATTRIBUTES),
     ExpressionAttributeNames: e.names,
     ExpressionAttributeValues: e.values,
     ConsistentRead: true,
-  });
-  return items.map(workerFromItem).sort((a, b) => a.workerId.localeCompare(b.workerId));
+  };
 }
 
 /**
@@ -226,15 +231,9 @@ export async function pageWorkers(
   const limit = Math.floor(page.limit);
   if (!(limit > 0)) return { items: [] };
   const after = page.next === undefined ? undefined : decodeCursor(page.next, workerCursorSchema).k;
-  const e = new Expression();
   const result = await io.doc.send(
     new QueryCommand({
-      TableName: io.tableName,
-      KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(WORKERS_PK)} AND begins_with(${e.name(ATTR.sk)}, ${e.value(WORKER_PREFIX)})`,
-      ProjectionExpression: e.projection(WORKER_RECORD_ATTRIBUTES),
-      ExpressionAttributeNames: e.names,
-      ExpressionAttributeValues: e.values,
-      ConsistentRead: true,
+      ...registryQuery(io),
       Limit: limit,
       ...(after === undefined ? {} : { ExclusiveStartKey: workerKey(after) }),
     }),
