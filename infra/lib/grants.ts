@@ -19,14 +19,15 @@ import type { WeftFunction, WeftFunctionKind } from "./functions.js";
  * PutItem (executions, versions, the sweeper's lease, dead letters, the worker function's offers to
  * a pool),
  * ConditionCheckItem (a transaction's check: a cancellation fenced on its execution ending, a
- * reclaimed idempotency key), DeleteItem (the api only: a redriven dead letter, a deregistered
- * worker, an offer a poll takes or withdraws). TransactWriteItems is authorized as its items'
+ * reclaimed idempotency key), DeleteItem (the api: a redriven dead letter, a deregistered
+ * worker, an offer a poll takes or withdraws; the worker and the sweeper: a map's fan-out
+ * reservation given back, dynamo/fan-out.ts). TransactWriteItems is authorized as its items'
  * Put/Update/Delete/ConditionCheck. Queries of an index name that index.
  */
 const TABLE_ACTIONS: Readonly<Record<WeftFunctionKind, readonly string[]>> = {
   api: ["GetItem", "Query", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem", "DeleteItem"],
-  worker: ["GetItem", "Query", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"],
-  sweeper: ["GetItem", "Query", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"],
+  worker: ["GetItem", "Query", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem", "DeleteItem"],
+  sweeper: ["GetItem", "Query", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem", "DeleteItem"],
   dlq: ["GetItem", "Query", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"],
 };
 
