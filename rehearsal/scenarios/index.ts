@@ -5,6 +5,7 @@ import { continuationScenario } from "./continuation.js";
 import { crashScenario } from "./crash.js";
 import { customTaskScenario } from "./custom-task.js";
 import { diamondScenario } from "./diamond.js";
+import { fanOutReleaseScenario } from "./fan-out-release.js";
 import { gatewayScenario } from "./gateway.js";
 import { hostileScenario } from "./hostile.js";
 import { idempotencyScenario } from "./idempotency.js";
@@ -37,5 +38,6 @@ export const SCENARIOS: readonly Scenario[] = [
   payloadScenario,
   languageScenario,
   hostileScenario,
+  fanOutReleaseScenario,
   workersScenario,
 ];
