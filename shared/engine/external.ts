@@ -140,7 +140,8 @@ export class ExternalWorkers {
     const workerId = registration.workerId ?? `w-${this.ctx.ids.token().slice(0, 16)}`;
     const existing = await this.ctx.store.getWorker(workerId);
     const live = existing !== undefined && !workerExpired(existing, now) ? existing : undefined;
-    const joining = live?.pool !== registration.pool;
+    // A dead worker freed its place: coming back, it joins its pool again like a new one.
+    const joining = live?.pool !== registration.pool || workerHealth(live, now) === "dead";
     if (joining) await this.checkPoolRoom(registration.pool, now, 0);
     const written = await this.ctx.store.putWorker(
       {

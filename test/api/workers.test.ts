@@ -352,6 +352,12 @@ describe("the worker registry, bounded", () => {
     await registerWorker({ workerId: "p-0", pool: "full" });
     await silence("p-1", Date.now() - (PLACEMENT_LIMITS.deadAfterBeats + 1) * 30_000);
     await registerWorker({ workerId: "one-more", pool: "full" });
+    // p-1 comes back from the dead: its place was taken meanwhile, so it joins like a new worker.
+    expectErrorAnswer(
+      await api.call({ method: "POST", path: "/workers", body: { workerId: "p-1", pool: "full" } }),
+      409,
+      "TooManyWorkers",
+    );
   });
 
   it("never leaves a pool over its bound when registrations race for its last places", async () => {
