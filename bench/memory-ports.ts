@@ -179,6 +179,23 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       write();
       return store.acquireLease(...args);
     },
+    putTimers: async (timers) => {
+      for (const _ of timers) write("DynamoDB.PutItem");
+      return store.putTimers(timers);
+    },
+    listTimers: async (...args) => {
+      const page = await store.listTimers(...args);
+      read("DynamoDB.Query", Math.max(1, page.items.length), 1);
+      return page;
+    },
+    getTimerCursor: async () => {
+      read("DynamoDB.GetItem");
+      return store.getTimerCursor();
+    },
+    advanceTimerCursor: async (cursor) => {
+      write("DynamoDB.PutItem");
+      return store.advanceTimerCursor(cursor);
+    },
     putDeadLetter: async (record) => {
       write("DynamoDB.PutItem");
       return store.putDeadLetter(record);

@@ -19,6 +19,7 @@ import type {
   NodeStatus,
   WorkflowVersionRecord,
 } from "./domain/records.js";
+import type { Timer, TimerCursor } from "./domain/timers.js";
 
 /**
  * How fresh a read must be. "eventual" may return an earlier version of the item (or none, just
@@ -350,6 +351,24 @@ export interface Store {
    * `now`, or already held by `owner` (then extended). Keeps normally one sweeper working.
    */
   acquireLease(name: string, owner: string, now: number, expiresAt: number): Promise<boolean>;
+
+  // ── timers (domain/timers.ts) ─────────────────────────────────────────────────────────────────
+  /** Arms timers in the due index; arming the same timer (same message, same time) again changes nothing. */
+  putTimers(timers: readonly Timer[]): Promise<void>;
+  /**
+   * One shard's timers due in (from, through], earliest first, strongly consistent; `next` pages on
+   * (its cursor as every listing's).
+   */
+  listTimers(
+    shard: number,
+    from: number,
+    through: number,
+    page: { limit: number; next?: string },
+  ): Promise<Page<Timer>>;
+  /** Where the sweep of timers stands; undefined before the first. */
+  getTimerCursor(): Promise<TimerCursor | undefined>;
+  /** Moves the cursor forward (never back): false when another sweep had got as far or further. */
+  advanceTimerCursor(cursor: TimerCursor): Promise<boolean>;
 
   // ── dead letters ──────────────────────────────────────────────────────────────────────────────
   /** Records dead-lettered work; recording the same id again changes nothing. */

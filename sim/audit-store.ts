@@ -211,6 +211,10 @@ export class AuditStore implements Store {
   getArrivalShards: Delegated["getArrivalShards"];
   pullSweepAt: Delegated["pullSweepAt"];
   acquireLease: Delegated["acquireLease"];
+  putTimers: Delegated["putTimers"];
+  listTimers: Delegated["listTimers"];
+  getTimerCursor: Delegated["getTimerCursor"];
+  advanceTimerCursor: Delegated["advanceTimerCursor"];
   putDeadLetter: Delegated["putDeadLetter"];
   listDeadLetters: Delegated["listDeadLetters"];
   getDeadLetter: Delegated["getDeadLetter"];
@@ -243,6 +247,10 @@ export class AuditStore implements Store {
     this.getArrivalShards = inner.getArrivalShards.bind(inner);
     this.pullSweepAt = inner.pullSweepAt.bind(inner);
     this.acquireLease = inner.acquireLease.bind(inner);
+    this.putTimers = inner.putTimers.bind(inner);
+    this.listTimers = inner.listTimers.bind(inner);
+    this.getTimerCursor = inner.getTimerCursor.bind(inner);
+    this.advanceTimerCursor = inner.advanceTimerCursor.bind(inner);
     this.putDeadLetter = inner.putDeadLetter.bind(inner);
     this.listDeadLetters = inner.listDeadLetters.bind(inner);
     this.getDeadLetter = inner.getDeadLetter.bind(inner);

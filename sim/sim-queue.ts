@@ -5,6 +5,7 @@
  * leaves the message visible (two consumers get it at once), and extra delivery delay. Which visible
  * message is received next is the scheduler's pick, so delivery order is arbitrary too.
  */
+import { MAX_DELAY_SECONDS } from "../shared/domain/timers.js";
 import type { TaskMessage, TaskQueue } from "../shared/ports.js";
 import type { Rng } from "./prng.js";
 
@@ -40,8 +41,6 @@ export interface QueueStats {
   deleted: number;
   deadLettered: number;
 }
-
-const MAX_DELAY_SECONDS = 900;
 
 export class SimQueue implements TaskQueue {
   readonly stats: QueueStats = {

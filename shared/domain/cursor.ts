@@ -30,3 +30,7 @@ export type DeadLetterCursor = z.output<typeof deadLetterCursorSchema>;
 /** A worker listing's position: the id of the last one answered (the registry sorts by id). */
 export const workerCursorSchema = z.object({ k: z.string().min(1).max(256) });
 export type WorkerCursor = z.output<typeof workerCursorSchema>;
+
+/** A page of one shard's timers: the sort key of the last one answered (domain/timers.ts timerSortKey). */
+export const timerPageCursorSchema = z.object({ t: z.string().min(1).max(2048) });
+export type TimerPageCursor = z.output<typeof timerPageCursorSchema>;

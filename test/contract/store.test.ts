@@ -22,6 +22,7 @@ import type { ExecutionRecord } from "../../shared/domain/records.js";
 import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
 import { describeStoreContract } from "./store.contract.js";
 import { describeStoreFenceContract } from "./store-fences.contract.js";
+import { describeTimerContract } from "./timers.contract.js";
 import { describeWorkerContract } from "./workers.contract.js";
 import { describeWorkflowListingContract } from "./workflow-listing.contract.js";
 
@@ -46,6 +47,8 @@ describeStoreFenceContract("DynamoStore (emulator)", emulatorStore);
 describeWorkerContract("MemoryStore", memoryStore);
 describeWorkerContract("DynamoStore (emulator)", emulatorStore);
 describeWorkflowListingContract("MemoryStore", memoryStore);
+describeTimerContract("MemoryStore", memoryStore);
+describeTimerContract("DynamoStore (emulator)", emulatorStore);
 describeWorkflowListingContract("DynamoStore (emulator)", emulatorStore);
 
 /** What the contract cannot see: the sparse due index (gsi2) is maintained in the same writes. */

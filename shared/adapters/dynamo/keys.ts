@@ -77,6 +77,7 @@
 import { parseMapItemId } from "../../domain/map.js";
 import { offerKey, type ReadyTask } from "../../domain/placement.js";
 import type { ExecutionStatus } from "../../domain/records.js";
+import { keyInstant } from "../../domain/timers.js";
 
 export const ATTR = {
   pk: "pk",
@@ -120,6 +121,7 @@ export const RESERVATION_PREFIX = "F#";
 export const IDEM_PREFIX = "IDEM#";
 export const LEASE_PREFIX = "LEASE#";
 export const DEAD_LETTER_PK = "DLQ";
+const TIMER_PREFIX = "TM#";
 export const DUE_PREFIX = "SW#";
 export const WORKERS_PK = "WORKERS";
 export const WORKFLOWS_PK = "WORKFLOWS";
@@ -197,6 +199,14 @@ export function leaseKey(name: string): Key {
   return { pk: `${LEASE_PREFIX}${name}`, sk: "LEASE" };
 }
 
+/** Timers (domain/timers.ts): one partition per shard and day bucket, sorted by time. */
+export function timerPk(shard: number, bucket: number): string {
+  return `${TIMER_PREFIX}${pad(shard, 2)}#${pad(bucket, 6)}`;
+}
+
+/** Where the sweep of timers stands (one item). */
+export const TIMER_CURSOR_KEY: Key = { pk: "TIMERS", sk: "CURSOR" };
+
 export function deadLetterKey(id: string): Key {
   return { pk: DEAD_LETTER_PK, sk: id };
 }
@@ -249,14 +259,6 @@ export function dueShard(executionId: string): number {
 
 export function duePk(shard: number): string {
   return `${DUE_PREFIX}${shard}`;
-}
-
-/** Largest instant a 15-digit key field holds (year 33658); instants are clamped into 0..this. */
-const MAX_KEY_INSTANT = 999_999_999_999_999;
-
-function keyInstant(at: number): string {
-  const clamped = Number.isNaN(at) ? 0 : Math.min(MAX_KEY_INSTANT, Math.max(0, Math.floor(at)));
-  return pad(clamped, 15);
 }
 
 /** Sort key of the due index. Fractional or out-of-range instants are floored / clamped. */

@@ -44,6 +44,7 @@ import {
   pendingNode,
   type WorkflowVersionRecord,
 } from "../../domain/records.js";
+import type { Timer, TimerCursor } from "../../domain/timers.js";
 import type {
   ArrivalRequest,
   ArrivalResult,
@@ -115,6 +116,7 @@ import {
 } from "./keys.js";
 import { listDueExecutions, listExecutions } from "./listings.js";
 import { TableIO } from "./table-io.js";
+import { advanceTimerCursor, getTimerCursor, listTimers, putTimers } from "./timers.js";
 import {
   type ConditionOn,
   deleteWorker,
@@ -788,6 +790,29 @@ export class DynamoStore implements Store {
       if (isConditionFailure(error)) return false;
       throw error;
     }
+  }
+
+  // ── timers (dynamo/timers.ts) ─────────────────────────────────────────────────────────────────
+
+  putTimers(timers: readonly Timer[]): Promise<void> {
+    return putTimers(this.io, timers);
+  }
+
+  listTimers(
+    shard: number,
+    from: number,
+    through: number,
+    page: { limit: number; next?: string },
+  ): Promise<Page<Timer>> {
+    return listTimers(this.io, shard, from, through, page);
+  }
+
+  getTimerCursor(): Promise<TimerCursor | undefined> {
+    return getTimerCursor(this.io);
+  }
+
+  advanceTimerCursor(cursor: TimerCursor): Promise<boolean> {
+    return advanceTimerCursor(this.io, cursor);
   }
 
   // ── dead letters ──────────────────────────────────────────────────────────────────────────────

@@ -144,6 +144,15 @@ export class TableIO {
     }
   }
 
+  /** One Query call: its items, and the key to go on from when it stopped short of the end. */
+  async queryPage(input: QueryCommandInput): Promise<{ items: Item[]; lastKey?: Record<string, unknown> }> {
+    const result = await this.doc.send(new QueryCommand(input));
+    return {
+      items: result.Items ?? [],
+      ...(result.LastEvaluatedKey ? { lastKey: result.LastEvaluatedKey } : {}),
+    };
+  }
+
   async queryAll(input: QueryCommandInput): Promise<Item[]> {
     const items: Item[] = [];
     let startKey: Record<string, unknown> | undefined;

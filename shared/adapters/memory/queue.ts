@@ -3,6 +3,7 @@
  * delay, visibility timeout with redelivery, receive counts, and a redrive to a dead-letter queue
  * once a message has been received more than `maxReceiveCount` times.
  */
+import { MAX_DELAY_SECONDS } from "../../domain/timers.js";
 import type { Clock, QueueConsumer, ReceivedMessage, TaskMessage, TaskQueue } from "../../ports.js";
 
 interface QueuedMessage {
@@ -20,7 +21,6 @@ export interface MemoryQueueOptions {
   deadLetter?: MemoryQueue;
 }
 
-const MAX_DELAY_SECONDS = 900;
 const POLL_SLICE_MS = 50;
 
 export class MemoryQueue implements TaskQueue, QueueConsumer {

@@ -9,6 +9,8 @@ import {
   deadLetterCursorSchema,
   decodeCursor,
   encodeCursor,
+  type TimerPageCursor,
+  timerPageCursorSchema,
   workerCursorSchema,
 } from "../../domain/cursor.js";
 import { invalidCursor } from "../../domain/errors.js";
@@ -31,6 +33,14 @@ import {
   pendingNode,
   type WorkflowVersionRecord,
 } from "../../domain/records.js";
+import {
+  type Timer,
+  type TimerCursor,
+  timerKeyAfter,
+  timerShard,
+  timerSortKey,
+  unsent,
+} from "../../domain/timers.js";
 import type {
   ArrivalRequest,
   ArrivalResult,
@@ -85,6 +95,9 @@ export class MemoryStore implements Store {
   private readonly idempotency = new Map<string, { executionId: string; keyed: KeyedRequest }>();
   private readonly nodes = new Map<string, Map<string, StoredNode>>();
   private readonly leases = new Map<string, { owner: string; expiresAt: number }>();
+  /** Timers by shard, by sort key (domain/timers.ts); the sweep's cursor. */
+  private readonly timers: Array<Map<string, Timer> | undefined> = [];
+  private timerCursor: TimerCursor | undefined;
   /** Arrival shards of wide fan-ins by "execution/child/shard": the recorded parents, sorted. */
   private readonly shards = new Map<string, number[]>();
   private readonly deadLetters = new Map<string, DeadLetterRecord>();
@@ -444,6 +457,54 @@ export class MemoryStore implements Store {
     if (held && held.owner !== owner && held.expiresAt > now) return false;
     this.leases.set(name, { owner, expiresAt });
     return true;
+  }
+
+  async putTimers(timers: readonly Timer[]): Promise<void> {
+    for (const timer of timers) {
+      const shard = timerShard(timer.message.executionId);
+      const stored = this.timers[shard] ?? new Map<string, Timer>();
+      this.timers[shard] = stored;
+      const key = timerSortKey(timer);
+      if (!stored.has(key)) stored.set(key, copy(timer));
+    }
+  }
+
+  async listTimers(
+    shard: number,
+    from: number,
+    through: number,
+    page: { limit: number; next?: string },
+  ): Promise<Page<Timer>> {
+    const after =
+      page.next === undefined ? timerKeyAfter(from) : decodeCursor(page.next, timerPageCursorSchema).t;
+    const last = timerKeyAfter(through);
+    const keys = [...(this.timers[shard]?.keys() ?? [])].filter((k) => k > after && k <= last).sort();
+    const slice = keys.slice(0, page.limit);
+    const items = slice.map((k) => copy(this.timers[shard]!.get(k)!));
+    const end = slice.at(-1);
+    return end !== undefined && keys.length > slice.length
+      ? { items, next: encodeCursor({ t: end } satisfies TimerPageCursor) }
+      : { items };
+  }
+
+  async getTimerCursor(): Promise<TimerCursor | undefined> {
+    return this.timerCursor && { ...this.timerCursor };
+  }
+
+  async advanceTimerCursor(cursor: TimerCursor): Promise<boolean> {
+    if (this.timerCursor && this.timerCursor.through >= cursor.through) return false;
+    this.timerCursor = { ...cursor };
+    return true;
+  }
+
+  /** The earliest time among timers no sweep has sent yet (the test runtime's next sweep). */
+  earliestUnsentTimer(): number | undefined {
+    let earliest: number | undefined;
+    for (const shard of this.timers)
+      for (const timer of shard?.values() ?? [])
+        if (unsent(timer, this.timerCursor) && (earliest === undefined || timer.dueAt < earliest))
+          earliest = timer.dueAt;
+    return earliest;
   }
 
   /** The position a listing cursor names; InvalidCursor for one this store never returned (as DynamoStore). */

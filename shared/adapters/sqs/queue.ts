@@ -8,11 +8,11 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { MAX_DELAY_SECONDS } from "../../domain/timers.js";
 import type { QueueConsumer, ReceivedMessage, TaskMessage, TaskQueue } from "../../ports.js";
 
 /** SQS limits: 10 entries per batch call, DelaySeconds ≤ 900, 10 messages per receive. */
 const BATCH_SIZE = 10;
-export const MAX_DELAY_SECONDS = 900;
 const MAX_RECEIVE = 10;
 const MAX_WAIT_SECONDS = 20;
 
