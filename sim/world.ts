@@ -584,6 +584,14 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const executionsDone = () =>
     plans.every((p) => p.executionId !== undefined) &&
     [...audit.executionStatus.values()].every((s) => s !== "PENDING" && s !== "RUNNING");
+  /** Every execution ended, its cleanup confirmed, every client done, nothing queued. */
+  const settled = () =>
+    executionsDone() &&
+    // and every finished execution's cleanup confirmed (out of the sweeper's index)
+    audit.sweepPending.size === 0 &&
+    ops.every((o) => o.done || (o.kind === "cancel" && !o.proc)) &&
+    queue.size === 0 &&
+    deadLetterQueue.size === 0;
 
   // ── external workers and the callbacks' settler (only in worlds that drew a fleet) ───────────
   const callbackParams = new Map<string, { timeoutSeconds: number; heartbeatSeconds?: number }>();
@@ -652,7 +660,10 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
           nextSweep += profile.sweepEveryMs;
           sweepsDue++;
         }
-        if (sweepsDue > 0)
+        // Once everything has settled, the schedule's runs only keep the world from ending: the
+        // ones in flight finish, no new one starts (a sweep reads every timer shard, so with
+        // stalls some sweep would always be running).
+        if (sweepsDue > 0 && !settled())
           actions.push({
             label: "sweep",
             run: () => {
@@ -675,16 +686,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         return times.length === 0 ? undefined : Math.min(...times);
       },
       finished() {
-        return (
-          executionsDone() &&
-          // and every finished execution's cleanup confirmed (out of the sweeper's index)
-          audit.sweepPending.size === 0 &&
-          ops.every((o) => o.done || (o.kind === "cancel" && !o.proc)) &&
-          !scheduler.hasPendingWork() &&
-          scheduler.liveProcesses() === 0 &&
-          queue.size === 0 &&
-          deadLetterQueue.size === 0
-        );
+        return settled() && !scheduler.hasPendingWork() && scheduler.liveProcesses() === 0;
       },
     },
     { maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS, maxTime: options.maxTime ?? DEFAULT_MAX_TIME },

@@ -13,6 +13,7 @@ import { parseTaskMessage } from "../functions/common/task-message.js";
 import type { MemoryQueue } from "../shared/adapters/memory/queue.js";
 import { VISIBILITY_TO_TIMEOUT_RATIO } from "../shared/config/delivery.js";
 import type { Engine } from "../shared/engine/engine.js";
+import { nextTimerSweepAt } from "../shared/engine/timers.js";
 import { invocationDeadline } from "../shared/engine/worker-time.js";
 import type { ReceivedMessage, Store, TaskMessage } from "../shared/ports.js";
 import { type Activity, macrotask } from "./activity.js";
@@ -236,13 +237,17 @@ export class Driver {
   }
 
   /**
-   * The first run of the sweeper's schedule that finds something due (the earliest `sweepAt`): the
-   * runs before it would find nothing, so skipping them changes nothing.
+   * The first run of the sweeper's schedule that finds something due (the earliest `sweepAt`, or a
+   * durable timer coming within reach): the runs before it would find nothing, so skipping them
+   * changes nothing.
    */
   private async nextSweep(): Promise<number | undefined> {
+    const now = this.parts.clock.now();
     const [earliest] = await this.parts.store.listDueExecutions(Number.MAX_SAFE_INTEGER, 1);
-    if (earliest?.sweepAt === undefined) return undefined;
-    const from = Math.max(earliest.sweepAt, this.lastSweep + 1, this.parts.clock.now());
+    const timers = await nextTimerSweepAt(this.parts.store, now);
+    const due = [earliest?.sweepAt, timers].filter((at): at is number => at !== undefined);
+    if (due.length === 0) return undefined;
+    const from = Math.max(Math.min(...due), this.lastSweep + 1, now);
     const ticks = Math.max(1, Math.ceil((from - this.epoch) / SWEEP_INTERVAL_MS));
     return this.epoch + ticks * SWEEP_INTERVAL_MS;
   }

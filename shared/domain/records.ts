@@ -177,6 +177,11 @@ export interface CallbackState {
   heartbeatSeconds?: number;
   /** Its last heartbeat (or when it began to wait). */
   heartbeatAt: number;
+  /**
+   * When its timer fires (engine/callbacks.ts): the message that checks it then. A check at or past
+   * it, finding it not due (heartbeats pushed it on), arms the next one.
+   */
+  timerAt?: number;
 }
 
 export type CompositeState = MapState | ChildState | CallbackState;

@@ -96,11 +96,17 @@ export function timerKeyAfter(at: number): string {
 
 /**
  * What a sweep at `now` reads: timers due in (from, through]. From the cursor less the look-back
- * (everything since the first sweep, when there is none), through what SQS can delay to from now.
+ * (a retention's worth, when there is none), through what SQS can delay to from now.
  */
 export function sweepWindow(cursor: TimerCursor | undefined, now: number): { from: number; through: number } {
   const through = now + TIMER_LIMITS.leadMs;
-  const from = cursor === undefined ? -1 : Math.min(cursor.through, through) - TIMER_LIMITS.lookBackMs;
+  // Timers older than their retention are gone (the table's TTL): a first sweep, or one after a
+  // long outage, starts there.
+  const oldest = now - TIMER_LIMITS.retentionMs;
+  const from =
+    cursor === undefined
+      ? oldest
+      : Math.max(oldest, Math.min(cursor.through, through) - TIMER_LIMITS.lookBackMs);
   return { from, through };
 }
 

@@ -4,8 +4,10 @@
  * until someone settles it with that token — complete, fail — or its time runs out. Heartbeats,
  * when its params ask for them, push its due time on. The sweeper checks it once due (its lease is
  * that time): past its timeout or its heartbeat, the attempt fails (CallbackTimedOut, retried by
- * policy as a new wait with a new token). Every settlement is fenced on the attempt's lease, so it
- * happens once: a second answers 409.
+ * policy as a new wait with a new token). Its own task message, delayed to its due time (a durable
+ * timer when that is beyond SQS's reach: send.ts), checks it then, so a timeout fires to the
+ * second; heartbeats move no timer, the check they outlived arms the next. Every settlement is
+ * fenced on the attempt's lease, so it happens once: a second answers 409.
  */
 import { encodeAttemptToken } from "../domain/attempt-token.js";
 import { type CallbackParams, callbackDueAt, callbackParamsSchema } from "../domain/callback.js";
@@ -21,6 +23,7 @@ import type { EngineContext } from "./context.js";
 import type { TaskErrorReport } from "./external.js";
 import { callbackWaitingEvent, HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
+import { sendTasks, taskMessage } from "./send.js";
 import { checkLater, evaluateInScope, startWaiting } from "./waiting.js";
 
 export class Callbacks {
@@ -46,13 +49,14 @@ export class Callbacks {
       return;
     }
     const now = this.ctx.clock.now();
-    const state: CallbackState = {
+    const waits: Omit<CallbackState, "timerAt"> = {
       kind: "callback",
       deadline: now + params.timeoutSeconds * 1000,
       heartbeatAt: now,
       ...(params.heartbeatSeconds !== undefined ? { heartbeatSeconds: params.heartbeatSeconds } : {}),
     };
-    const dueAt = callbackDueAt(state);
+    const dueAt = callbackDueAt(waits);
+    const state: CallbackState = { ...waits, timerAt: dueAt };
     const waiting = await startWaiting(
       this.ctx,
       execution.executionId,
@@ -68,8 +72,7 @@ export class Callbacks {
       dueAt,
     );
     if (!waiting.ok) return; // told to stop first: its cancellation ends it
-    // The sweeper comes back by its due time, even one sooner than the execution's next visit.
-    await this.ctx.store.pullSweepAt(execution.executionId, dueAt + 1000);
+    await this.armTimer(execution, node.id, record.attempt, dueAt);
     const token = callbackToken(execution.executionId, node.id, record.attempt, lease);
     await this.ctx.events.publish([
       callbackWaitingEvent(execution, node.id, record.attempt, token, params.timeoutSeconds),
@@ -102,7 +105,23 @@ export class Callbacks {
       );
       return;
     }
-    await checkLater(this.ctx, execution.executionId, node.id, lease, callbackDueAt(state));
+    // Checked at or past its timer (heartbeats pushed its due time on): the next timer, for then.
+    const dueAt = callbackDueAt(state);
+    // A second of slack: the queue's clock and this one may differ a little.
+    const timerFired = now >= (state.timerAt ?? Number.NEGATIVE_INFINITY) - 1000;
+    const next: CallbackState | undefined = timerFired ? { ...state, timerAt: dueAt } : undefined;
+    const waits = await checkLater(this.ctx, execution.executionId, node.id, lease, dueAt, next);
+    if (waits && next) await this.armTimer(execution, node.id, record.attempt, dueAt);
+  }
+
+  /** Its own task message at `dueAt`: a claim of a waiting callback is its check (worker.ts). */
+  private armTimer(
+    execution: ExecutionRecord,
+    nodeId: string,
+    attempt: number,
+    dueAt: number,
+  ): Promise<void> {
+    return sendTasks(this.ctx, [{ message: taskMessage(execution, nodeId, attempt), notBefore: dueAt }]);
   }
 
   async complete(token: string, output: unknown): Promise<void> {

@@ -10,6 +10,7 @@ import { isTerminalExecution } from "../domain/states.js";
 import { executionTrace, startTrace } from "../domain/trace.js";
 import { callbackToken } from "./callbacks.js";
 import type { EngineContext } from "./context.js";
+import { armDeadline } from "./execution-deadline.js";
 import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, traced } from "./lifecycle.js";
 import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
@@ -263,6 +264,7 @@ export class Executions {
   private async start(execution: ExecutionRecord): Promise<void> {
     const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
     await this.ctx.events.publish([executionLifecycleEvent(execution)]);
+    await armDeadline(this.ctx, execution);
     await this.propagation.startEntries(execution, graph);
   }
 }

@@ -51,6 +51,7 @@ import { HISTORY, nodeEvent, publishNodeEvent, traced } from "./lifecycle.js";
 import { nodeStarted, workerLeft } from "./metrics.js";
 import { prepareRun } from "./prepare.js";
 import { loadDeps } from "./propagation.js";
+import { sendTasks, taskMessage } from "./send.js";
 
 /** How often a task's heartbeat is asked for when its node says nothing. */
 export const DEFAULT_TASK_HEARTBEAT_SECONDS = 30;
@@ -238,11 +239,18 @@ export class ExternalWorkers {
   // ── offers and polls ─────────────────────────────────────────────────────────────────────────
 
   /** The Lambda worker got the task message of an external node: it is offered to its pool. */
-  async offer(execution: ExecutionRecord, node: GraphNode, message: TaskMessage): Promise<void> {
+  async offer(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    message: TaskMessage,
+  ): Promise<void> {
     const runsOn = node.runsOn;
     if (!runsOn) return;
     const record = await this.ctx.store.getNode(execution.executionId, node.id);
-    // Taken already, or a message of an attempt that is over: nothing to offer.
+    if (record?.status === "RUNNING" && record.attempt === message.attempt && record.lease)
+      return this.checkLease(execution, graph, node, record, record.lease);
+    // A message of an attempt that is over: nothing to offer.
     if (record?.status !== "QUEUED" || record.attempt !== message.attempt) return;
     await this.ctx.store.offerTask({
       pool: runsOn.pool,
@@ -254,6 +262,33 @@ export class ExternalWorkers {
       runsOn,
       offeredAt: this.ctx.clock.now(),
     });
+  }
+
+  /**
+   * The attempt's timer, at its lease's expiry: a worker that stops heartbeating (or passes the
+   * task's timeout, which no renewal passes) loses it then, to the second. Heartbeats move no timer:
+   * the timer they outlived arms the next (checkLease).
+   */
+  private armLeaseTimer(execution: ExecutionRecord, nodeId: string, attempt: number, expiresAt: number) {
+    return sendTasks(this.ctx, [
+      { message: taskMessage(execution, nodeId, attempt), notBefore: expiresAt + 1 },
+    ]);
+  }
+
+  /** A taken attempt's timer came: recovered when its lease expired, else armed for its new expiry. */
+  private async checkLease(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    record: NodeRecord,
+    lease: Lease,
+  ): Promise<void> {
+    if (lease.expiresAt < this.ctx.clock.now()) {
+      // Its hold on the worker goes at the worker's next poll (pruneHolds), as after any end.
+      await this.endings.recoverExpiredLease(execution, graph, node, record);
+      return;
+    }
+    await this.armLeaseTimer(execution, node.id, record.attempt, lease.expiresAt);
   }
 
   /**
@@ -363,6 +398,7 @@ export class ExternalWorkers {
       return {};
     }
     nodeStarted(this.ctx, taken.node, offer.pool);
+    await this.armLeaseTimer(execution, node.id, offer.attempt, lease.expiresAt);
     await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, offer.attempt);
     const task = await this.prepare(execution, graph, node, taken.node, lease);
     return task ? { task, worker: taken.worker } : { worker: taken.worker };

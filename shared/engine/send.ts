@@ -1,15 +1,13 @@
 /**
  * Sending task messages that may have to wait. SQS delays a message by at most 15 minutes; a node
- * due later is not sent now: its execution's sweep time is pulled in so the sweeper sends it once
- * it is within reach. So a long `wait` or backoff costs no compute while it waits.
+ * due later is not sent now: it becomes a durable timer (timers.ts), which the sweep sends once it
+ * is within reach. So a long `wait` or backoff costs no compute while it waits.
  */
+import { MAX_DELAY_SECONDS } from "../domain/timers.js";
 import { executionTrace } from "../domain/trace.js";
 import type { TaskMessage } from "../ports.js";
 import type { EngineContext } from "./context.js";
-
-export const MAX_DELAY_SECONDS = 900;
-/** The sweeper comes back this long before a far-off task is due (inside SQS's delay reach). */
-const SWEEP_LEAD_MS = (MAX_DELAY_SECONDS - 120) * 1000;
+import { armTimers } from "./timers.js";
 
 export interface OutgoingTask {
   message: TaskMessage;
@@ -55,7 +53,8 @@ export async function sendTasks(ctx: EngineContext, tasks: readonly OutgoingTask
       ctx.queue.send(messages, delaySeconds > 0 ? { delaySeconds } : undefined),
     ),
   );
-  for (const task of later) {
-    await ctx.store.pullSweepAt(task.message.executionId, task.notBefore! - SWEEP_LEAD_MS);
-  }
+  await armTimers(
+    ctx,
+    later.map((task) => ({ message: task.message, dueAt: task.notBefore! })),
+  );
 }

@@ -18,11 +18,13 @@ import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
+import { timeOut } from "./execution-deadline.js";
 import { outcomeIn, type StatusOf } from "./fan-in.js";
 import { endedLanes, itemNode } from "./map.js";
 import { measurePools, NO_METRICS, sweepCompleted } from "./metrics.js";
 import type { Propagation } from "./propagation.js";
-import { MAX_DELAY_SECONDS, type OutgoingTask, sendTasks, taskMessage } from "./send.js";
+import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
+import { sweepTimers } from "./timers.js";
 import type { TaskRunner } from "./worker.js";
 
 export interface SweepReport {
@@ -33,6 +35,8 @@ export interface SweepReport {
   resent: number;
   reDriven: number;
   timedOut: number;
+  /** Durable timers come within SQS's reach, sent as delayed messages (engine/timers.ts). */
+  timers: number;
 }
 
 const SWEEPER_LEASE = "sweeper";
@@ -60,6 +64,7 @@ export class Sweeper {
       resent: 0,
       reDriven: 0,
       timedOut: 0,
+      timers: 0,
     };
     const now = this.ctx.clock.now();
     if (!options.force) {
@@ -70,6 +75,7 @@ export class Sweeper {
     // The external worker pools' levels (metrics.ts), a minute apart as the sweeps are. Only with a
     // metrics port: without one (the simulation) the sweep makes exactly the calls it always made.
     if (this.ctx.metrics !== NO_METRICS) await this.measurePools(now);
+    report.timers = (await sweepTimers(this.ctx, now)).sent;
     for (;;) {
       const due = await this.ctx.store.listDueExecutions(now, PAGE);
       await mapLimit(due, 4, (execution) => this.reconcile(execution, now, report));
@@ -115,11 +121,7 @@ export class Sweeper {
     }
     const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
     if (execution.deadline !== undefined && execution.deadline <= now) {
-      const seconds = graph.definition.timeoutSeconds;
-      await this.propagation.finishExecution(execution.executionId, graph, "FAILED", "execution timed out", {
-        name: "ExecutionTimeout",
-        message: `the execution exceeded its timeout of ${seconds} s`,
-      });
+      await timeOut(this.propagation, execution, graph);
       report.timedOut++;
       return;
     }
@@ -195,19 +197,11 @@ export class Sweeper {
           break;
         }
         case "QUEUED": {
-          const queuedAt = record.queuedAt ?? now;
-          const dueAt = record.notBefore ?? queuedAt;
-          const message = taskMessage(execution, node.id, record.attempt);
-          // sendTasks skipped the message when the node was due beyond SQS's delay reach.
-          const neverSent = dueAt - queuedAt > MAX_DELAY_SECONDS * 1000;
-          if (dueAt - now > MAX_DELAY_SECONDS * 1000) {
-            revisitAt(dueAt - (MAX_DELAY_SECONDS - 120) * 1000);
-          } else if (neverSent && dueAt > now) {
-            resend.push({ message, notBefore: dueAt }); // a far-off wait or retry, now within reach
-            revisitAt(dueAt + graceMs);
-          } else if (resendNow(dueAt)) {
-            resend.push({ message }); // its message was lost (or, far-off, never sent): send it now
-          }
+          // Its message, delayed or a durable timer's (engine/timers.ts), comes when it is due.
+          const dueAt = record.notBefore ?? record.queuedAt ?? now;
+          if (dueAt > now) revisitAt(dueAt + graceMs);
+          else if (resendNow(dueAt))
+            resend.push({ message: taskMessage(execution, node.id, record.attempt) });
           break;
         }
         case "COMPLETED":

@@ -25,6 +25,7 @@ import {
   messageCarriesDeps,
   validMessageDeps,
 } from "./dispatch-mode.js";
+import { DEADLINE_NODE_ID, deadlineByMessage } from "./execution-deadline.js";
 import { Executions } from "./executions.js";
 import { ExternalWorkers } from "./external.js";
 import { HISTORY, nodeEvent, publishNodeEvent, traced } from "./lifecycle.js";
@@ -99,6 +100,8 @@ export class TaskRunner {
     const { clock, logger } = this.ctx;
     if (message.nodeId === CLEANUP_NODE_ID)
       return cleanUpByMessage(this.ctx, this.propagation, message.executionId);
+    if (message.nodeId === DEADLINE_NODE_ID)
+      return deadlineByMessage(this.ctx, this.propagation, message.executionId);
     const execution = await readExecutionForTask(this.ctx, message.executionId);
     if (!execution) {
       logger.warn("task for an unknown execution dropped", { ...message });
@@ -127,7 +130,7 @@ export class TaskRunner {
     }
     if (node.runsOn) {
       // Run by external workers only: its message offers it to its pool (engine/external.ts).
-      await this.external.offer(execution, node, message);
+      await this.external.offer(execution, graph, node, message);
       return;
     }
     const task = this.ctx.tasks.get(node.type);

@@ -468,7 +468,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       expect((await engine.sweep()).timedOut).toBe(1);
       const view = await engine.describeExecution(executionId);
       expect(view.status).toBe("FAILED");
-      expect(view.error?.name).toBe("ExecutionTimeout");
+      expect(view.error?.name).toBe("ExecutionTimedOut");
       expect(view.nodes[0]?.status).toBe("CANCELLED");
       expect((await store.listDueExecutions(Date.now(), 10)).length).toBe(0);
     } finally {

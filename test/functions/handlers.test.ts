@@ -29,6 +29,7 @@ const report: SweepReport = {
   resent: 2,
   reDriven: 0,
   timedOut: 0,
+  timers: 0,
 };
 
 function record(messageId: string, body: string, receiveCount = "6"): SQSRecord {

@@ -14,6 +14,7 @@ import type { SweepSettings } from "../../shared/engine/context.js";
 import { Engine, type EngineOptions } from "../../shared/engine/engine.js";
 import type {
   BlobStore,
+  Clock,
   EventPublisher,
   IdGenerator,
   LifecycleEvent,
@@ -56,6 +57,8 @@ export interface BackendOptions {
   maxReceiveCount?: number;
   fanIn?: EngineOptions["fanIn"];
   payloads?: EngineOptions["payloads"];
+  /** The engine's clock (default the system's); the in-memory queues keep time by it too. */
+  clock?: Clock;
 }
 
 class RecordingPublisher implements EventPublisher {
@@ -79,17 +82,14 @@ export async function createBackend(kind: BackendKind, options: BackendOptions =
   };
   const wrap = options.wrapStore ?? ((store: Store) => store);
   const maxReceiveCount = options.maxReceiveCount ?? 5;
+  const clock = options.clock ?? systemClock;
   if (kind === "memory") {
     const store = new MemoryStore();
     const blobs = new MemoryBlobStore();
-    const deadLetter = new MemoryQueue({ clock: systemClock });
-    const queue = new MemoryQueue({ clock: systemClock, maxReceiveCount, deadLetter });
+    const deadLetter = new MemoryQueue({ clock });
+    const queue = new MemoryQueue({ clock, maxReceiveCount, deadLetter });
     const events = new MemoryEventPublisher();
-    const engine = new Engine(
-      { store: wrap(store), blobs, queue, events, clock: systemClock, ids },
-      tasks,
-      engineOptions,
-    );
+    const engine = new Engine({ store: wrap(store), blobs, queue, events, clock, ids }, tasks, engineOptions);
     return {
       engine,
       store,
@@ -109,7 +109,7 @@ export async function createBackend(kind: BackendKind, options: BackendOptions =
     blobs: aws.blobs,
     queue: aws.queue,
     events,
-    clock: systemClock,
+    clock,
     ids,
   };
   return {

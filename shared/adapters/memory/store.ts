@@ -39,7 +39,6 @@ import {
   timerKeyAfter,
   timerShard,
   timerSortKey,
-  unsent,
 } from "../../domain/timers.js";
 import type {
   ArrivalRequest,
@@ -495,16 +494,6 @@ export class MemoryStore implements Store {
     if (this.timerCursor && this.timerCursor.through >= cursor.through) return false;
     this.timerCursor = { ...cursor };
     return true;
-  }
-
-  /** The earliest time among timers no sweep has sent yet (the test runtime's next sweep). */
-  earliestUnsentTimer(): number | undefined {
-    let earliest: number | undefined;
-    for (const shard of this.timers)
-      for (const timer of shard?.values() ?? [])
-        if (unsent(timer, this.timerCursor) && (earliest === undefined || timer.dueAt < earliest))
-          earliest = timer.dueAt;
-    return earliest;
   }
 
   /** The position a listing cursor names; InvalidCursor for one this store never returned (as DynamoStore). */

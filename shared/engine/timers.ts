@@ -1,0 +1,100 @@
+/**
+ * The engine's side of durable timers (domain/timers.ts): arming a message due beyond SQS's delay
+ * reach, and the sweep that sends the timers coming within reach. A sweep reads, per shard, only
+ * the timers due in its window — one query per shard when nothing is due, whatever the number of
+ * running executions — and sends each as a task message delayed to its time.
+ */
+import {
+  delaySecondsUntil,
+  sweepWindow,
+  TIMER_LIMITS,
+  type Timer,
+  type TimerMessage,
+  unsent,
+} from "../domain/timers.js";
+import type { Store } from "../ports.js";
+import { mapLimit } from "./concurrency.js";
+import type { EngineContext } from "./context.js";
+
+const PAGE = 100;
+
+/** Arms `timers` (each a message and its time) in the due index. */
+export function armTimers(
+  ctx: EngineContext,
+  timers: ReadonlyArray<{ message: TimerMessage; dueAt: number }>,
+): Promise<void> {
+  if (timers.length === 0) return Promise.resolve();
+  const armedAt = ctx.clock.now();
+  return ctx.store.putTimers(timers.map(({ message, dueAt }) => ({ message, dueAt, armedAt })));
+}
+
+export interface TimerSweepReport {
+  /** Timers sent as delayed messages. */
+  sent: number;
+}
+
+/**
+ * Sends every timer due within SQS's reach that no sweep sent yet, then moves the cursor. A sweep
+ * cut short leaves the cursor: the next sends its timers again (a duplicate message is harmless,
+ * as every message is fenced on the attempt it names).
+ */
+export async function sweepTimers(ctx: EngineContext, now: number): Promise<TimerSweepReport> {
+  const cursor = await ctx.store.getTimerCursor();
+  const { from, through } = sweepWindow(cursor, now);
+  let sent = 0;
+  const shards = Array.from({ length: TIMER_LIMITS.shards }, (_, shard) => shard);
+  await mapLimit(shards, 4, async (shard) => {
+    let next: string | undefined;
+    do {
+      const page = await ctx.store.listTimers(shard, from, through, {
+        limit: PAGE,
+        ...(next ? { next } : {}),
+      });
+      const due = page.items.filter((timer) => unsent(timer, cursor));
+      await sendDelayed(ctx, due, now);
+      sent += due.length;
+      next = page.next;
+    } while (next !== undefined);
+  });
+  await ctx.store.advanceTimerCursor({ through, sweptAt: now });
+  return { sent };
+}
+
+async function sendDelayed(ctx: EngineContext, timers: readonly Timer[], now: number): Promise<void> {
+  const byDelay = new Map<number, TimerMessage[]>();
+  for (const timer of timers) {
+    const delay = delaySecondsUntil(timer.dueAt, now);
+    byDelay.set(delay, [...(byDelay.get(delay) ?? []), timer.message]);
+  }
+  await Promise.all(
+    [...byDelay].map(([delaySeconds, messages]) =>
+      ctx.queue.send(messages, delaySeconds > 0 ? { delaySeconds } : undefined),
+    ),
+  );
+}
+
+/**
+ * When the next sweep would send something: the earliest timer no sweep sent yet, less the lead.
+ * What a driver on a virtual clock (the test runtime) runs its next sweep at; undefined with none.
+ */
+export async function nextTimerSweepAt(store: Store, now: number): Promise<number | undefined> {
+  const cursor = await store.getTimerCursor();
+  const { from } = sweepWindow(cursor, now);
+  let earliest: number | undefined;
+  for (let shard = 0; shard < TIMER_LIMITS.shards; shard++) {
+    let next: string | undefined;
+    do {
+      const page = await store.listTimers(shard, from, Number.MAX_SAFE_INTEGER, {
+        limit: PAGE,
+        ...(next ? { next } : {}),
+      });
+      const first = page.items.find((timer) => unsent(timer, cursor));
+      if (first) {
+        if (earliest === undefined || first.dueAt < earliest) earliest = first.dueAt;
+        break;
+      }
+      next = page.next;
+    } while (next !== undefined);
+  }
+  return earliest === undefined ? undefined : earliest - TIMER_LIMITS.leadMs;
+}
