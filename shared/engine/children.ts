@@ -17,13 +17,12 @@ import { PayloadError } from "../domain/json.js";
 import type { Payload } from "../domain/payload.js";
 import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
-import { attemptTrace, executionTrace } from "../domain/trace.js";
+import { attemptTrace } from "../domain/trace.js";
 import type { AttemptEnd } from "./attempt-endings.js";
 import type { EngineContext } from "./context.js";
 import type { Executions } from "./executions.js";
 import { HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
-import { sendTasks } from "./send.js";
 import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
 
 export type FailAttempt = (
@@ -195,16 +194,4 @@ function asTaskError(node: GraphNode, error: unknown): unknown {
       cause: error,
     });
   return error;
-}
-
-/**
- * Tells the parent's `workflow` node that its child ended (a message to that node's attempt, handled
- * as its check). A lost message only delays the parent until the sweeper's check.
- */
-export async function notifyParent(ctx: EngineContext, child: ExecutionRecord): Promise<void> {
-  if (!child.parent) return;
-  const { executionId, nodeId, attempt } = child.parent;
-  // Sent in the child's trace context, which continues the parent's (the same trace id).
-  const trace = executionTrace(child).traceparent;
-  await sendTasks(ctx, [{ message: { executionId, nodeId, attempt, trace } }]);
 }

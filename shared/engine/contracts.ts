@@ -1,0 +1,43 @@
+/**
+ * The narrow faces the engine's modules see of one another where the dependency points upwards: a
+ * low module (the completion of an attempt, a cancel) is handed the object that implements these
+ * (Propagation) and names only what it calls, so no module imports one above it and
+ * shared/engine has no import cycle (tools/check-cycles.ts, run in CI).
+ */
+import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { ExecutionRecord, ExecutionStatus } from "../domain/records.js";
+import type { ArrivalBatcher } from "./arrival-batcher.js";
+
+/**
+ * A node dispatched by its first message alone (the claim creates its record): a direct node, or a
+ * join decided just now — an `any`/`count:N` one with the dependencies that met its fan-in.
+ */
+export interface ByMessage {
+  node: GraphNode;
+  deps?: readonly number[];
+}
+
+/** How a node's end is propagated (Propagation.afterCompletion). */
+export interface AfterCompletionOptions {
+  recovery: boolean;
+  keepOne?: boolean;
+  arrivals?: ArrivalBatcher;
+  skipped?: boolean;
+  /** It FAILED (under `onError: "continue"`), written just now. */
+  failed?: boolean;
+}
+
+/** What a completed node's dependants need (Propagation): used by the completion of an attempt. */
+export interface CompletionPropagation {
+  afterCompletion(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    options: AfterCompletionOptions,
+  ): Promise<ByMessage | undefined>;
+}
+
+/** The cleanup of an ended execution's nodes (Propagation.cleanUp): used by its cancel. */
+export interface ExecutionCleanup {
+  cleanUp(executionId: string, status: ExecutionStatus, reason: string): Promise<void>;
+}
