@@ -2,7 +2,7 @@
  * Running a `workflow` node (domain/child.ts): its claimed attempt starts a child execution —
  * idempotently, keyed by the attempt, so a redelivered message finds the child it started — and
  * writes itself waiting (RUNNING, holding no worker: its lease is the time of its next check). The
- * child's end sends the parent's node a message (notifyParent); the node then completes with the
+ * child's end sends the parent's node a message (parent-notice.ts); the node then completes with the
  * child's output, or fails with its error (retried by its policy, as a new child). The sweeper checks
  * a waiting node whose check time passed, so a lost message only delays it. Cancelling or failing
  * the parent cancels the child (Propagation.settleOutstanding).
