@@ -13,7 +13,7 @@ import type { NodeCondition } from "../ports.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { completeAttempt } from "./attempt-completion.js";
 import type { EngineContext } from "./context.js";
-import type { ByMessage } from "./contracts.js";
+import type { AttemptEnd, ByMessage } from "./contracts.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
@@ -255,9 +255,6 @@ export class AttemptEndings {
     return stopped.ok;
   }
 }
-
-/** How an attempt's ending went (AttemptEndings.retryOrFail). */
-export type AttemptEnd = "retried" | "failed" | "cancelled" | "refused";
 
 /** Refused because cancellation was requested while this attempt still held the lease. */
 export function isCancelRequested(current: NodeRecord | undefined, lease: Lease): boolean {

@@ -18,8 +18,8 @@ import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domai
 import { attemptTrace } from "../domain/trace.js";
 import { completeAttempt } from "./attempt-completion.js";
 import { type HeldAttempt, readAttempt, type TokenUse } from "./attempt-token-reads.js";
-import type { FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";
+import type { FailAttempt } from "./contracts.js";
 import type { TaskErrorReport } from "./external-views.js";
 import { callbackWaitingEvent, HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";

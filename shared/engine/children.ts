@@ -18,21 +18,12 @@ import type { Payload } from "../domain/payload.js";
 import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import { attemptTrace } from "../domain/trace.js";
-import type { AttemptEnd } from "./attempt-endings.js";
 import type { EngineContext } from "./context.js";
+import type { FailAttempt } from "./contracts.js";
 import type { Executions } from "./executions.js";
 import { HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
-
-export type FailAttempt = (
-  execution: ExecutionRecord,
-  graph: WorkflowGraph,
-  node: GraphNode,
-  record: NodeRecord,
-  lease: Lease,
-  error: unknown,
-) => Promise<AttemptEnd>;
 
 export class ChildWorkflows {
   constructor(

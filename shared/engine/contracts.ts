@@ -5,7 +5,7 @@
  * shared/engine has no import cycle (tools/check-cycles.ts, run in CI).
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
-import type { ExecutionRecord, ExecutionStatus } from "../domain/records.js";
+import type { ExecutionRecord, ExecutionStatus, Lease, NodeRecord } from "../domain/records.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 
 /**
@@ -16,6 +16,22 @@ export interface ByMessage {
   node: GraphNode;
   deps?: readonly number[];
 }
+
+/** How an attempt's ending went (AttemptEndings.retryOrFail). */
+export type AttemptEnd = "retried" | "failed" | "cancelled" | "refused";
+
+/**
+ * The failure of a claimed attempt, retried by its policy or final (AttemptEndings.retryOrFail):
+ * what a waiting kind (a child workflow, a map, a callback) is handed to end its attempt with.
+ */
+export type FailAttempt = (
+  execution: ExecutionRecord,
+  graph: WorkflowGraph,
+  node: GraphNode,
+  record: NodeRecord,
+  lease: Lease,
+  error: unknown,
+) => Promise<AttemptEnd>;
 
 /** How a node's end is propagated (Propagation.afterCompletion). */
 export interface AfterCompletionOptions {

@@ -15,9 +15,9 @@ import { runAttempt } from "./attempt.js";
 import { AttemptEndings } from "./attempt-endings.js";
 import { Callbacks } from "./callbacks.js";
 import { CLEANUP_NODE_ID, cleanUpByMessage } from "./cancellation.js";
-import { ChildWorkflows, type FailAttempt } from "./children.js";
+import { ChildWorkflows } from "./children.js";
 import type { EngineContext } from "./context.js";
-import type { ByMessage } from "./contracts.js";
+import type { ByMessage, FailAttempt } from "./contracts.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { loadDeps } from "./dep-outputs.js";
 import {
