@@ -1,8 +1,9 @@
 /**
  * The narrow faces the engine's modules see of one another where the dependency points upwards: a
- * low module (the completion of an attempt, a cancel) is handed the object that implements these
- * (Propagation) and names only what it calls, so no module imports one above it and
- * shared/engine has no import cycle (tools/check-cycles.ts, run in CI).
+ * low module (the completion of an attempt, a cancel, a waiting kind) is handed what implements
+ * these (Propagation, AttemptEndings.retryOrFail) and names only what it calls, so no module
+ * imports one above it, nor one kind another: shared/engine has no import cycle
+ * (tools/check-cycles.ts, run in CI).
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ExecutionRecord, ExecutionStatus, Lease, NodeRecord } from "../domain/records.js";
