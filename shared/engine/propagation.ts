@@ -26,8 +26,9 @@ import { cancelExecution } from "./cancellation.js";
 import { notifyParent } from "./children.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
+import { notBeforeOf } from "./deferral.js";
 import { depIndexesOf, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
-import { FanInGate, notBeforeOf, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
+import { FanInGate, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
 import {
   executionEvent,
   executionLifecycleEvent,
@@ -281,7 +282,7 @@ export class Propagation {
       entries.filter((node) => !direct.includes(node)),
       STORE_CONCURRENCY,
       async (node) => {
-        const notBefore = notBeforeOf(this.ctx, node, now);
+        const notBefore = await notBeforeOf(this.ctx, execution, graph, node, [], now);
         const result = await this.ctx.store.transitionNode(
           execution.executionId,
           node.id,
