@@ -117,7 +117,7 @@ export class Sweeper {
     if (execution.deadline !== undefined && execution.deadline <= now) {
       const seconds = graph.definition.timeoutSeconds;
       await this.propagation.finishExecution(execution.executionId, graph, "FAILED", "execution timed out", {
-        name: "ExecutionTimeout",
+        name: "ExecutionTimedOut",
         message: `the execution exceeded its timeout of ${seconds} s`,
       });
       report.timedOut++;

@@ -153,7 +153,7 @@ describe("virtual time", () => {
       nodes: [{ id: "wait", type: "wait", params: { seconds: 7200 } }],
     });
     expect(run.status).toBe("FAILED");
-    expect(run.error).toMatchObject({ name: "ExecutionTimeout" });
+    expect(run.error).toMatchObject({ name: "ExecutionTimedOut" });
   });
 });
 
