@@ -144,3 +144,29 @@ describe("wait's params at registration", () => {
     ]);
   });
 });
+
+describe("callback's timing params at registration", () => {
+  const tasks = createTaskRegistry();
+  const definition = (params: unknown) => ({ name: "c", nodes: [{ id: "c", type: "callback", params }] });
+
+  it("accepts expressions for timeoutSeconds and heartbeatSeconds", () => {
+    const result = validateDefinition(
+      definition({ timeoutSeconds: "{% input.t %}", heartbeatSeconds: "{% input.h %}" }),
+      tasks,
+    );
+    expect(result.ok, JSON.stringify(result)).toBe(true);
+  });
+
+  it.each([
+    [{ timeoutSeconds: 0 }, "params.timeoutSeconds"],
+    [{ timeoutSeconds: "soon" }, "params.timeoutSeconds"],
+    [{ timeoutSeconds: 60, heartbeatSeconds: -1 }, "params.heartbeatSeconds"],
+  ])("refuses %j, naming %s", (params, path) => {
+    const result = validateDefinition(definition(params), tasks);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toEqual([
+      expect.objectContaining({ path: `nodes[0].${path}`, code: "invalid_params" }),
+    ]);
+  });
+});
