@@ -62,9 +62,10 @@ export interface TaskType<P = unknown> {
    * not-before time and holds no worker meanwhile: the message is delayed by SQS (up to 15 minutes)
    * and longer waits are picked up by the sweeper when they come within reach. `params` are parsed,
    * with their expressions already evaluated over the node's scope when it is queued; `now` is the
-   * engine's clock then (epoch ms), for a delay until a given time. Zero or less runs at once. To
-   * refuse params (e.g. a time too far away), throw: a TerminalError (e.g. ExpressionError naming
-   * the param) fails the node when it runs.
+   * engine's clock then (epoch ms), for a delay until a given time (never Date.now()). Zero or less
+   * runs at once. Params the schema refuses, or a TerminalError thrown here (e.g. an ExpressionError
+   * naming the param), queue the node at once: its run must refuse the same params (the engine's
+   * parse does for the schema, as ExpressionError; `wait`'s run does for a time too far away).
    */
   defer?(params: P, context: DeferContext): number;
   /**
