@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { validateDefinition } from "../../shared/domain/validate.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
+import { createApiFixture, type ErrorBody } from "../api/helpers.js";
 import { BACKEND_KINDS, type Backend, createBackend } from "../support/backends.js";
 import { receiveAll, runToEnd } from "../support/harness.js";
 import { PATIENT } from "../support/progress.js";
@@ -168,5 +169,24 @@ describe("callback's timing params at registration", () => {
     expect(result.problems).toEqual([
       expect.objectContaining({ path: `nodes[0].${path}`, code: "invalid_params" }),
     ]);
+  });
+});
+
+describe("POST /workflows with wait's params", () => {
+  it.each([
+    [{ until: "yesterday" }, "nodes[0].params.until"],
+    [{ seconds: 5, until: "2030-01-01T00:00:00Z" }, "nodes[0].params"],
+  ])("answers 400 for %j naming %s, and registers nothing", async (params, path) => {
+    const api = createApiFixture();
+    const answer = await api.call({
+      method: "POST",
+      path: "/workflows",
+      body: { name: "bad-wait", nodes: [{ id: "w", type: "wait", params }] },
+    });
+    expect(answer.status).toBe(400);
+    const { error } = answer.body as ErrorBody;
+    expect(error.code).toBe("InvalidDefinition");
+    expect(error.details).toEqual([expect.objectContaining({ path, code: "invalid_params" })]);
+    expect((await api.call({ method: "GET", path: "/workflows/bad-wait" })).status).toBe(404);
   });
 });
