@@ -30,8 +30,9 @@ import type {
   ExecutionCleanup,
 } from "./contracts.js";
 import { loadDeps } from "./dep-outputs.js";
+import { notBeforeOf } from "./deferral.js";
 import { depIndexesOf, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
-import { FanInGate, notBeforeOf, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
+import { FanInGate, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
 import {
   executionEvent,
   executionLifecycleEvent,
@@ -270,7 +271,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       entries.filter((node) => !direct.includes(node)),
       STORE_CONCURRENCY,
       async (node) => {
-        const notBefore = notBeforeOf(this.ctx, node, now);
+        const notBefore = await notBeforeOf(this.ctx, execution, graph, node, [], now);
         const result = await this.ctx.store.transitionNode(
           execution.executionId,
           node.id,
