@@ -44,7 +44,16 @@ describe("bench: timers", () => {
     expect(result.map.map((m) => m.items)).toEqual([50, 200]);
     for (const m of result.map) {
       expect(m.sweeps).toBeGreaterThan(0);
-      for (const x of [m.readCalls, m.readUnits, m.readUnitsPerSweep, m.maxSweepReadUnits]) finite(x);
+      for (const x of [
+        m.readCalls,
+        m.readUnits,
+        m.readUnitsPerSweep,
+        m.maxSweepReadUnits,
+        m.emptyStoreReadUnits,
+        m.readUnitsBeyondEmpty,
+      ])
+        finite(x);
+      expect(m.readUnitsBeyondEmpty).toBe(m.readUnits - m.emptyStoreReadUnits);
       expect(m.series.length).toBeGreaterThan(0);
     }
     expect(result.mapGrowth.itemsRatio).toBe(4);
