@@ -29,8 +29,8 @@ import type {
   CompletionPropagation,
   ExecutionCleanup,
 } from "./contracts.js";
-import { loadDeps } from "./dep-outputs.js";
 import { notBeforeOf } from "./deferral.js";
+import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import { FanInGate, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
 import {
