@@ -456,6 +456,11 @@ export interface TaskMessage {
    * message without it (or from before traces) leaves unchanged.
    */
   trace?: string;
+  /**
+   * The lease token a timer watches (an external task's lease, engine/external.ts): once its node
+   * holds another lease, or the message is a plain copy without it, the timer does nothing.
+   */
+  lease?: string;
 }
 
 export interface TaskQueue {

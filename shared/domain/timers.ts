@@ -39,6 +39,7 @@ export interface TimerMessage {
   attempt: number;
   deps?: number[];
   trace?: string;
+  lease?: string;
 }
 
 /** A task message due at a time: the durable form of a delayed send. */

@@ -199,8 +199,13 @@ export class ExternalWorkers {
     const runsOn = node.runsOn;
     if (!runsOn) return;
     const record = await this.ctx.store.getNode(execution.executionId, node.id);
-    if (record?.status === "RUNNING" && record.attempt === message.attempt && record.lease)
-      return this.checkLease(execution, graph, node, record, record.lease);
+    // Only its lease's own timer (armed at the take, carrying the token) watches a taken task: a
+    // copy of the offer message, or the timer of a lease that passed on, does nothing.
+    if (record?.status === "RUNNING" && record.attempt === message.attempt && record.lease) {
+      if (message.lease === record.lease.token)
+        await this.checkLease(execution, graph, node, record, record.lease);
+      return;
+    }
     // A message of an attempt that is over: nothing to offer.
     if (record?.status !== "QUEUED" || record.attempt !== message.attempt) return;
     await this.ctx.store.offerTask({
@@ -220,10 +225,9 @@ export class ExternalWorkers {
    * task's timeout, which no renewal passes) loses it then, to the second. Heartbeats move no timer:
    * the timer they outlived arms the next (checkLease).
    */
-  private armLeaseTimer(execution: ExecutionRecord, nodeId: string, attempt: number, expiresAt: number) {
-    return sendTasks(this.ctx, [
-      { message: taskMessage(execution, nodeId, attempt), notBefore: expiresAt + 1 },
-    ]);
+  private armLeaseTimer(execution: ExecutionRecord, nodeId: string, attempt: number, lease: Lease) {
+    const message: TaskMessage = { ...taskMessage(execution, nodeId, attempt), lease: lease.token };
+    return sendTasks(this.ctx, [{ message, notBefore: lease.expiresAt + 1 }]);
   }
 
   /** A taken attempt's timer came: recovered when its lease expired, else armed for its new expiry. */
@@ -239,7 +243,7 @@ export class ExternalWorkers {
       await this.endings.recoverExpiredLease(execution, graph, node, record);
       return;
     }
-    await this.armLeaseTimer(execution, node.id, record.attempt, lease.expiresAt);
+    await this.armLeaseTimer(execution, node.id, record.attempt, lease);
   }
 
   /**
@@ -349,7 +353,7 @@ export class ExternalWorkers {
       return {};
     }
     nodeStarted(this.ctx, taken.node, offer.pool);
-    await this.armLeaseTimer(execution, node.id, offer.attempt, lease.expiresAt);
+    await this.armLeaseTimer(execution, node.id, offer.attempt, lease);
     await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, offer.attempt);
     const task = await this.prepare(execution, graph, node, taken.node, lease);
     return task ? { task, worker: taken.worker } : { worker: taken.worker };

@@ -41,6 +41,7 @@ export class SqsTaskQueue implements TaskQueue {
               attempt: message.attempt,
               ...(message.deps !== undefined ? { deps: message.deps } : {}),
               ...(message.trace !== undefined ? { trace: message.trace } : {}),
+              ...(message.lease !== undefined ? { lease: message.lease } : {}),
             } satisfies TaskMessage),
             DelaySeconds: delay > 0 ? delay : undefined,
           })),
