@@ -19,6 +19,7 @@ import type {
   NodeStatus,
   WorkflowVersionRecord,
 } from "./domain/records.js";
+import type { TaskMessage } from "./domain/task-message.js";
 import type { Timer, TimerCursor } from "./domain/timers.js";
 
 /**
@@ -441,27 +442,8 @@ export type TakeOutcome =
   | { ok: true; node: NodeRecord; worker: WorkerRecord }
   | { ok: false; refused: "offer" | "node" | "worker"; node?: NodeRecord };
 
-export interface TaskMessage {
-  executionId: string;
-  nodeId: string;
-  attempt: number;
-  /**
-   * The first attempt of an `any` or `count:N` join (dispatch-mode.ts): the dependencies its
-   * decider saw completed (node indexes), which its claim records as its inputs.
-   */
-  deps?: number[];
-  /**
-   * The W3C `traceparent` the message was sent in (domain/trace.ts): its trace id is the
-   * execution's. Informational — the attempt's span is derived from the execution record, which a
-   * message without it (or from before traces) leaves unchanged.
-   */
-  trace?: string;
-  /**
-   * The lease token a timer watches (an external task's lease, engine/external.ts): once its node
-   * holds another lease, or the message is a plain copy without it, the timer does nothing.
-   */
-  lease?: string;
-}
+/** A task message (its one shape: domain/task-message.ts). */
+export type { TaskMessage };
 
 export interface TaskQueue {
   /** Sends tasks (batched as the queue allows). `delaySeconds` is capped at the queue's maximum. */
