@@ -450,6 +450,16 @@ export interface TaskMessage {
    * message without it (or from before traces) leaves unchanged.
    */
   trace?: string;
+  /**
+   * A check (engine/checks.ts): handled as a redelivery, so a node whose propagation was cut short
+   * has it driven again. Armed before a write made outside any queue message (the api's).
+   */
+  check?: true;
+  /**
+   * The lease token a timer watches (a lease's expiry): once its node holds another lease, the
+   * timer does nothing, so a timer armed for a take that lost its race, or a copy, never lives on.
+   */
+  lease?: string;
 }
 
 export interface TaskQueue {

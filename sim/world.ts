@@ -25,7 +25,7 @@ import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "
 import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
 import { Rng } from "./prng.js";
-import { drawProfile, type Profile } from "./profile.js";
+import { apiTimeoutMs, drawProfile, type Profile } from "./profile.js";
 import { withStaleReads } from "./stale-reads.js";
 import { type HandlerRun, watchedTasks } from "./watched-tasks.js";
 
@@ -65,6 +65,8 @@ export interface WorldOptions {
   adjustFleet?: (fleet: Fleet) => Fleet;
   /** Keep every trace line (for printing), not only the last ones. */
   keepTrace?: boolean;
+  /** Called with the world's store once it ran (a debugging aid: print what a seed left). */
+  inspect?: (store: Store) => Promise<void>;
   maxSteps?: number;
   /** Virtual time limit in ms. */
   maxTime?: number;
@@ -430,7 +432,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     const plan = plans[op.plan]!;
     const engine = anyEngine();
     if (op.kind === "cancel") cancelRequested.add(plan.executionId!);
-    op.proc = scheduler.spawn("api", `${op.kind} plan${op.plan}`, async () => {
+    const proc = scheduler.spawn("api", `${op.kind} plan${op.plan}`, async () => {
       try {
         if (op.kind === "create") {
           const summary = await engine.createExecution({
@@ -501,6 +503,8 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         } else retryLater(op, error instanceof Error ? error.name : String(error));
       }
     });
+    proc.killAt = scheduler.now + apiTimeoutMs(profile);
+    op.proc = proc;
   };
 
   // ── the sweeper's schedule ───────────────────────────────────────────────────────────────────
@@ -615,6 +619,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         audit,
         actors,
         // Past its lease, then past a sweep: the sweeper has had its chance to recover the attempt.
+        apiTimeoutMs: apiTimeoutMs(profile),
         zombieMs: (leaseMs) =>
           leaseMs + profile.sweepEveryMs + profile.sweep.graceMs + runtime.int(1_000, 2 * leaseMs + 5_000),
         callbackParams,
@@ -693,6 +698,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   );
   trace.add(`end ${end} @${scheduler.now} after ${scheduler.stats.steps} steps`);
 
+  await options.inspect?.(memory);
   // ── the check ────────────────────────────────────────────────────────────────────────────────
   const reader = new Engine(
     {

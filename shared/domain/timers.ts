@@ -39,6 +39,8 @@ export interface TimerMessage {
   attempt: number;
   deps?: number[];
   trace?: string;
+  check?: true;
+  lease?: string;
 }
 
 /** A task message due at a time: the durable form of a delayed send. */

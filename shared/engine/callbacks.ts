@@ -18,6 +18,7 @@ import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domai
 import { attemptTrace } from "../domain/trace.js";
 import { completeAttempt } from "./attempt-endings.js";
 import { type HeldAttempt, readAttempt, type TokenUse } from "./attempt-token-reads.js";
+import { armCheck } from "./checks.js";
 import type { FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { TaskErrorReport } from "./external.js";
@@ -127,6 +128,7 @@ export class Callbacks {
   async complete(token: string, output: unknown): Promise<void> {
     const held = await this.read(token, "complete");
     const { execution, graph, node, record, lease } = held;
+    await armCheck(this.ctx, execution, node.id, record.attempt);
     let saved: Awaited<ReturnType<typeof this.ctx.payloads.save>>;
     try {
       saved = await this.ctx.payloads.save(execution.executionId, output, `the output of node "${node.id}"`);
@@ -155,6 +157,7 @@ export class Callbacks {
   /** Failed by its caller: for good, unless it says the failure is retryable (then by policy). */
   async fail(token: string, error: TaskErrorReport): Promise<void> {
     const { execution, graph, node, record, lease } = await this.read(token, "fail");
+    await armCheck(this.ctx, execution, node.id, record.attempt);
     const thrown =
       error.retryable === true
         ? new RetryableError(error.message, { code: error.name })

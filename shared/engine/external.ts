@@ -244,14 +244,18 @@ export class ExternalWorkers {
     graph: WorkflowGraph,
     node: GraphNode,
     message: TaskMessage,
-  ): Promise<void> {
+  ): Promise<NodeRecord | undefined> {
     const runsOn = node.runsOn;
-    if (!runsOn) return;
+    if (!runsOn) return undefined;
     const record = await this.ctx.store.getNode(execution.executionId, node.id);
-    if (record?.status === "RUNNING" && record.attempt === message.attempt && record.lease)
-      return this.checkLease(execution, graph, node, record, record.lease);
-    // A message of an attempt that is over: nothing to offer.
-    if (record?.status !== "QUEUED" || record.attempt !== message.attempt) return;
+    if (record?.status === "RUNNING" && record.attempt === message.attempt && record.lease) {
+      if (message.lease !== undefined && message.lease !== record.lease.token) return undefined;
+      await this.checkLease(execution, graph, node, record, record.lease);
+      return undefined;
+    }
+    // A message of an attempt that is over, or of a node that ended: nothing to offer; the record
+    // goes back to the caller (a check drives what its end left undone).
+    if (record?.status !== "QUEUED" || record.attempt !== message.attempt) return record;
     await this.ctx.store.offerTask({
       pool: runsOn.pool,
       executionId: execution.executionId,
@@ -262,6 +266,7 @@ export class ExternalWorkers {
       runsOn,
       offeredAt: this.ctx.clock.now(),
     });
+    return undefined;
   }
 
   /**
@@ -269,10 +274,15 @@ export class ExternalWorkers {
    * task's timeout, which no renewal passes) loses it then, to the second. Heartbeats move no timer:
    * the timer they outlived arms the next (checkLease).
    */
-  private armLeaseTimer(execution: ExecutionRecord, nodeId: string, attempt: number, expiresAt: number) {
-    return sendTasks(this.ctx, [
-      { message: taskMessage(execution, nodeId, attempt), notBefore: expiresAt + 1 },
-    ]);
+  private armLeaseTimer(execution: ExecutionRecord, nodeId: string, attempt: number, lease: Lease) {
+    // A check, too: after the attempt ends (by the api, outside any message) it drives the end's
+    // propagation again, in case the api died before it.
+    const message: TaskMessage = {
+      ...taskMessage(execution, nodeId, attempt),
+      check: true,
+      lease: lease.token,
+    };
+    return sendTasks(this.ctx, [{ message, notBefore: lease.expiresAt + 1 }]);
   }
 
   /** A taken attempt's timer came: recovered when its lease expired, else armed for its new expiry. */
@@ -288,7 +298,7 @@ export class ExternalWorkers {
       await this.endings.recoverExpiredLease(execution, graph, node, record);
       return;
     }
-    await this.armLeaseTimer(execution, node.id, record.attempt, lease.expiresAt);
+    await this.armLeaseTimer(execution, node.id, record.attempt, lease);
   }
 
   /**
@@ -369,6 +379,9 @@ export class ExternalWorkers {
       slot,
       claimedAt: now,
     };
+    // Armed before the take, so no take goes without it (the api may die right after); a take that
+    // loses its race leaves a timer that finds another lease and does nothing.
+    await this.armLeaseTimer(execution, node.id, offer.attempt, lease);
     const taken = await store.takeTask({
       task: offer,
       workerId: worker.workerId,
@@ -398,7 +411,6 @@ export class ExternalWorkers {
       return {};
     }
     nodeStarted(this.ctx, taken.node, offer.pool);
-    await this.armLeaseTimer(execution, node.id, offer.attempt, lease.expiresAt);
     await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, offer.attempt);
     const task = await this.prepare(execution, graph, node, taken.node, lease);
     return task ? { task, worker: taken.worker } : { worker: taken.worker };

@@ -350,6 +350,17 @@ export class Maps {
     const { executionId } = execution;
     const ended = await endedLanes(this.ctx, executionId, node.id, record.attempt, state.lanes);
     if (ended.size < state.lanes) {
+      // A lane whose first item has no record may never have been sent (the map's start cut short
+      // after it began to wait): sent again, a copy refused at its claim. Each later item is sent
+      // by the one before it, whose message comes back if its worker dies.
+      const open = Array.from({ length: state.lanes }, (_, lane) => lane).filter((lane) => !ended.has(lane));
+      const firsts = await this.ctx.store.getNodes(
+        executionId,
+        open.map((lane) => mapItemId(node.id, record.attempt, lane)),
+      );
+      const seen = new Set(firsts.map((r) => r.nodeId));
+      const unsent = open.filter((lane) => !seen.has(mapItemId(node.id, record.attempt, lane)));
+      if (unsent.length > 0) await this.sendItems(execution, node, record.attempt, unsent);
       await checkLater(this.ctx, executionId, node.id, record.lease);
       return;
     }

@@ -348,11 +348,14 @@ export class Propagation {
     );
     if (finished.ok) {
       await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
-      await notifyParent(this.ctx, finished.record);
       if (status === "FAILED" && graph.onFailure) await this.sendOnFailure(finished.record);
     }
     // Also on a repeat (a re-drive after a crash), but never when the success was refused by the guard.
     const ended = finished.ok || finished.current?.status === status;
+    // The parent hears of it on a repeat too: the process that ended it may have died first, and
+    // nothing else tells a parent waiting for its child.
+    const child = finished.ok ? finished.record : finished.current;
+    if (ended && child) await notifyParent(this.ctx, child);
     if (mayHaveLeftovers && ended) {
       await this.cleanUp(executionId, status, `execution ${status.toLowerCase()}: ${reason}`, graph);
     } else if (mayHoldBudget && ended) {

@@ -15,7 +15,7 @@ import { runAttempt } from "./attempt.js";
 import { AttemptEndings } from "./attempt-endings.js";
 import { Callbacks } from "./callbacks.js";
 import { CLEANUP_NODE_ID, cleanUpByMessage } from "./cancellation.js";
-import { ChildWorkflows, type FailAttempt } from "./children.js";
+import { ChildWorkflows, type FailAttempt, notifyParent } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import {
@@ -126,11 +126,16 @@ export class TaskRunner {
         leaseExpiredBy: now,
         fenced: needsFence(execution.status),
       });
+      // Redelivered: its first handling may have ended the execution and died before telling the
+      // parent, which nothing else tells (children.ts).
+      if (delivery.receiveCount !== 1 || message.check) await notifyParent(this.ctx, execution);
       return;
     }
     if (node.runsOn) {
       // Run by external workers only: its message offers it to its pool (engine/external.ts).
-      await this.external.offer(execution, graph, node, message);
+      const left = await this.external.offer(execution, graph, node, message);
+      if (left && left.status !== "RUNNING" && (message.check || delivery.receiveCount !== 1))
+        await this.onClaimRefused(execution, graph, node, message, left, delivery);
       return;
     }
     const task = this.ctx.tasks.get(node.type);
@@ -407,7 +412,15 @@ export class TaskRunner {
     if (!current) return; // never queued: a message no state asked for
     switch (current.status) {
       case "QUEUED": {
-        if (current.attempt !== message.attempt) return; // a stale message of an earlier attempt
+        if (current.attempt !== message.attempt) {
+          // A message of an earlier attempt. Redelivered (or a check), its handler may have died
+          // between the retry's write and its message: the current attempt's is sent again.
+          if (current.attempt > message.attempt && (delivery.receiveCount !== 1 || message.check)) {
+            const again = taskMessage(execution, message.nodeId, current.attempt);
+            await sendTasks(this.ctx, [{ message: again, notBefore: current.notBefore ?? now }]);
+          }
+          return;
+        }
         if (current.notBefore !== undefined && current.notBefore > now) {
           // Early (a redelivery, or a sweeper resend): send it again for when it is due.
           const again = taskMessage(execution, message.nodeId, message.attempt, message.deps);
@@ -423,10 +436,19 @@ export class TaskRunner {
           await this.checkComposite(execution, graph, node, current);
           return;
         }
-        // Another worker holds a live lease (a duplicate delivery): drop. An expired lease of this
-        // attempt means its worker died: recover it as a failed attempt.
-        if (current.attempt === message.attempt && current.lease && current.lease.expiresAt < now) {
-          await this.endings.recoverExpiredLease(execution, graph, node, current);
+        // An expired lease of this attempt means its worker died: recover it as a failed attempt.
+        // A live one is another worker's (a duplicate delivery, or a recovery's copy): this message
+        // comes back when that lease ends, in case the worker dies holding no message of its own
+        // (a continued child's: its parent's message is gone once redelivered and handled).
+        if (current.attempt === message.attempt && current.lease) {
+          if (current.lease.expiresAt < now)
+            await this.endings.recoverExpiredLease(execution, graph, node, current);
+          else if (message.lease === undefined || message.lease === current.lease.token) {
+            // A check: whatever this attempt's handling leaves undone (it may have died, its
+            // message deleted by this very copy's handling) is driven again then.
+            const watch: TaskMessage = { ...message, lease: current.lease.token, check: true };
+            await sendTasks(this.ctx, [{ message: watch, notBefore: current.lease.expiresAt + 1 }]);
+          }
         }
         return;
       case "COMPLETED":
@@ -436,18 +458,18 @@ export class TaskRunner {
         // claiming message — redelivered if its handler died — and the sweeper see to its
         // propagation. Driving it here too would send a copy of every child not yet claimed, each
         // of which would do the same: a wave of duplicates following the real one through a backlog.
-        if (delivery.receiveCount === 1) return;
+        if (delivery.receiveCount === 1 && !message.check) return;
         await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
         return;
       case "SKIPPED":
         // As for COMPLETED: its dependants may not all have been reached.
-        if (delivery.receiveCount === 1) return;
+        if (delivery.receiveCount === 1 && !message.check) return;
         await this.propagation.afterCompletion(execution, graph, node, { recovery: true, skipped: true });
         return;
       case "FAILED": {
         if (node.onError === "continue") {
           // A failure its dependants go on from: as for COMPLETED.
-          if (delivery.receiveCount === 1) return;
+          if (delivery.receiveCount === 1 && !message.check) return;
           await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
           return;
         }
