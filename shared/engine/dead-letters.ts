@@ -14,6 +14,7 @@ import type { EngineContext } from "./context.js";
 import { dispatchMode, fanInSource, unclaimedConditions } from "./dispatch-mode.js";
 import { outcomeIn } from "./fan-in.js";
 import { executionEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import { itemNode } from "./map.js";
 import { deadLetterRecorded } from "./metrics.js";
 import type { Propagation } from "./propagation.js";
 
@@ -66,7 +67,7 @@ export class DeadLetters {
       return;
     }
     const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
-    const node = graph.byId.get(message.nodeId);
+    const node = graph.byId.get(message.nodeId) ?? itemNode(graph, message.nodeId);
     if (!node) return;
     const error: ErrorInfo = {
       name: "DeadLettered",
@@ -84,6 +85,16 @@ export class DeadLetters {
         nodeEvent(this.ctx, HISTORY.nodeFailed, now, message.nodeId, message.attempt, { error }),
       );
       if (failed.ok) break;
+    }
+    const ended = failed.ok ? undefined : failed.current?.status;
+    if (!failed.ok && execution.status === "RUNNING" && (ended === "COMPLETED" || ended === "SKIPPED")) {
+      // It ended, but its handling kept dying after that (its propagation is what was left): the
+      // propagation is driven here once more (a lane moved on, a child sent), as a redelivery would.
+      await this.propagation.afterCompletion(execution, graph, node, {
+        recovery: true,
+        skipped: ended === "SKIPPED",
+      });
+      return;
     }
     if (!failed.ok && failed.current?.status !== "FAILED") {
       // The node moved on (completed, or a newer attempt): this copy of the message was stale.

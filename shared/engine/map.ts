@@ -302,8 +302,14 @@ export class Maps {
     if (
       !attempt &&
       (map?.status !== "RUNNING" || map.attempt !== item.mapAttempt || map.composite?.kind !== "map")
-    )
+    ) {
+      // A recovery (its end not known to the caller) finding its map attempt ended: the map's own
+      // end may be what was cut short before its propagation (the item that ended it died after
+      // writing it), and nothing else would drive it.
+      if (!known && map && map.attempt === item.mapAttempt)
+        await this.afterMapEnded(execution, graph, item.map, map);
       return;
+    }
     const ended = known ?? read?.status;
     if (!ended || !isTerminalNode(ended)) return;
     const state = attempt?.state ?? (map!.composite as MapState);
@@ -332,6 +338,27 @@ export class Maps {
     }
     if (await this.laneEnded(executionId, item, state))
       await sendTasks(this.ctx, [{ message: taskMessage(execution, item.mapId, item.mapAttempt) }]);
+  }
+
+  /** A map attempt that ended: its end's propagation driven again (idempotent, as any recovery). */
+  private async afterMapEnded(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    map: NodeRecord,
+  ): Promise<void> {
+    if (map.status === "COMPLETED")
+      await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+    // A failure for good fails the execution, which its own write saw to (a redrive revives it:
+    // not to be applied again here); one its dependants go on from propagates like a completion.
+    else if (map.status === "FAILED" && node.onError === "continue")
+      await this.propagation.afterNodeFailed(
+        execution,
+        graph,
+        node,
+        map.error ?? { name: "MapFailed", message: "failed" },
+        { recovery: true },
+      );
   }
 
   /**

@@ -84,6 +84,8 @@ export class Propagation {
       skipped?: boolean;
       /** It FAILED (under `onError: "continue"`), written just now. */
       failed?: boolean;
+      /** A recovery's depth in a chain of completed direct children (continuations, worker.ts). */
+      depth?: number;
     },
   ): Promise<ByMessage | undefined> {
     // The onFailure handler's end changes nothing else: it is recorded, and that is all.
@@ -100,6 +102,7 @@ export class Propagation {
     const direct: ByMessage[] = [];
     const reDrive: Array<{ child: GraphNode; skipped: boolean }> = [];
     const skipped: GraphNode[] = [];
+    const claimed: NodeRecord[] = [];
     const sink = node.children.length === 0 ? this.completeSink(execution, graph, node) : Promise.resolve();
 
     await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
@@ -116,9 +119,16 @@ export class Propagation {
           return;
         }
         // Its only parent completed: it is ready, and its message is its dispatch.
-        if (!options.recovery) direct.push({ node: child });
-        else if (!isFinal(await this.ctx.store.getNode(execution.executionId, child.id)))
+        if (!options.recovery) {
           direct.push({ node: child });
+          return;
+        }
+        const current = await this.ctx.store.getNode(execution.executionId, child.id);
+        if (!isFinal(current)) direct.push({ node: child });
+        // Completed in the invocation this recovery follows, maybe, which went on to run its own
+        // child (a continuation) and died: its propagation too, as far as a continuation goes.
+        else if (current?.status === "COMPLETED" && (options.depth ?? 0) < this.ctx.maxContinuations)
+          reDrive.push({ child, skipped: false });
         return;
       }
       const decision = await this.fanIn.afterParent(
@@ -132,6 +142,12 @@ export class Propagation {
       );
       if (decision.ready) ready.push(decision.ready);
       if (decision.skipped) skipped.push(child);
+      // A join claimed in the invocation this recovery follows (a continuation, worker.ts) whose
+      // worker died: its claim had no message of its own, so a check goes to it.
+      if (options.recovery && !decision.ready && dispatchMode(this.ctx, child) === "join") {
+        const current = await this.ctx.store.getNode(execution.executionId, child.id);
+        if (current?.status === "RUNNING") claimed.push(current);
+      }
       if (decision.reDrive) reDrive.push({ child, skipped: decision.reDrive === "skipped" });
     });
 
@@ -152,14 +168,24 @@ export class Propagation {
         graph,
         ready.filter((record) => record.nodeId !== kept?.node.id),
       ),
-      this.sendByMessage(execution, direct),
+      this.sendByMessage(execution, direct, { check: options.recovery }),
+      sendTasks(
+        this.ctx,
+        claimed.map((record) => ({
+          message: { ...taskMessage(execution, record.nodeId, record.attempt), check: true as const },
+        })),
+      ),
     ]);
     for (const child of skipped) {
       await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", child.id, 0);
       await this.afterCompletion(execution, graph, child, { recovery: false, skipped: true });
     }
     for (const { child, skipped } of reDrive)
-      await this.afterCompletion(execution, graph, child, { recovery: true, skipped });
+      await this.afterCompletion(execution, graph, child, {
+        recovery: true,
+        skipped,
+        depth: (options.depth ?? 0) + 1,
+      });
     return kept;
   }
 
@@ -205,10 +231,15 @@ export class Propagation {
   async sendByMessage(
     execution: Pick<ExecutionRecord, "executionId" | "trace">,
     nodes: readonly ByMessage[],
+    /** A recovery's copies are checks: a child found past its first attempt is driven from there. */
+    options: { check?: boolean } = {},
   ): Promise<void> {
     await sendTasks(
       this.ctx,
-      nodes.map(({ node, deps }) => ({ message: taskMessage(execution, node.id, 1, deps) })),
+      nodes.map(({ node, deps }) => {
+        const message = taskMessage(execution, node.id, 1, deps);
+        return { message: options.check ? { ...message, check: true as const } : message };
+      }),
     );
   }
 

@@ -252,6 +252,16 @@ export class Sweeper {
       const left = await this.propagation.settleOutstanding(execution.executionId, open, reason, false);
       if (left > 0) revisitAt(now + graceMs);
     }
+    // About to act: looked at again after the grace period, in case this reconcile is cut short
+    // (then, finding nothing left to do, it leaves the index).
+    const decided = pending.some(({ node }) => {
+      const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, statusOf));
+      const verdict = verdictOf(node.fanIn, node.parents.length, tally);
+      return verdict === "ready" || verdict === "skipped";
+    });
+    const reviving =
+      execution.failedNode === undefined && (execution.reviving !== undefined || failed.length > 0);
+    if (resend.length + completed.length + failed.length > 0 || reviving || decided) revisitAt(now + graceMs);
     // The sweep is recorded before it acts, so the resends decided above count as made even when
     // this reconcile is cut short (the next sweep thins from here, not from an older sweep), and a
     // reconcile that stalled past a later sweep's record acts no more: its view is stale.
@@ -266,8 +276,7 @@ export class Sweeper {
     // A redrive cut short between reviving the execution and its nodes (its `reviving` mark, or
     // failures without the mark a failure of this life sets): finished first, rather than failing
     // the execution again, and before the completions below may end it.
-    const revival =
-      execution.failedNode === undefined && (execution.reviving !== undefined || failed.length > 0);
+    const revival = reviving;
     if (revival) await this.deadLetters.reviveNodes(execution, graph);
     await sendTasks(this.ctx, resend);
     report.resent += resend.length;
