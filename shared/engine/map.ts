@@ -349,16 +349,18 @@ export class Maps {
   ): Promise<void> {
     if (map.status === "COMPLETED")
       await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
-    // A failure for good fails the execution, which its own write saw to (a redrive revives it:
-    // not to be applied again here); one its dependants go on from propagates like a completion.
-    else if (map.status === "FAILED" && node.onError === "continue")
-      await this.propagation.afterNodeFailed(
-        execution,
-        graph,
-        node,
-        map.error ?? { name: "MapFailed", message: "failed" },
-        { recovery: true },
-      );
+    else if (map.status === "FAILED") {
+      const error = map.error ?? { name: "MapFailed", message: "failed" };
+      // One its dependants go on from propagates like a completion.
+      if (node.onError === "continue") {
+        await this.propagation.afterNodeFailed(execution, graph, node, error, { recovery: true });
+        return;
+      }
+      // A failure for good fails the execution, unless a redrive revived it since (without the
+      // execution's mark, as worker.ts reads it): read strongly, the caller's copy may be older.
+      const fresh = await this.ctx.store.getExecution(execution.executionId);
+      if (fresh?.failedNode !== undefined) await this.propagation.afterFailure(fresh, graph, node, error);
+    }
   }
 
   /**

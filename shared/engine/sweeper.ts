@@ -207,8 +207,13 @@ export class Sweeper {
         case "QUEUED": {
           // Its message, delayed or a durable timer's (engine/timers.ts), comes when it is due.
           const dueAt = record.notBefore ?? record.queuedAt ?? now;
-          if (dueAt <= now && resendNow(dueAt))
-            resend.push({ message: taskMessage(execution, node.id, record.attempt) });
+          if (dueAt <= now) {
+            if (resendNow(dueAt)) resend.push({ message: taskMessage(execution, node.id, record.attempt) });
+          } else if ((record.queuedAt ?? now) > now - graceMs) {
+            // Queued just now, maybe by a process still at work (or one that died before sending,
+            // outside any message: an api call, a sweep): looked at once its time has come.
+            revisitAt(dueAt + graceMs);
+          }
           break;
         }
         case "COMPLETED":
