@@ -3,10 +3,10 @@
  * its execution cannot end by itself: its unfinished nodes (and those of its child executions, which
  * it waits for), with the callbacks among them, their tokens and when they time out.
  */
+import { callbackToken } from "../shared/domain/attempt-token.js";
 import { callbackDueAt } from "../shared/domain/callback.js";
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../shared/domain/records.js";
 import { isTerminalNode } from "../shared/domain/states.js";
-import { callbackToken } from "../shared/engine/callbacks.js";
 import type { Engine } from "../shared/engine/engine.js";
 import type { Store } from "../shared/ports.js";
 

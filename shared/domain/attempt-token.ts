@@ -6,6 +6,7 @@
  * holder; it travels in request bodies only, never in paths, so access logs never hold it.
  */
 import { z } from "zod";
+import type { Lease } from "./records.js";
 
 export interface AttemptToken {
   executionId: string;
@@ -47,4 +48,9 @@ export function decodeAttemptToken(text: string): AttemptToken | undefined {
     attempt: parsed.data.a,
     leaseToken: parsed.data.t,
   };
+}
+
+/** The token of a waiting callback attempt: what settles it. */
+export function callbackToken(executionId: string, nodeId: string, attempt: number, lease: Lease): string {
+  return encodeAttemptToken({ executionId, nodeId, attempt, leaseToken: lease.token });
 }

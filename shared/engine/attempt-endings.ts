@@ -3,6 +3,7 @@
  * on its lease token), the recovery of an attempt whose worker died, the failure of work that was
  * never claimed (an unknown task type), and the stop of an attempt told to cancel.
  */
+
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import { holdKey } from "../domain/placement.js";
@@ -10,12 +11,14 @@ import type { ErrorInfo, ExecutionRecord, Lease, NodeRecord } from "../domain/re
 import { backoffDelayMs, shouldRetry } from "../domain/retry.js";
 import type { NodeCondition } from "../ports.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
+import { completeAttempt } from "./attempt-completion.js";
 import type { EngineContext } from "./context.js";
+import type { AttemptEnd, ByMessage } from "./contracts.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, unclaimedConditions } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
-import { nodeCancelled, nodeCompleted, nodeRetried } from "./metrics.js";
-import type { ByMessage, Propagation } from "./propagation.js";
+import { nodeCancelled, nodeRetried } from "./metrics.js";
+import type { Propagation } from "./propagation.js";
 import { sendTasks, taskMessage } from "./send.js";
 
 export class AttemptEndings {
@@ -253,56 +256,9 @@ export class AttemptEndings {
   }
 }
 
-/** How an attempt's ending went (AttemptEndings.retryOrFail). */
-export type AttemptEnd = "retried" | "failed" | "cancelled" | "refused";
-
 /** Refused because cancellation was requested while this attempt still held the lease. */
 export function isCancelRequested(current: NodeRecord | undefined, lease: Lease): boolean {
   return (
     current?.status === "RUNNING" && current.lease?.token === lease.token && current.cancelRequested === true
   );
-}
-
-/**
- * The completion write of an attempt — fenced on its lease, and refused once it was told to stop,
- * even when it finished before its next heartbeat — then its lifecycle event and its dependants.
- * `detail` goes on its NodeCompleted event (a map's counts, a child's id).
- */
-export async function completeAttempt(
-  ctx: EngineContext,
-  propagation: Propagation,
-  execution: ExecutionRecord,
-  graph: WorkflowGraph,
-  node: GraphNode,
-  record: NodeRecord,
-  lease: Lease,
-  output: Payload,
-  options: { keepOne?: boolean; arrivals?: ArrivalBatcher; detail?: Record<string, unknown> } = {},
-): Promise<{ ok: true; next: ByMessage | undefined } | { ok: false; current: NodeRecord | undefined }> {
-  const now = ctx.clock.now();
-  const { detail, ...propagationOptions } = options;
-  const done = await ctx.store.transitionNode(
-    execution.executionId,
-    node.id,
-    { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
-    { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
-    nodeEvent(ctx, HISTORY.nodeCompleted, now, node.id, record.attempt, detail),
-  );
-  if (!done.ok) {
-    // Completed already, this same attempt (two handlings of one waiting node's check): the other
-    // may have died before its propagation, and its message be gone with this one's; driven here.
-    const current = done.current;
-    if (current?.status === "COMPLETED" && current.attempt === record.attempt)
-      await propagation.afterCompletion(execution, graph, node, { recovery: true });
-    return { ok: false, current };
-  }
-  nodeCompleted(ctx, done.record, now);
-  await publishNodeEvent(ctx, execution, graph, "Node Completed", node.id, record.attempt);
-  return {
-    ok: true,
-    next: await propagation.afterCompletion(execution, graph, node, {
-      recovery: false,
-      ...propagationOptions,
-    }),
-  };
 }

@@ -120,15 +120,6 @@ export async function runAttempt(
   }
 }
 
-/** Dependencies' outputs as values, keyed by node id. */
-export async function loadValues(
-  ctx: EngineContext,
-  deps: ReadonlyArray<readonly [string, Payload]>,
-): Promise<Record<string, unknown>> {
-  const values = await Promise.all(deps.map(async ([id, payload]) => [id, await ctx.payloads.load(payload)]));
-  return Object.fromEntries(values);
-}
-
 /** An attempt's idempotency key, handed to its handler (the Lambda worker's or an external one's). */
 export function attemptKey(executionId: string, nodeId: string, attempt: number): string {
   return `${executionId}:${nodeId}:${attempt}`;

@@ -9,19 +9,19 @@
  * second; heartbeats move no timer, the check they outlived arms the next. Every settlement is
  * fenced on the attempt's lease, so it happens once: a second answers 409.
  */
-import { encodeAttemptToken } from "../domain/attempt-token.js";
+import { callbackToken } from "../domain/attempt-token.js";
 import { type CallbackParams, callbackDueAt, callbackParamsSchema } from "../domain/callback.js";
 import { conflict, RetryableError, TerminalError } from "../domain/errors.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { attemptTrace } from "../domain/trace.js";
-import { completeAttempt } from "./attempt-endings.js";
+import { completeAttempt } from "./attempt-completion.js";
 import { type HeldAttempt, readAttempt, type TokenUse } from "./attempt-token-reads.js";
 import { armCheck } from "./checks.js";
-import type { FailAttempt } from "./children.js";
 import type { EngineContext } from "./context.js";
-import type { TaskErrorReport } from "./external.js";
+import type { FailAttempt } from "./contracts.js";
+import type { TaskErrorReport } from "./external-views.js";
 import { callbackWaitingEvent, HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 import { sendTasks, taskMessage } from "./send.js";
@@ -216,11 +216,6 @@ export class Callbacks {
       );
     return parsed.data;
   }
-}
-
-/** The token of a waiting callback attempt: what settles it. */
-export function callbackToken(executionId: string, nodeId: string, attempt: number, lease: Lease): string {
-  return encodeAttemptToken({ executionId, nodeId, attempt, leaseToken: lease.token });
 }
 
 /** A settlement that did not take: the attempt ended otherwise between its read and its write. */

@@ -2,10 +2,10 @@
 
 import { conflict, notFound } from "../domain/errors.js";
 import { isTerminalExecution } from "../domain/states.js";
-import { notifyParent } from "./children.js";
 import type { EngineContext } from "./context.js";
+import type { ExecutionCleanup } from "./contracts.js";
 import { executionEvent, executionLifecycleEvent, HISTORY } from "./lifecycle.js";
-import type { Propagation } from "./propagation.js";
+import { notifyParent } from "./parent-notice.js";
 import { sendTasks } from "./send.js";
 import type { ExecutionSummary } from "./views.js";
 
@@ -25,7 +25,7 @@ export const CLEANUP_NODE_ID = "$cleanUp";
  */
 export async function cancelExecution(
   ctx: EngineContext,
-  propagation: Propagation,
+  propagation: ExecutionCleanup,
   executionId: string,
   reason = "cancelled by request",
   options: { cleanUp?: "now" | "message" } = {},
@@ -60,7 +60,7 @@ export async function cancelExecution(
 /** A cleanup message (CLEANUP_NODE_ID): an ended execution's cleanup, unless it is confirmed already. */
 export async function cleanUpByMessage(
   ctx: EngineContext,
-  propagation: Propagation,
+  propagation: ExecutionCleanup,
   executionId: string,
 ): Promise<void> {
   const execution = await ctx.store.getExecution(executionId);

@@ -2,7 +2,7 @@
  * Running a `workflow` node (domain/child.ts): its claimed attempt starts a child execution —
  * idempotently, keyed by the attempt, so a redelivered message finds the child it started — and
  * writes itself waiting (RUNNING, holding no worker: its lease is the time of its next check). The
- * child's end sends the parent's node a message (notifyParent); the node then completes with the
+ * child's end sends the parent's node a message (parent-notice.ts); the node then completes with the
  * child's output, or fails with its error (retried by its policy, as a new child). The sweeper checks
  * a waiting node whose check time passed, so a lost message only delays it. Cancelling or failing
  * the parent cancels the child (Propagation.settleOutstanding).
@@ -17,23 +17,13 @@ import { PayloadError } from "../domain/json.js";
 import type { Payload } from "../domain/payload.js";
 import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
-import { attemptTrace, executionTrace } from "../domain/trace.js";
-import type { AttemptEnd } from "./attempt-endings.js";
+import { attemptTrace } from "../domain/trace.js";
 import type { EngineContext } from "./context.js";
+import type { FailAttempt } from "./contracts.js";
 import type { Executions } from "./executions.js";
 import { HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
-import { sendTasks } from "./send.js";
 import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
-
-export type FailAttempt = (
-  execution: ExecutionRecord,
-  graph: WorkflowGraph,
-  node: GraphNode,
-  record: NodeRecord,
-  lease: Lease,
-  error: unknown,
-) => Promise<AttemptEnd>;
 
 export class ChildWorkflows {
   constructor(
@@ -195,16 +185,4 @@ function asTaskError(node: GraphNode, error: unknown): unknown {
       cause: error,
     });
   return error;
-}
-
-/**
- * Tells the parent's `workflow` node that its child ended (a message to that node's attempt, handled
- * as its check). A lost message only delays the parent until the sweeper's check.
- */
-export async function notifyParent(ctx: EngineContext, child: ExecutionRecord): Promise<void> {
-  if (!child.parent) return;
-  const { executionId, nodeId, attempt } = child.parent;
-  // Sent in the child's trace context, which continues the parent's (the same trace id).
-  const trace = executionTrace(child).traceparent;
-  await sendTasks(ctx, [{ message: { executionId, nodeId, attempt, trace } }]);
 }

@@ -6,8 +6,8 @@
  */
 import type { WorkflowGraph } from "../domain/graph.js";
 import type { ExecutionRecord } from "../domain/records.js";
-import { notifyParent } from "./children.js";
 import type { EngineContext } from "./context.js";
+import { notifyParent } from "./parent-notice.js";
 import type { Propagation } from "./propagation.js";
 import { sendTasks, taskMessage } from "./send.js";
 

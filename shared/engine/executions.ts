@@ -1,5 +1,6 @@
 /** Creating, triggering and describing executions. The API only records and dispatches; it never waits. */
 
+import { callbackToken } from "../domain/attempt-token.js";
 import { badRequest, conflict, notFound, RequestError } from "../domain/errors.js";
 import { descendantsExceeded, rootOf } from "../domain/fan-out.js";
 import type { WorkflowGraph } from "../domain/graph.js";
@@ -8,13 +9,13 @@ import { composePayload, NULL_PAYLOAD, type Payload, UPLOAD_PREFIX } from "../do
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import { executionTrace, startTrace } from "../domain/trace.js";
-import { callbackToken } from "./callbacks.js";
 import type { EngineContext } from "./context.js";
+import { continuedFailure } from "./dep-outputs.js";
 import { armDeadline } from "./execution-deadline.js";
 import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, traced } from "./lifecycle.js";
 import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
-import { continuedFailure, type Propagation } from "./propagation.js";
+import type { Propagation } from "./propagation.js";
 import type {
   CreateExecutionRequest,
   ExecutionSummary,

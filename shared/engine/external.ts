@@ -32,7 +32,6 @@ import {
   placementRefusal,
   type ReadyTask,
   slotOf,
-  type WorkerHealth,
   type WorkerRecord,
   type WorkerRegistration,
   workerExpired,
@@ -40,18 +39,28 @@ import {
 } from "../domain/placement.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { classifyError } from "../domain/retry.js";
-import { attemptTrace, type TraceContext } from "../domain/trace.js";
+import { attemptTrace } from "../domain/trace.js";
 import type { TaskMessage } from "../ports.js";
 import { attemptKey } from "./attempt.js";
 import type { AttemptEndings } from "./attempt-endings.js";
 import { readAttempt } from "./attempt-token-reads.js";
 import type { EngineContext } from "./context.js";
+import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
+import type { ExternalTask, RegisteredWorker, TaskCancellation, WorkerView } from "./external-views.js";
 import { HISTORY, nodeEvent, publishNodeEvent, traced } from "./lifecycle.js";
 import { nodeStarted, workerLeft } from "./metrics.js";
 import { prepareRun } from "./prepare.js";
-import { loadDeps } from "./propagation.js";
 import { sendTasks, taskMessage } from "./send.js";
+
+// The shapes its API hands out live in external-views.ts (the HTTP contract names them from there).
+export type {
+  ExternalTask,
+  RegisteredWorker,
+  TaskCancellation,
+  TaskErrorReport,
+  WorkerView,
+} from "./external-views.js";
 
 /** How often a task's heartbeat is asked for when its node says nothing. */
 export const DEFAULT_TASK_HEARTBEAT_SECONDS = 30;
@@ -60,64 +69,6 @@ const OFFERS_PER_POLL = 100;
 /** A long poll looks again after these pauses (then the last, repeated): an idle fleet reads little. */
 const POLL_PAUSES_MS = [250, 500, 1000, 2000, 4000];
 export const MAX_POLL_SECONDS = 20;
-
-export interface RegisteredWorker {
-  workerId: string;
-  heartbeatSeconds: number;
-}
-
-export interface WorkerView {
-  workerId: string;
-  pool: string;
-  status: WorkerHealth;
-  executors: string[];
-  capabilities: Record<string, string>;
-  labels: string[];
-  maxParallel: number;
-  registeredAt: string;
-  lastHeartbeatAt: string;
-  /** The tasks it holds, the first PLACEMENT_LIMITS.maxTasksPerWorkerView of them by claim time. */
-  tasks: Array<{ executionId: string; nodeId: string; attempt: number; claimedAt: string }>;
-  /** How many tasks it holds. */
-  taskCount: number;
-}
-
-/** A task handed to a worker: everything its handler needs, and the token for every later call. */
-export interface ExternalTask {
-  taskToken: string;
-  executionId: string;
-  nodeId: string;
-  attempt: number;
-  idempotencyKey: string;
-  type: string;
-  params: unknown;
-  input: unknown;
-  deps: Record<string, unknown>;
-  /** When the attempt's timeout runs out (ISO 8601). */
-  deadline: string;
-  /** Heartbeat the task at least this often, or lose it. */
-  heartbeatSeconds: number;
-  /**
-   * The attempt's W3C trace context (shared/domain/trace.ts), as a Lambda handler gets it in
-   * `context.trace`: send `traceparent` on with what the task calls. Always given by this engine.
-   */
-  trace?: TraceContext;
-}
-
-/** An error reported by a worker or a callback's caller: retried by policy unless `retryable` is false. */
-export interface TaskErrorReport {
-  name: string;
-  message: string;
-  retryable?: boolean;
-}
-
-export interface TaskCancellation {
-  taskToken: string;
-  executionId: string;
-  nodeId: string;
-  attempt: number;
-  reason: string;
-}
 
 export class ExternalWorkers {
   constructor(

@@ -14,8 +14,8 @@ import type { GraphNode } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord } from "../domain/records.js";
 import type { TaskType } from "../tasks/task-type.js";
-import { loadValues } from "./attempt.js";
 import type { EngineContext } from "./context.js";
+import { loadValues } from "./values.js";
 
 export type PreparedRun =
   | { input: unknown; params: unknown; deps: Record<string, unknown> }

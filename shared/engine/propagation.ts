@@ -9,7 +9,7 @@
 import { hasCode, TerminalError } from "../domain/errors.js";
 import { hasExpressions } from "../domain/expressions.js";
 import { type GraphNode, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../domain/graph.js";
-import { NULL_PAYLOAD, type Payload } from "../domain/payload.js";
+import type { Payload } from "../domain/payload.js";
 import type {
   ErrorInfo,
   ExecutionRecord,
@@ -20,12 +20,16 @@ import type {
 import { isTerminalNode } from "../domain/states.js";
 import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
-import type { ArrivalBatcher } from "./arrival-batcher.js";
-import { loadValues } from "./attempt.js";
 import { cancelExecution } from "./cancellation.js";
-import { notifyParent } from "./children.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
+import type {
+  AfterCompletionOptions,
+  ByMessage,
+  CompletionPropagation,
+  ExecutionCleanup,
+} from "./contracts.js";
+import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
 import { FanInGate, notBeforeOf, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
 import {
@@ -36,22 +40,14 @@ import {
   publishNodeEvent,
 } from "./lifecycle.js";
 import { nodeCancelled, nodeCompleted, nodeFailed } from "./metrics.js";
+import { notifyParent } from "./parent-notice.js";
 import { expressionScope, skipReason } from "./prepare.js";
-import { readCompletedDeps } from "./reads.js";
 import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
+import { loadValues } from "./values.js";
 
 const STORE_CONCURRENCY = 16;
 
-/**
- * A node dispatched by its first message alone (the claim creates its record): a direct node, or a
- * join decided just now — an `any`/`count:N` one with the dependencies that met its fan-in.
- */
-export interface ByMessage {
-  node: GraphNode;
-  deps?: readonly number[];
-}
-
-export class Propagation {
+export class Propagation implements CompletionPropagation, ExecutionCleanup {
   readonly fanIn: FanInGate;
 
   constructor(private readonly ctx: EngineContext) {
@@ -77,16 +73,7 @@ export class Propagation {
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
-    options: {
-      recovery: boolean;
-      keepOne?: boolean;
-      arrivals?: ArrivalBatcher;
-      skipped?: boolean;
-      /** It FAILED (under `onError: "continue"`), written just now. */
-      failed?: boolean;
-      /** A recovery's depth in a chain of completed direct children (continuations, worker.ts). */
-      depth?: number;
-    },
+    options: AfterCompletionOptions,
   ): Promise<ByMessage | undefined> {
     // The onFailure handler's end changes nothing else: it is recorded, and that is all.
     if (node.onFailureHandler) return undefined;
@@ -824,37 +811,6 @@ function inlineFailure(cause: unknown): ErrorInfo | undefined {
   if (!(cause instanceof InlineTaskFailure)) return undefined;
   const failure = cause.failure;
   return { name: "InlineTaskError", message: String((failure as Error)?.message ?? failure) };
-}
-
-/**
- * Outputs of the given dependencies (indexes, all completed before the node was dispatched), as
- * [node id, payload] in the order given: still payloads, resolved only where a handler needs values.
- */
-export async function loadDeps(
-  ctx: EngineContext,
-  executionId: string,
-  graph: WorkflowGraph,
-  depIndexes: readonly number[],
-): Promise<Array<[string, Payload]>> {
-  if (depIndexes.length === 0) return [];
-  const ids = depIndexes.map((i) => graph.nodes[i]!.id);
-  const records = await readCompletedDeps(ctx, executionId, ids);
-  return depIndexes.flatMap((index) => {
-    const node = graph.nodes[index]!;
-    const record = records.get(node.id);
-    if (record?.status === "COMPLETED")
-      return [[node.id, record.output ?? NULL_PAYLOAD] as [string, Payload]];
-    // A failure its dependants go on from is seen as its error; skipped dependencies are absent.
-    if (record?.status === "FAILED" && node.onError === "continue")
-      return [[node.id, continuedFailure(record.error)] as [string, Payload]];
-    return [];
-  });
-}
-
-/** What dependants of a node failed under `onError: "continue"` see as its output. */
-export function continuedFailure(error: ErrorInfo | undefined): Payload {
-  const { name, message } = error ?? { name: "Error", message: "failed" };
-  return { json: JSON.stringify({ error: { name, message } }) };
 }
 
 /**

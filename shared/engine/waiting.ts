@@ -9,12 +9,13 @@ import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { CompositeState, ExecutionRecord, HistoryEvent, Lease, NodeRecord } from "../domain/records.js";
 import type { Outcome } from "../ports.js";
-import { loadValues } from "./attempt.js";
-import { completeAttempt } from "./attempt-endings.js";
+import { completeAttempt } from "./attempt-completion.js";
 import type { EngineContext } from "./context.js";
+import type { CompletionPropagation } from "./contracts.js";
+import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { expressionScope } from "./prepare.js";
-import { loadDeps, type Propagation } from "./propagation.js";
+import { loadValues } from "./values.js";
 
 /**
  * The lease of a waiting node: only the time of its next check — the sweeper's idle interval, or
@@ -98,7 +99,7 @@ export async function evaluateInScope(
  */
 export async function completeWaiting(
   ctx: EngineContext,
-  propagation: Propagation,
+  propagation: CompletionPropagation,
   execution: ExecutionRecord,
   graph: WorkflowGraph,
   node: GraphNode,

@@ -15,9 +15,11 @@ import { runAttempt } from "./attempt.js";
 import { AttemptEndings } from "./attempt-endings.js";
 import { Callbacks } from "./callbacks.js";
 import { CLEANUP_NODE_ID, cleanUpByMessage } from "./cancellation.js";
-import { ChildWorkflows, type FailAttempt, notifyParent } from "./children.js";
+import { ChildWorkflows } from "./children.js";
 import type { EngineContext } from "./context.js";
+import type { ByMessage, FailAttempt } from "./contracts.js";
 import type { DeadLetters } from "./dead-letters.js";
+import { loadDeps } from "./dep-outputs.js";
 import {
   claimedByMessage,
   depIndexesOf,
@@ -31,8 +33,9 @@ import { ExternalWorkers } from "./external.js";
 import { HISTORY, nodeEvent, publishNodeEvent, traced } from "./lifecycle.js";
 import { itemNode, Maps } from "./map.js";
 import { nodeStarted } from "./metrics.js";
+import { notifyParent } from "./parent-notice.js";
 import { skipReason } from "./prepare.js";
-import { type ByMessage, loadDeps, needsFence, type Propagation } from "./propagation.js";
+import { needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
 import { sendTasks, taskMessage } from "./send.js";
 import { expectedRunMs, mayContinue, RecentRunTimes, workerTimeoutError } from "./worker-time.js";

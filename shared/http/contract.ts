@@ -7,7 +7,12 @@
  */
 import type { WorkflowDefinition } from "../domain/definition.js";
 import type { ErrorInfo, ExecutionStatus } from "../domain/records.js";
-import type { ExternalTask, RegisteredWorker, TaskCancellation, WorkerView } from "../engine/external.js";
+import type {
+  ExternalTask,
+  RegisteredWorker,
+  TaskCancellation,
+  WorkerView,
+} from "../engine/external-views.js";
 import type { ExecutionListItem, HistoryPage } from "../engine/queries.js";
 import type { ExecutionView, UploadTicket } from "../engine/views.js";
 
