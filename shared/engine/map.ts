@@ -554,7 +554,14 @@ export class Maps {
       { status: "FAILED", error, finishedAt: now, lease: null },
       nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
     );
-    if (!failed.ok) return;
+    if (!failed.ok) {
+      // Failed already, this same attempt (two handlings of its last item): the other may have
+      // died before the failure's propagation, its message gone with this one's; driven here.
+      const current = failed.current;
+      if (current?.status === "FAILED" && current.attempt === record.attempt)
+        await this.afterMapEnded(execution, graph, node, current);
+      return;
+    }
     await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
     await this.cancelItems(execution.executionId, node.id, record.attempt, `map "${node.id}" failed`);
     await this.propagation.afterNodeFailed(execution, graph, node, error);
