@@ -5,7 +5,8 @@
  * --sweep (only the inline-threshold sweep, sweep.ts), --no-sweep, --sizes 1,2,4 (the sweep's output
  * sizes in KiB), --no-worker-timeouts (no chain under a 15-minute worker beside the deployed 300 s),
  * --no-cli (no timing of the `weft` command's startup), --cli-only (only that: cli-latest.json and .md),
- * --expressions-only (only the cost of one expression evaluation, expressions.ts: expressions-latest.*).
+ * --expressions-only (only the cost of one expression evaluation, expressions.ts: expressions-latest.*),
+ * --timers (only what time costs, timers.ts: lateness, sweeps, a day-long wait, a map: timers-latest.*).
  * Without --workload the full run ends with the sweep.
  * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md (--sweep: sweep-latest.json and .md;
  * --inline-bytes N other than the default: inline-N-latest.json and .md).
@@ -34,6 +35,7 @@ import {
 } from "./report.js";
 import { type BackendName, runWorkload } from "./run.js";
 import { SWEEP_SIZES_KIB, sweepResult, sweepRuns } from "./sweep.js";
+import { measureTimers, renderTimers } from "./timers.js";
 import { OTHER_WORKER_TIMEOUTS, workerTimeoutComparison } from "./worker-timeouts.js";
 import { mapOf, WORKLOAD_NAMES, type Workload, workloads } from "./workloads.js";
 
@@ -279,6 +281,25 @@ if (isMain && process.argv.includes("--cli-only")) {
     `# Expression evaluation, ${when.date} (Node ${when.node})\n\n${lines.join("\n")}\n`,
   );
   console.log(lines.join("\n"));
+  process.exit(0);
+} else if (isMain && process.argv.includes("--timers")) {
+  // Only what time costs (timers.ts): bench/results/timers-latest.json and .md.
+  const started = Date.now();
+  const timers = await measureTimers({
+    quick: process.argv.includes("--quick"),
+    log: (line) => console.error(`[bench] ${line}`),
+  });
+  const lines = renderTimers(timers);
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
+  await mkdir(dir, { recursive: true });
+  const when = { date: new Date().toISOString(), node: process.version, cores: os.cpus().length };
+  await writeFile(path.join(dir, "timers-latest.json"), `${JSON.stringify({ ...when, timers }, null, 2)}\n`);
+  await writeFile(
+    path.join(dir, "timers-latest.md"),
+    `# Timers, ${when.date} (Node ${when.node}, ${when.cores} cores)\n\n${lines.join("\n")}\n`,
+  );
+  console.log(lines.join("\n"));
+  console.error(`[bench] done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   process.exit(0);
 } else if (isMain) {
   const args = parseArgs(process.argv.slice(2));

@@ -12,6 +12,7 @@
 import { callbackToken } from "../domain/attempt-token.js";
 import { type CallbackParams, callbackDueAt, callbackParamsSchema } from "../domain/callback.js";
 import { conflict, RetryableError, TerminalError } from "../domain/errors.js";
+import { ExpressionError, hasExpressions } from "../domain/expressions.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
@@ -207,13 +208,15 @@ export class Callbacks {
       "params",
     );
     const parsed = callbackParamsSchema.safeParse(value);
-    if (!parsed.success)
-      throw new TerminalError(
-        `the params of callback node "${node.id}" are invalid: ${parsed.error.message}`,
-        {
-          code: "InvalidParams",
-        },
-      );
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const path = ["params", ...(issue?.path.map(String) ?? [])].join(".");
+      const message = `the params of callback node "${node.id}" are invalid: ${path}: ${issue?.message}`;
+      // Literal params were checked at registration (a definition stored before a rule may not
+      // pass it): what fails with expressions came from one.
+      if (hasExpressions(node.params)) throw new ExpressionError(message, { path });
+      throw new TerminalError(message, { code: "InvalidParams" });
+    }
     return parsed.data;
   }
 }

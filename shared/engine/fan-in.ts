@@ -39,6 +39,7 @@ import { type ExecutionRecord, type NodeRecord, type NodeStatus, pendingNode } f
 import type { ArrivalShard } from "../ports.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import type { EngineContext } from "./context.js";
+import { notBeforeOf } from "./deferral.js";
 import { dispatchMode, fanInSource, shardCount, shardOf, shardParents } from "./dispatch-mode.js";
 import { HISTORY, nodeEvent } from "./lifecycle.js";
 
@@ -97,9 +98,9 @@ export class FanInGate {
       case "read":
         return this.byReading(execution, graph, child, parentIndex, outcome, recovery);
       case "arrivals":
-        return this.byArrival(execution, child, parentIndex, outcome, recovery);
+        return this.byArrival(execution, graph, child, parentIndex, outcome, recovery);
       case "sharded":
-        return this.byShards(execution, child, parentIndex, outcome, recovery, arrivals);
+        return this.byShards(execution, graph, child, parentIndex, outcome, recovery, arrivals);
     }
   }
 
@@ -115,7 +116,7 @@ export class FanInGate {
     statusOf: StatusOf,
   ): Promise<ChildDecision> {
     if (record.status !== "PENDING") return {};
-    return this.decide(execution, child, this.tally(graph, child, record, statusOf), "ok");
+    return this.decide(execution, graph, child, this.tally(graph, child, record, statusOf), "ok");
   }
 
   /** True when a child still PENDING (or without a record) has a decision due. */
@@ -177,11 +178,12 @@ export class FanInGate {
       graph.nodes[p]!.id === parentId
         ? ({ ok: "done", skip: "skipped", bad: "bad" } as const)[outcome]
         : outcomeIn(graph, p, (id) => byId.get(id)?.status);
-    return this.decide(execution, child, tallyParents(child.parents, outcomeOf), outcome);
+    return this.decide(execution, graph, child, tallyParents(child.parents, outcomeOf), outcome);
   }
 
   private async byArrival(
     execution: ExecutionRecord,
+    graph: WorkflowGraph,
     child: GraphNode,
     parentIndex: number,
     outcome: ParentEnd,
@@ -199,12 +201,19 @@ export class FanInGate {
     });
     const record = arrival.node;
     if (record.status === "PENDING")
-      return this.decide(execution, child, { ok: record.okDeps, bad: record.badDeps, skipped: [] }, outcome);
+      return this.decide(
+        execution,
+        graph,
+        child,
+        { ok: record.okDeps, bad: record.badDeps, skipped: [] },
+        outcome,
+      );
     return this.alreadyDecided(child, record, outcome, recovery);
   }
 
   private async byShards(
     execution: ExecutionRecord,
+    graph: WorkflowGraph,
     child: GraphNode,
     parentIndex: number,
     outcome: ParentEnd,
@@ -247,7 +256,7 @@ export class FanInGate {
       (await this.ctx.store.getArrivalShards(executionId, child.id, others)).map((s) => [s.shard, s]),
     );
     if (!others.every((i) => full(stored.get(i), i))) return {};
-    return this.decide(execution, child, { ok: [...child.parents], bad: [], skipped: [] }, "ok");
+    return this.decide(execution, graph, child, { ok: [...child.parents], bad: [], skipped: [] }, "ok");
   }
 
   private alreadyDecided(
@@ -266,6 +275,7 @@ export class FanInGate {
   /** The conditional decision for a PENDING child, given how its parents ended. */
   private async decide(
     execution: ExecutionRecord,
+    graph: WorkflowGraph,
     child: GraphNode,
     tally: ParentTally,
     outcome: ParentEnd,
@@ -289,13 +299,14 @@ export class FanInGate {
     // A bad outcome never readies a child (the execution is failing); a skip may: the last parent
     // of an `all` fan-in to end may be a skipped one.
     if (verdict !== "ready" || outcome === "bad") return {};
-    const ready = await this.readyChild(execution, child, tally);
+    const ready = await this.readyChild(execution, graph, child, tally);
     return ready ? { ready } : {};
   }
 
   /** The dispatch of a child whose fan-in is met (see decide). */
   private async readyChild(
     execution: ExecutionRecord,
+    graph: WorkflowGraph,
     child: GraphNode,
     tally: ParentTally,
   ): Promise<NodeRecord | undefined> {
@@ -310,7 +321,7 @@ export class FanInGate {
     if (smallInline || dispatchMode(this.ctx, child) === "join")
       return { ...pendingNode(execution.executionId, child.id), okDeps: [...tally.ok].sort((a, b) => a - b) };
     const now = this.ctx.clock.now();
-    const notBefore = notBeforeOf(this.ctx, child, now);
+    const notBefore = await notBeforeOf(this.ctx, execution, graph, child, tally.ok, now);
     const queued = await this.ctx.store.transitionNode(
       execution.executionId,
       child.id,
@@ -354,10 +365,4 @@ export async function skipPending(
     nodeEvent(ctx, HISTORY.nodeSkipped, now, node.id, 0, { reason }),
   );
   return result.ok;
-}
-
-/** When a deferred task type (e.g. `wait`) may start, if it defers at all. */
-export function notBeforeOf(ctx: EngineContext, node: GraphNode, now: number): number | undefined {
-  const delayMs = ctx.tasks.get(node.type)?.defer?.(node.params as never);
-  return delayMs === undefined || delayMs <= 0 ? undefined : now + delayMs;
 }

@@ -9,7 +9,7 @@
  * by arrival shards (dispatch-mode.ts) cannot tell from completions before this point.
  */
 import { TerminalError } from "../domain/errors.js";
-import { type ExpressionScope, hasExpressions } from "../domain/expressions.js";
+import { ExpressionError, type ExpressionScope, hasExpressions } from "../domain/expressions.js";
 import type { GraphNode } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord } from "../domain/records.js";
@@ -97,6 +97,12 @@ function parseResolved(node: GraphNode, task: TaskType | undefined, resolved: un
     .slice(0, 5)
     .map((issue) => `${["params", ...issue.path.map(String)].join(".")}: ${issue.message}`)
     .join("; ");
+  // Params that decide when a node runs (deferral.ts) were wrong since it was queued: the
+  // expression gave what its place cannot take.
+  if (task.defer)
+    throw new ExpressionError(`the params of node "${node.id}", once evaluated, are invalid: ${issues}`, {
+      path: ["params", ...(parsed.error.issues[0]?.path.map(String) ?? [])].join("."),
+    });
   throw new TerminalError(
     `the params of node "${node.id}", once their expressions were evaluated, are invalid: ${issues}`,
     { code: "InvalidParams" },

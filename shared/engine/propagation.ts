@@ -29,9 +29,10 @@ import type {
   CompletionPropagation,
   ExecutionCleanup,
 } from "./contracts.js";
+import { notBeforeOf } from "./deferral.js";
 import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
-import { FanInGate, notBeforeOf, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
+import { FanInGate, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
 import {
   executionEvent,
   executionLifecycleEvent,
@@ -299,7 +300,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       entries.filter((node) => !direct.includes(node)),
       STORE_CONCURRENCY,
       async (node) => {
-        const notBefore = notBeforeOf(this.ctx, node, now);
+        const notBefore = await notBeforeOf(this.ctx, execution, graph, node, [], now);
         const result = await this.ctx.store.transitionNode(
           execution.executionId,
           node.id,

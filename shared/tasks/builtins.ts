@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { callbackParamsSchema } from "../domain/callback.js";
 import { childWorkflowParamsSchema } from "../domain/child.js";
+import { ExpressionError } from "../domain/expressions.js";
 import { mapParamsSchema } from "../domain/map.js";
 import { RetryableError, TerminalError } from "./errors.js";
 import { defineTask, TaskRegistry, type TaskType } from "./task-type.js";
@@ -58,12 +59,43 @@ export const failTask = defineTask({
 
 const MAX_WAIT_SECONDS = 366 * 24 * 3600;
 
-/** A durable timer: the node becomes runnable `seconds` after it is ready, holding no worker meanwhile. */
+const waitParams = z
+  .object({
+    seconds: z.number().min(0).max(MAX_WAIT_SECONDS).optional(),
+    until: z.iso.datetime({ offset: true }).optional(),
+  })
+  .strict()
+  .refine((params) => (params.seconds === undefined) !== (params.until === undefined), {
+    message: "give exactly one of seconds and until",
+  });
+
+/**
+ * A durable timer: the node becomes runnable `seconds` after it is ready, or at `until`, holding no
+ * worker meanwhile. Both may be expressions: the engine evaluates them when it queues the node
+ * (engine/deferral.ts). A time already past runs at once; `until` further than MAX_WAIT_SECONDS
+ * from now is refused (an ExpressionError naming `params.until`).
+ */
 export const waitTask = defineTask({
   type: "wait",
-  params: z.object({ seconds: z.number().min(0).max(MAX_WAIT_SECONDS) }).strict(),
-  defer: (params) => params.seconds * 1000,
-  run: ({ params }) => ({ waitedSeconds: params.seconds }),
+  params: waitParams,
+  defer: (params, { now }) => {
+    if (params.seconds !== undefined) return params.seconds * 1000;
+    const delayMs = Date.parse(params.until!) - now;
+    if (delayMs > MAX_WAIT_SECONDS * 1000)
+      throw new ExpressionError(`params.until is more than ${MAX_WAIT_SECONDS} seconds away`, {
+        path: "params.until",
+      });
+    return delayMs;
+  },
+  run: ({ params, context }) => {
+    if (params.seconds !== undefined) return { waitedSeconds: params.seconds };
+    // Deferral refused it (too far) and queued it at once: the run says so, never that it waited.
+    if (Date.parse(params.until!) - context.now() > MAX_WAIT_SECONDS * 1000)
+      throw new ExpressionError(`params.until is more than ${MAX_WAIT_SECONDS} seconds away`, {
+        path: "params.until",
+      });
+    return { waitedUntil: params.until! };
+  },
 });
 
 /**

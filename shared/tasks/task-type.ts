@@ -26,6 +26,12 @@ export interface TaskContext {
   now(): number;
 }
 
+/** What `defer` is told besides the params. */
+export interface DeferContext {
+  /** The engine's clock when the node is queued, epoch ms. */
+  now: number;
+}
+
 export interface TaskInput<P> {
   input: unknown;
   params: P;
@@ -54,9 +60,14 @@ export interface TaskType<P = unknown> {
   /**
    * A durable delay before the node may run, in ms (e.g. `wait`). The node is queued with a
    * not-before time and holds no worker meanwhile: the message is delayed by SQS (up to 15 minutes)
-   * and longer waits are picked up by the sweeper when they come within reach.
+   * and longer waits are picked up by the sweeper when they come within reach. `params` are parsed,
+   * with their expressions already evaluated over the node's scope when it is queued; `now` is the
+   * engine's clock then (epoch ms), for a delay until a given time (never Date.now()). Zero or less
+   * runs at once. Params the schema refuses, or a TerminalError thrown here (e.g. an ExpressionError
+   * naming the param), queue the node at once: its run must refuse the same params (the engine's
+   * parse does for the schema, as ExpressionError; `wait`'s run does for a time too far away).
    */
-  defer?(params: P): number;
+  defer?(params: P, context: DeferContext): number;
   /**
    * How long a run usually takes, in ms (`sleep`: its `ms`). The worker runs a ready node in the
    * invocation that readied it (continuation) only while twice this fits in the invocation's time
@@ -78,7 +89,7 @@ export function defineTask<S extends z.ZodType>(task: {
   registrationParams?: z.ZodType;
   inline?: boolean;
   outputsDeps?: boolean;
-  defer?(params: z.output<S>): number;
+  defer?(params: z.output<S>, context: DeferContext): number;
   expectedMs?(params: z.output<S>): number;
   composite?: "map" | "workflow" | "callback";
   run(input: TaskInput<z.output<S>>): Promise<unknown> | unknown;

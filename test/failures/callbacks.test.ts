@@ -242,4 +242,61 @@ describe.each(BACKEND_KINDS)("callbacks (%s)", PATIENT, (kind) => {
       expect(view.nodes[0]?.error?.message).toContain("heartbeat");
     });
   });
+  it("takes timeoutSeconds and heartbeatSeconds from expressions, evaluated when it starts waiting", async () => {
+    await withBackend(async (backend) => {
+      const { engine, store } = backend;
+      await engine.registerWorkflow({
+        name: "computed-timeout",
+        nodes: [
+          {
+            id: "approve",
+            type: "callback",
+            params: { timeoutSeconds: "{% input.timeout %}", heartbeatSeconds: "{% input.timeout * 2 %}" },
+            retry: { maxAttempts: 1 },
+          },
+        ],
+      });
+      const { executionId } = await engine.createExecution({
+        workflow: "computed-timeout",
+        input: { timeout: 1 },
+      });
+      await tokenOf(backend, executionId, "approve");
+      const state = (await store.getNode(executionId, "approve"))?.composite;
+      expect(state).toMatchObject({ kind: "callback", heartbeatSeconds: 2 });
+      if (state?.kind !== "callback") throw new Error("not waiting for its callback");
+      expect(state.deadline - state.heartbeatAt).toBe(1000);
+      const view = await waitForProgress("the computed timeout", async () => {
+        await engine.sweep({ force: true });
+        const v = await engine.describeExecution(executionId);
+        return v.status === "FAILED" ? { done: true, value: v } : { done: false, progress: v.status };
+      });
+      expect(view.nodes[0]?.error).toMatchObject({ name: "CallbackTimedOut" });
+    });
+  });
+
+  it.each([
+    ["timeoutSeconds", { timeoutSeconds: "{% 'soon' %}" }],
+    ["timeoutSeconds", { timeoutSeconds: "{% 0 %}" }],
+    ["heartbeatSeconds", { timeoutSeconds: 3600, heartbeatSeconds: "{% 'often' %}" }],
+  ])(
+    "fails a callback whose %s evaluates to nonsense with a terminal ExpressionError naming it",
+    async (param, params) => {
+      await withBackend(async (backend) => {
+        const { engine } = backend;
+        await engine.registerWorkflow({
+          name: "nonsense-timeout",
+          nodes: [{ id: "approve", type: "callback", params, retry: { maxAttempts: 3 } }],
+        });
+        const { executionId } = await engine.createExecution({ workflow: "nonsense-timeout" });
+        const view = await settled(engine, backend, executionId);
+        expect(view.status).toBe("FAILED");
+        expect(view.nodes[0]).toMatchObject({
+          status: "FAILED",
+          attempt: 1,
+          error: { name: "ExpressionError" },
+        });
+        expect(view.nodes[0]?.error?.message).toContain(`params.${param}`);
+      });
+    },
+  );
 });

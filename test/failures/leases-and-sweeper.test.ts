@@ -475,4 +475,44 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       await backend.cleanup();
     }
   });
+
+  it("fails an execution still running a node at its deadline with ExecutionTimedOut, and stops that node", async () => {
+    // A short lease: the running handler's heartbeats carry the stop to it within a second.
+    const backend = await createBackend(kind, { sweep: fastSweep, leaseSeconds: 0.6 });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "deadline-running",
+        timeoutSeconds: 1,
+        nodes: [{ id: "nap", type: "sleep", params: { ms: 5 * 60_000 } }],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "deadline-running" });
+      const [message] = await receiveAll(consumer, 1);
+      const running = engine.handleTask(taskOf(message!));
+      await waitForProgress("nap to run", async () => {
+        const status = (await store.getNode(executionId, "nap"))?.status;
+        return status === "RUNNING" ? { done: true, value: undefined } : { done: false, progress: status };
+      });
+      // Sweeps until the deadline has passed and the sweeper has failed the execution.
+      const failed = await waitForProgress("the execution's deadline", async () => {
+        await engine.sweep({ force: true });
+        const record = await store.getExecution(executionId);
+        return record?.status === "FAILED"
+          ? { done: true, value: record }
+          : { done: false, progress: Date.now() };
+      });
+      expect(failed.error?.name).toBe("ExecutionTimedOut");
+      // The running handler is told to stop (its signal fires) and returns long before its 5 minutes.
+      await running;
+      const nap = await waitForProgress("nap to end", async () => {
+        const record = await store.getNode(executionId, "nap");
+        return record?.status === "CANCELLED"
+          ? { done: true, value: record }
+          : { done: false, progress: record?.status };
+      });
+      expect(nap.cancelRequested).toBe(true);
+    } finally {
+      await backend.cleanup();
+    }
+  });
 });

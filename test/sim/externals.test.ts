@@ -52,7 +52,7 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
     note: "tasks stopped by a cancellation, stale reports refused",
   },
   {
-    seed: 427,
+    seed: 942,
     reaches: ["heartbeatsRefused", "externalCrashes", "staleReportsRefused"],
     note: "late heartbeats refused, stale reports refused",
   },

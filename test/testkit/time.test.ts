@@ -89,6 +89,29 @@ describe("virtual time", () => {
     expect(Date.now() - realStart).toBeLessThan(10_000);
   });
 
+  it("waits until a time, and for seconds given by expressions, on the virtual clock", async () => {
+    const realStart = Date.now();
+    const virtualStart = weft.clock.now();
+    const until = new Date(virtualStart + 2 * 86_400_000).toISOString();
+    const run = await weft.run(
+      {
+        name: "until-later",
+        nodes: [
+          { id: "until", type: "wait", params: { until: "{% input.until %}" } },
+          { id: "delay", type: "wait", dependsOn: ["until"], params: { seconds: "{% input.delay %}" } },
+          { id: "after", type: "pass", dependsOn: ["delay"], params: { value: "{% $now() %}" } },
+        ],
+      },
+      { until, delay: 3600 },
+    );
+    expect(run.status).toBe("SUCCEEDED");
+    expect(run.nodes.until?.output).toEqual({ waitedUntil: until });
+    expect(run.nodes.delay?.output).toEqual({ waitedSeconds: 3600 });
+    const ranAt = Date.parse(run.output?.after as string);
+    expect(ranAt - virtualStart).toBeGreaterThanOrEqual(2 * 86_400_000 + 3_600_000);
+    expect(Date.now() - realStart).toBeLessThan(10_000);
+  });
+
   it("runs a sleep node and a handler's context.sleep on the virtual clock", async () => {
     const realStart = Date.now();
     const run = await weft.run({
