@@ -53,6 +53,12 @@ export interface NodeCondition {
    * refused instead of cancelling the new life's nodes.
    */
   executionEnding?: boolean;
+  /**
+   * Also require, checked with the node write in one transaction, that the execution lives: RUNNING
+   * with no node failed for good in its current life. A redrive's revivals carry it, so a revival
+   * that stalled across that life's failure (and its cleanup) writes nothing back to PENDING.
+   */
+  executionLive?: boolean;
 }
 
 /** Fields a node write sets; `null` removes the field. */

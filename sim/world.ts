@@ -149,10 +149,11 @@ interface PlannedExecution {
 
 /**
  * Steps, the campaign's bound on time. The busiest world (seed 5771: children calling themselves
- * ten deep under stalls, mapped) takes about 190,000 steps to its day's end since an ended
- * execution's cleanup writes every node it never started (docs/guarantees.md, History).
+ * ten deep under stalls, mapped) takes about 290,000 steps to its day's end: an ended execution's
+ * cleanup writes every node it never started (docs/guarantees.md, History), and each of its
+ * thousands of sweeps reads every timer shard (engine/timers.ts).
  */
-const DEFAULT_MAX_STEPS = 250_000;
+const DEFAULT_MAX_STEPS = 400_000;
 /**
  * A day of virtual time. The slowest worlds (a process stalls for minutes at one port call in
  * twenty, with one to three workers) take up to half a day to finish their executions: a shorter

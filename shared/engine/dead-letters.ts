@@ -275,7 +275,8 @@ export class DeadLetters {
       const revived = await this.ctx.store.transitionNode(
         execution.executionId,
         node.id,
-        { status: [record.status], attempt: record.attempt },
+        // Fenced on the life it revives: stalled across that life's failure, it writes nothing.
+        { status: [record.status], attempt: record.attempt, executionLive: true },
         canRun
           ? { ...reset, ...inputs, status: "QUEUED", attempt, queuedAt: now, startedAt: null }
           : { ...reset, status: "PENDING", startedAt: null },

@@ -200,7 +200,7 @@ export class ExternalWorkers {
     if (!runsOn) return undefined;
     const record = await this.ctx.store.getNode(execution.executionId, node.id);
     if (record?.status === "RUNNING" && record.attempt === message.attempt && record.lease) {
-      if (message.lease !== undefined && message.lease !== record.lease.token) return undefined;
+      if (message.lease !== record.lease.token) return undefined;
       await this.checkLease(execution, graph, node, record, record.lease);
       return undefined;
     }

@@ -86,6 +86,21 @@ export function describeQueueContract(label: string, makeQueue: QueueFactory): v
     );
 
     it(
+      "carries every field of a task message: its dependencies, trace and the lease a timer watches",
+      withQueue(async (queue, consumer) => {
+        const full = {
+          ...task(9),
+          deps: [0, 2],
+          trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+          lease: "lease-token-9",
+        };
+        await queue.send([full]);
+        const [received] = await receiveUntil(consumer, 1);
+        expect(received && parse(received)).toEqual(full);
+      }),
+    );
+
+    it(
       "sends nothing for an empty list",
       withQueue(async (queue, consumer) => {
         await queue.send([]);

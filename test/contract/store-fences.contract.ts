@@ -72,6 +72,27 @@ export function describeStoreFenceContract(label: string, makeStore: StoreFactor
       expect(plain.ok).toBe(true);
     });
 
+    it("refuses a revival fenced on the execution's life once it failed again or ended, and writes nothing", async () => {
+      const revive = (id: string) =>
+        store.transitionNode(
+          id,
+          "n",
+          { status: ["CANCELLED"], attempt: 0, executionLive: true },
+          { status: "PENDING", finishedAt: null },
+        );
+      for (const id of [await failing(), await create("FAILED"), await create("CANCELLED")]) {
+        await store.transitionNode(id, "n", { status: ["PENDING"] }, cancelled);
+        const refused = await revive(id);
+        expect(refused.ok).toBe(false);
+        expect((await store.getNode(id, "n"))?.status).toBe("CANCELLED");
+      }
+      // While it lives (RUNNING, no failure in this life) the same write goes through.
+      const live = await create("RUNNING");
+      await store.transitionNode(live, "n", { status: ["PENDING"] }, cancelled);
+      expect((await revive(live)).ok).toBe(true);
+      expect((await store.getNode(live, "n"))?.status).toBe("PENDING");
+    });
+
     it("accepts a fenced cancellation once a node failed in this life, or the execution finished", async () => {
       const ids = [
         await failing(),

@@ -162,6 +162,7 @@ describe("local runtime: sweeper", () => {
       resent: 0,
       reDriven: 0,
       timedOut: 0,
+      timers: 0,
     });
     expect(info).toHaveBeenCalledTimes(1);
   });

@@ -17,6 +17,7 @@
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
  */
 import { describe, expect, it } from "vitest";
+import type { Store } from "../../shared/ports.js";
 import { formatResult } from "../../sim/report.js";
 import { runWorld } from "../../sim/world.js";
 
@@ -131,4 +132,33 @@ describe("simulation regressions", () => {
       ).toEqual([]);
     });
   }
+
+  // Finding R (seed 6809, the campaign after the timers reshaped the worlds): finding P's fix read
+  // the execution after the revival's writes, but a revival that stalled across its life's failure
+  // and cleanup, then failed itself after writing (a transient store error), never got to that read:
+  // the nodes it wrote back to PENDING stayed so in the FAILED execution. Fixed: each revival write
+  // is fenced on the life it revives, in the same transaction (NodeCondition.executionLive).
+  it("seed 6809: a revival that stalled across its life's end writes nothing back [finding R]", async () => {
+    const result = await runWorld({ seed: 6809 });
+    expect(
+      result.violations.map((v) => v.rule),
+      formatResult(result),
+    ).toEqual([]);
+    // Without the fence, the same world leaves those nodes PENDING: the invariant catches it.
+    const unfenced = await runWorld({
+      seed: 6809,
+      plantEngineStore: (store) =>
+        new Proxy(store, {
+          get(target, property, receiver) {
+            const value = Reflect.get(target, property, receiver);
+            if (property !== "transitionNode" || typeof value !== "function") return value;
+            return (...args: Parameters<Store["transitionNode"]>) => {
+              const [executionId, nodeId, { executionLive: _fence, ...condition }, ...rest] = args;
+              return (value as Store["transitionNode"]).call(target, executionId, nodeId, condition, ...rest);
+            };
+          },
+        }),
+    });
+    expect(unfenced.violations.map((v) => v.rule)).toContain("node-event");
+  });
 });

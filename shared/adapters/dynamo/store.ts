@@ -554,19 +554,16 @@ export class DynamoStore implements Store {
     event?: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
     const write = nodeWrite(executionId, nodeId, condition, patch, event, this.options.retentionDays);
-    const result = condition.executionEnding
-      ? await this.updateWhileEnding(executionId, write.key, write.e, write.condition, write.update)
+    const check = condition.executionEnding
+      ? endingCheck(executionId)
+      : condition.executionLive
+        ? liveCheck(executionId)
+        : undefined;
+    const result = check
+      ? await this.io.conditionalUpdateChecked(write.key, write.e, write.condition, write.update, check)
       : await this.io.conditionalUpdate(write.key, write.e, write.condition, write.update);
     if (result.ok) return { ok: true, record: nodeFromItem(result.item) };
     return { ok: false, current: result.current && nodeFromItem(result.current) };
-  }
-
-  /**
-   * A conditional node update, and in the same transaction the check that its execution is ending
-   * (NodeCondition.executionEnding): finished, or RUNNING with a failure mark.
-   */
-  private updateWhileEnding(executionId: string, key: Key, e: Expression, condition: string, update: string) {
-    return this.io.conditionalUpdateChecked(key, e, condition, update, endingCheck(executionId));
   }
 
   async failNode(
@@ -626,7 +623,7 @@ export class DynamoStore implements Store {
     // A bad arrival is a cancellation's cause: only while the execution is ending.
     const result =
       request.outcome === "bad"
-        ? await this.updateWhileEnding(executionId, key, e, condition, update)
+        ? await this.io.conditionalUpdateChecked(key, e, condition, update, endingCheck(executionId))
         : await this.io.conditionalUpdate(key, e, condition, update);
     if (result.ok) return { recorded: true, node: nodeFromItem(result.item) };
     return {
@@ -951,6 +948,16 @@ export class DynamoStore implements Store {
   async releaseHold(workerId: string, key: string, leaseToken: string): Promise<void> {
     return releaseHold(this.io, workerId, key, leaseToken);
   }
+}
+
+/** The check that an execution lives (NodeCondition.executionLive): RUNNING with no failure mark. */
+function liveCheck(executionId: string): ConditionOn {
+  const x = new Expression();
+  return {
+    key: executionKey(executionId),
+    e: x,
+    condition: `${x.name("status")} = ${x.value("RUNNING")} AND attribute_not_exists(${x.name("failedNode")})`,
+  };
 }
 
 /**

@@ -351,13 +351,21 @@ export class MemoryStore implements Store {
   ): Outcome<NodeRecord> {
     const stored = this.nodes.get(executionId)?.get(nodeId);
     const current = stored?.record ?? pendingNode(executionId, nodeId);
-    const fenced = condition.executionEnding === true && !this.executionEnding(executionId);
+    const fenced =
+      (condition.executionEnding === true && !this.executionEnding(executionId)) ||
+      (condition.executionLive === true && !this.executionLive(executionId));
     if (fenced || !nodeConditionHolds(current, condition)) {
       return { ok: false, current: stored && copy(stored.record) };
     }
     const next = applyNodePatch(current, copy(patch));
     this.saveNode(next, stored, event);
     return { ok: true, record: copy(next) };
+  }
+
+  /** RUNNING with no node failed for good in this life (NodeCondition.executionLive). */
+  private executionLive(executionId: string): boolean {
+    const execution = this.executions.get(executionId)?.record;
+    return execution?.status === "RUNNING" && execution.failedNode === undefined;
   }
 
   /** Finished, or RUNNING with a node failed for good in this life (NodeCondition.executionEnding). */

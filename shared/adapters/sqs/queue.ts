@@ -41,6 +41,8 @@ export class SqsTaskQueue implements TaskQueue {
               attempt: message.attempt,
               ...(message.deps !== undefined ? { deps: message.deps } : {}),
               ...(message.trace !== undefined ? { trace: message.trace } : {}),
+              ...(message.lease !== undefined ? { lease: message.lease } : {}),
+              ...(message.check !== undefined ? { check: message.check } : {}),
             } satisfies TaskMessage),
             DelaySeconds: delay > 0 ? delay : undefined,
           })),
