@@ -527,16 +527,24 @@ export class ExternalWorker {
     entry.controller.abort(new TaskStopped(reason));
   }
 
-  /** Heartbeats the task every heartbeatSeconds until it reported; told to stop (or 409), stops it. */
+  /**
+   * Heartbeats the task every heartbeatSeconds until it reported; told to stop (or 409), stops it.
+   * Beats keep a fixed rate (start to start): a slow answer does not push the next beat later, so a
+   * lease two beats long survives one answer as slow as a whole beat.
+   */
   private async taskHeartbeats(entry: Running): Promise<void> {
     const { task } = entry;
     const beatMs = Math.max(1, task.heartbeatSeconds) * 1000;
     let failures = 0;
+    let lastBeat = this.clock.now();
     for (;;) {
       const delay =
-        failures === 0 ? beatMs : Math.min(beatMs, backoffMs(this.retryBackoff, failures, this.random));
+        failures === 0
+          ? Math.max(0, lastBeat + beatMs - this.clock.now())
+          : Math.min(beatMs, backoffMs(this.retryBackoff, failures, this.random));
       if (!(await this.pause(delay, entry.settled.signal))) return;
       try {
+        lastBeat = this.clock.now();
         const { cancelRequested } = await this.api.heartbeatTask(task.taskToken);
         failures = 0;
         if (cancelRequested) {

@@ -19,6 +19,7 @@ import type {
   NodeStatus,
   WorkflowVersionRecord,
 } from "./domain/records.js";
+import type { TaskMessage } from "./domain/task-message.js";
 import type { Timer, TimerCursor } from "./domain/timers.js";
 
 /**
@@ -441,32 +442,8 @@ export type TakeOutcome =
   | { ok: true; node: NodeRecord; worker: WorkerRecord }
   | { ok: false; refused: "offer" | "node" | "worker"; node?: NodeRecord };
 
-export interface TaskMessage {
-  executionId: string;
-  nodeId: string;
-  attempt: number;
-  /**
-   * The first attempt of an `any` or `count:N` join (dispatch-mode.ts): the dependencies its
-   * decider saw completed (node indexes), which its claim records as its inputs.
-   */
-  deps?: number[];
-  /**
-   * The W3C `traceparent` the message was sent in (domain/trace.ts): its trace id is the
-   * execution's. Informational — the attempt's span is derived from the execution record, which a
-   * message without it (or from before traces) leaves unchanged.
-   */
-  trace?: string;
-  /**
-   * A check (engine/checks.ts): handled as a redelivery, so a node whose propagation was cut short
-   * has it driven again. Armed before a write made outside any queue message (the api's).
-   */
-  check?: true;
-  /**
-   * The lease token a timer watches (a lease's expiry): once its node holds another lease, the
-   * timer does nothing, so a timer armed for a take that lost its race, or a copy, never lives on.
-   */
-  lease?: string;
-}
+/** A task message (its one shape: domain/task-message.ts). */
+export type { TaskMessage };
 
 export interface TaskQueue {
   /** Sends tasks (batched as the queue allows). `delaySeconds` is capped at the queue's maximum. */

@@ -13,6 +13,8 @@
  * range the cursor already passed (a writer that stalled between deciding and writing) is caught by
  * a look-back over the last minutes, by the time it was armed.
  */
+import type { TaskMessage } from "./task-message.js";
+
 /** SQS delays a message by at most this much. */
 export const MAX_DELAY_SECONDS = 900;
 
@@ -32,20 +34,9 @@ export const TIMER_LIMITS = {
   retentionMs: 7 * 24 * 3600 * 1000,
 } as const;
 
-/** The task message a timer delivers (the port's TaskMessage: the ids it is fenced on, its trace). */
-export interface TimerMessage {
-  executionId: string;
-  nodeId: string;
-  attempt: number;
-  deps?: number[];
-  trace?: string;
-  check?: true;
-  lease?: string;
-}
-
 /** A task message due at a time: the durable form of a delayed send. */
 export interface Timer {
-  message: TimerMessage;
+  message: TaskMessage;
   /** Epoch ms at which the message is to be delivered. */
   dueAt: number;
   /** Epoch ms at which it was armed: what tells a sweep a timer it has not seen yet. */

@@ -2,11 +2,12 @@
  * Running a `callback` node (domain/callback.ts): its claimed attempt waits holding no worker,
  * its token published (a `Node Waiting For Callback` lifecycle event, and GET /executions/{id}),
  * until someone settles it with that token — complete, fail — or its time runs out. Heartbeats,
- * when its params ask for them, push its due time on. The sweeper checks it once due (its lease is
- * that time): past its timeout or its heartbeat, the attempt fails (CallbackTimedOut, retried by
- * policy as a new wait with a new token). Its own task message, delayed to its due time (a durable
- * timer when that is beyond SQS's reach: send.ts), checks it then, so a timeout fires to the
- * second; heartbeats move no timer, the check they outlived arms the next. Every settlement is
+ * when its params ask for them, push its due time on. Its own task message, delayed to its due time
+ * (a durable timer when that is beyond SQS's reach: send.ts), checks it then, so a timeout fires to
+ * the second: past its timeout or its heartbeat, the attempt fails (CallbackTimedOut, retried by
+ * policy as a new wait with a new token). Heartbeats move no timer: the check they outlived arms
+ * the next. The sweeper's look at a running execution checks it too, once its lease (its next
+ * check time) passed. Every settlement is
  * fenced on the attempt's lease, so it happens once: a second answers 409.
  */
 import { callbackToken } from "../domain/attempt-token.js";

@@ -4,15 +4,8 @@
  * the timers due in its window — one query per shard when nothing is due, whatever the number of
  * running executions — and sends each as a task message delayed to its time.
  */
-import {
-  delaySecondsUntil,
-  sweepWindow,
-  TIMER_LIMITS,
-  type Timer,
-  type TimerMessage,
-  unsent,
-} from "../domain/timers.js";
-import type { Store } from "../ports.js";
+import { delaySecondsUntil, sweepWindow, TIMER_LIMITS, type Timer, unsent } from "../domain/timers.js";
+import type { Store, TaskMessage } from "../ports.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 
@@ -21,7 +14,7 @@ const PAGE = 100;
 /** Arms `timers` (each a message and its time) in the due index. */
 export function armTimers(
   ctx: EngineContext,
-  timers: ReadonlyArray<{ message: TimerMessage; dueAt: number }>,
+  timers: ReadonlyArray<{ message: TaskMessage; dueAt: number }>,
 ): Promise<void> {
   if (timers.length === 0) return Promise.resolve();
   const armedAt = ctx.clock.now();
@@ -61,7 +54,7 @@ export async function sweepTimers(ctx: EngineContext, now: number): Promise<Time
 }
 
 async function sendDelayed(ctx: EngineContext, timers: readonly Timer[], now: number): Promise<void> {
-  const byDelay = new Map<number, TimerMessage[]>();
+  const byDelay = new Map<number, TaskMessage[]>();
   for (const timer of timers) {
     const delay = delaySecondsUntil(timer.dueAt, now);
     byDelay.set(delay, [...(byDelay.get(delay) ?? []), timer.message]);

@@ -75,11 +75,16 @@ const EXPECTED: Record<
   compensation: {
     status: "FAILED",
     check: (view) => {
-      expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
+      // `confirm` is skipped by its `when` — or, when the failing branch (run in the same worker
+      // invocation as release-room, a continuation) ends the execution before another worker took
+      // confirm's message, cancelled by that fail-fast first. Both are its right end; which one is
+      // a race between two workers.
+      const confirm = view.nodes.find((n) => n.id === "confirm")?.status;
+      expect(["SKIPPED", "CANCELLED"]).toContain(confirm);
+      expect(view.nodes.filter((n) => n.id !== "confirm").map((n) => [n.id, n.status])).toEqual([
         ["reserve-room", "COMPLETED"],
         ["charge-card", "FAILED"],
         ["release-room", "COMPLETED"],
-        ["confirm", "SKIPPED"],
         ["notify-guest", "FAILED"],
       ]);
       expect(view.error?.message).toContain("mail server unreachable");

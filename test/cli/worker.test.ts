@@ -259,6 +259,48 @@ describe("weft worker's loop (fake API)", () => {
     expect(api.ends()[0]).toMatchObject({ route: "fail", error: { name: "Cancelled" } });
   });
 
+  it("keeps a task's heartbeats at a fixed rate: a slow answer does not push the next one later", async () => {
+    // Virtual time: each short pause passes it at once, each heartbeat answer takes 700 ms of it.
+    // Long pauses (the registration's heartbeat, the deadline watch) wait for the end instead.
+    let t = Date.now();
+    const clock: Clock = {
+      now: () => t,
+      sleep: (ms, signal) =>
+        new Promise((resolve, reject) => {
+          if (signal?.aborted) return reject(new Error("aborted"));
+          if (ms > 10_000) return signal?.addEventListener("abort", () => reject(new Error("aborted")));
+          t += ms;
+          setImmediate(resolve);
+        }),
+    };
+    const api = new FakeApi();
+    const taken = taskOf("held", null, { heartbeatSeconds: 2 });
+    let takenAt = 0;
+    api.poll = async (_workerId, _wait, signal) => {
+      if (takenAt === 0) {
+        takenAt = t;
+        return taken;
+      }
+      await new Promise((resolve) => signal?.addEventListener("abort", resolve));
+      return undefined;
+    };
+    const beatsAt: number[] = [];
+    let release = () => {};
+    api.heartbeatTask = async () => {
+      beatsAt.push(t - takenAt);
+      t += 700;
+      if (beatsAt.length === 4) release();
+      return { cancelRequested: false };
+    };
+    const held = defineTask({
+      type: "held",
+      params: z.unknown(),
+      run: () => new Promise<void>((resolve) => (release = resolve)),
+    });
+    await runUntil(api, registry(held), () => api.ends().length === 1, quick(), { clock });
+    expect(beatsAt.slice(0, 4)).toEqual([2000, 4000, 6000, 8000]);
+  });
+
   it("a 409 on a task's heartbeat stops it without a report; a 409 on complete is logged", async () => {
     const api = new FakeApi();
     const lostOnBeat = taskOf("slow", null, { heartbeatSeconds: 1 });

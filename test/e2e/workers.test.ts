@@ -250,7 +250,9 @@ describe(`weft worker processes end to end (${EMULATOR})`, PATIENT, () => {
           type: "whoami",
           params: { ms: 3000 },
           runsOn: { pool: "render", allowedWorkers: [worker.id] },
-          heartbeatSeconds: 2,
+          // A lease longer than the task: this test is about the drain, and a loaded machine's slow
+          // heartbeat answer must not lose the attempt (lease expiry is the SIGKILL test's subject).
+          heartbeatSeconds: 10,
         },
       ],
     } as { name: string });
