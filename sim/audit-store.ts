@@ -18,6 +18,7 @@ import type {
   NodeRecord,
   ParentLink,
 } from "../shared/domain/records.js";
+import type { Timer } from "../shared/domain/timers.js";
 import type {
   ArrivalRequest,
   ArrivalResult,
@@ -212,6 +213,8 @@ export class AuditStore implements Store {
   pullSweepAt: Delegated["pullSweepAt"];
   acquireLease: Delegated["acquireLease"];
   putTimers: Delegated["putTimers"];
+  /** Every timer armed (an accepted put; a repeat of one is idempotent), with when. */
+  readonly timersArmed: Array<{ timer: Timer; at: number }> = [];
   listTimers: Delegated["listTimers"];
   getTimerCursor: Delegated["getTimerCursor"];
   advanceTimerCursor: Delegated["advanceTimerCursor"];
@@ -247,7 +250,11 @@ export class AuditStore implements Store {
     this.getArrivalShards = inner.getArrivalShards.bind(inner);
     this.pullSweepAt = inner.pullSweepAt.bind(inner);
     this.acquireLease = inner.acquireLease.bind(inner);
-    this.putTimers = inner.putTimers.bind(inner);
+    this.putTimers = async (timers) => {
+      await inner.putTimers(timers);
+      const at = this.now();
+      for (const timer of timers) this.timersArmed.push({ timer: structuredClone(timer), at });
+    };
     this.listTimers = inner.listTimers.bind(inner);
     this.getTimerCursor = inner.getTimerCursor.bind(inner);
     this.advanceTimerCursor = inner.advanceTimerCursor.bind(inner);

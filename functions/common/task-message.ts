@@ -23,6 +23,7 @@ export const taskMessageSchema = z
       .optional()
       .catch(undefined),
     check: z.literal(true).optional(),
+    hops: z.number().int().min(0).max(1000).optional(),
     lease: z.string().min(1).max(256).optional(),
   })
   .transform(({ trace, ...message }): TaskMessage => (trace === undefined ? message : { ...message, trace }));

@@ -88,6 +88,12 @@ export class Callbacks {
     graph: WorkflowGraph,
     node: GraphNode,
     record: NodeRecord,
+    /**
+     * `recheck`: the look is a check or a redelivery (worker.ts), which may follow a handling that
+     * died between its waiting write and its timer: the pending timer is armed again (a copy is
+     * harmless). A plain early message does not, so copies do not multiply.
+     */
+    options: { recheck?: boolean } = {},
   ): Promise<void> {
     const state = record.composite;
     const lease = record.lease;
@@ -115,6 +121,8 @@ export class Callbacks {
     const next: CallbackState | undefined = timerFired ? { ...state, timerAt: dueAt } : undefined;
     const waits = await checkLater(this.ctx, execution.executionId, node.id, lease, dueAt, next);
     if (waits && next) await this.armTimer(execution, node.id, record.attempt, dueAt);
+    else if (waits && options.recheck && state.timerAt !== undefined)
+      await this.armTimer(execution, node.id, record.attempt, state.timerAt);
   }
 
   /** Its own task message at `dueAt`: a claim of a waiting callback is its check (worker.ts). */

@@ -17,6 +17,7 @@ import { executionEvent, HISTORY, nodeEvent } from "./lifecycle.js";
 import { itemNode } from "./map.js";
 import { deadLetterRecorded } from "./metrics.js";
 import type { Propagation } from "./propagation.js";
+import { sendTasks, taskMessage } from "./send.js";
 
 export interface RedriveResult {
   redriven: string[];
@@ -88,12 +89,11 @@ export class DeadLetters {
     }
     const ended = failed.ok ? undefined : failed.current?.status;
     if (!failed.ok && execution.status === "RUNNING" && (ended === "COMPLETED" || ended === "SKIPPED")) {
-      // It ended, but its handling kept dying after that (its propagation is what was left): the
-      // propagation is driven here once more (a lane moved on, a child sent), as a redelivery would.
-      await this.propagation.afterCompletion(execution, graph, node, {
-        recovery: true,
-        skipped: ended === "SKIPPED",
-      });
+      // It ended, but its handling kept dying after that (its propagation is what was left): a
+      // check drives the propagation once more, as a redelivery would. Sent, not driven here: this
+      // handler stays one write long, so a slow one is not received again and again meanwhile.
+      const check: TaskMessage = { ...taskMessage(execution, node.id, failed.current!.attempt), check: true };
+      await sendTasks(this.ctx, [{ message: check }]);
       return;
     }
     if (!failed.ok && failed.current?.status !== "FAILED") {

@@ -361,6 +361,11 @@ export class ExternalWorkers {
         await store.withdrawTask(offer);
       return {};
     }
+    // A take that came after its lease's end (this process stalled between arming and taking) may
+    // have been preceded by its timer, which then found the node still QUEUED: armed again (due at
+    // once, it recovers the attempt). A take before that end is the one its timer finds.
+    if (this.ctx.clock.now() > lease.expiresAt)
+      await this.armLeaseTimer(execution, node.id, offer.attempt, lease);
     nodeStarted(this.ctx, taken.node, offer.pool);
     await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, offer.attempt);
     const task = await this.prepare(execution, graph, node, taken.node, lease);

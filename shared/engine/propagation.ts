@@ -21,6 +21,7 @@ import { isTerminalNode } from "../domain/states.js";
 import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import { cancelExecution } from "./cancellation.js";
+import { leaseWatch } from "./checks.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type {
@@ -90,7 +91,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     const direct: ByMessage[] = [];
     const reDrive: Array<{ child: GraphNode; skipped: boolean }> = [];
     const skipped: GraphNode[] = [];
-    const claimed: NodeRecord[] = [];
+    const watches: OutgoingTask[] = [];
     const sink = node.children.length === 0 ? this.completeSink(execution, graph, node) : Promise.resolve();
 
     await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
@@ -112,10 +113,23 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
           return;
         }
         const current = await this.ctx.store.getNode(execution.executionId, child.id);
-        if (!isFinal(current)) direct.push({ node: child });
+        const depth = options.depth ?? 0;
+        if (current?.status === "RUNNING" && current.lease && !current.composite) {
+          // Run in the invocation this recovery follows, maybe (a continuation), by a worker that
+          // may die after its end with no message of its own: watched to its lease's end.
+          const watch = leaseWatch(this.ctx, execution, child.id, current.attempt, current.lease, depth + 1);
+          if (watch) watches.push(watch);
+        } else if (current?.status === "QUEUED" && current.attempt > 1) {
+          // Retried where it ran (a continuation), whose worker may have died before the retry's
+          // message: sent again (a copy is refused at its claim).
+          watches.push({
+            message: taskMessage(execution, child.id, current.attempt),
+            notBefore: current.notBefore ?? this.ctx.clock.now(),
+          });
+        } else if (!isFinal(current)) direct.push({ node: child });
         // Completed in the invocation this recovery follows, maybe, which went on to run its own
         // child (a continuation) and died: its propagation too, as far as a continuation goes.
-        else if (current?.status === "COMPLETED" && (options.depth ?? 0) < this.ctx.maxContinuations)
+        else if (current?.status === "COMPLETED" && depth < this.ctx.maxContinuations)
           reDrive.push({ child, skipped: false });
         return;
       }
@@ -131,10 +145,20 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       if (decision.ready) ready.push(decision.ready);
       if (decision.skipped) skipped.push(child);
       // A join claimed in the invocation this recovery follows (a continuation, worker.ts) whose
-      // worker died: its claim had no message of its own, so a check goes to it.
+      // worker may die: its claim had no message of its own, so its lease is watched.
       if (options.recovery && !decision.ready && dispatchMode(this.ctx, child) === "join") {
         const current = await this.ctx.store.getNode(execution.executionId, child.id);
-        if (current?.status === "RUNNING") claimed.push(current);
+        if (current?.status === "RUNNING" && current.lease && !current.composite) {
+          const watch = leaseWatch(
+            this.ctx,
+            execution,
+            child.id,
+            current.attempt,
+            current.lease,
+            (options.depth ?? 0) + 1,
+          );
+          if (watch) watches.push(watch);
+        }
       }
       if (decision.reDrive) reDrive.push({ child, skipped: decision.reDrive === "skipped" });
     });
@@ -156,13 +180,8 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
         graph,
         ready.filter((record) => record.nodeId !== kept?.node.id),
       ),
-      this.sendByMessage(execution, direct, { check: options.recovery }),
-      sendTasks(
-        this.ctx,
-        claimed.map((record) => ({
-          message: { ...taskMessage(execution, record.nodeId, record.attempt), check: true as const },
-        })),
-      ),
+      this.sendByMessage(execution, direct),
+      sendTasks(this.ctx, watches),
     ]);
     for (const child of skipped) {
       await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", child.id, 0);
@@ -219,15 +238,10 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
   async sendByMessage(
     execution: Pick<ExecutionRecord, "executionId" | "trace">,
     nodes: readonly ByMessage[],
-    /** A recovery's copies are checks: a child found past its first attempt is driven from there. */
-    options: { check?: boolean } = {},
   ): Promise<void> {
     await sendTasks(
       this.ctx,
-      nodes.map(({ node, deps }) => {
-        const message = taskMessage(execution, node.id, 1, deps);
-        return { message: options.check ? { ...message, check: true as const } : message };
-      }),
+      nodes.map(({ node, deps }) => ({ message: taskMessage(execution, node.id, 1, deps) })),
     );
   }
 
@@ -666,8 +680,10 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     }
     const result = await this.ctx.store.recordSinkDone(execution.executionId, node.index);
     const current = result.ok ? result.record : result.current;
-    // Also reached on a repeat: finishes an execution whose last sink was recorded before a crash.
-    if (current?.status === "RUNNING" && current.sinksDone.length === graph.sinks.length) {
+    // Also reached on a repeat: finishes an execution whose last sink was recorded before a crash,
+    // or, ended already, tells its parent again (the end's handling may have died before it).
+    const allDone = current !== undefined && current.sinksDone.length === graph.sinks.length;
+    if (allDone && (current.status === "RUNNING" || current.status === "SUCCEEDED")) {
       await this.finishExecution(execution.executionId, graph, "SUCCEEDED", "all sinks completed");
     }
   }

@@ -198,9 +198,15 @@ export class Sweeper {
       switch (record.status) {
         case "RUNNING": {
           // A live lease is its worker's, whose message comes back if it dies (or its timer's).
-          if ((record.lease?.expiresAt ?? now) < now) {
+          const expiresAt = record.lease?.expiresAt ?? now;
+          if (expiresAt < now) {
             await this.runner.recoverExpiredLease(execution, graph, node, record);
             report.recoveredLeases++;
+          } else if (record.composite && record.composite.kind !== "callback") {
+            // A map or a child workflow waiting: its lanes and its child tell it when they end, and
+            // this look at its check time is the backstop for a word lost to a crash (a callback
+            // has its own timer: engine/callbacks.ts).
+            revisitAt(expiresAt + 1000);
           }
           break;
         }
@@ -209,10 +215,11 @@ export class Sweeper {
           const dueAt = record.notBefore ?? record.queuedAt ?? now;
           if (dueAt <= now) {
             if (resendNow(dueAt)) resend.push({ message: taskMessage(execution, node.id, record.attempt) });
-          } else if ((record.queuedAt ?? now) > now - graceMs) {
-            // Queued just now, maybe by a process still at work (or one that died before sending,
-            // outside any message: an api call, a sweep): looked at once its time has come.
-            revisitAt(dueAt + graceMs);
+          } else {
+            // Not due yet: its message or timer armed again for its time, in case the process that
+            // queued it died before arming it outside any message (an api call, a sweep), which
+            // nothing would look at again. A copy is refused at its claim; a timer is put once.
+            resend.push({ message: taskMessage(execution, node.id, record.attempt), notBefore: dueAt });
           }
           break;
         }

@@ -12,13 +12,23 @@ import type { EngineContext } from "./context.js";
 const PAGE = 100;
 
 /** Arms `timers` (each a message and its time) in the due index. */
-export function armTimers(
+export async function armTimers(
   ctx: EngineContext,
   timers: ReadonlyArray<{ message: TaskMessage; dueAt: number }>,
 ): Promise<void> {
-  if (timers.length === 0) return Promise.resolve();
+  if (timers.length === 0) return;
   const armedAt = ctx.clock.now();
-  return ctx.store.putTimers(timers.map(({ message, dueAt }) => ({ message, dueAt, armedAt })));
+  const armed = timers.map(({ message, dueAt }) => ({ message, dueAt, armedAt }));
+  await ctx.store.putTimers(armed);
+  // A process that stalled between choosing the index and writing to it may have armed a timer
+  // behind what a sweep since then reads (its cursor, less the look-back): one due that soon is
+  // sent now as well, delayed to its time (it is within SQS's reach; a second copy is harmless).
+  const now = ctx.clock.now();
+  const reach = now + TIMER_LIMITS.leadMs - TIMER_LIMITS.lookBackMs;
+  await sendDelayed(
+    ctx,
+    armed.filter((timer) => timer.dueAt <= reach),
+  );
 }
 
 export interface TimerSweepReport {
@@ -44,7 +54,7 @@ export async function sweepTimers(ctx: EngineContext, now: number): Promise<Time
         ...(next ? { next } : {}),
       });
       const due = page.items.filter((timer) => unsent(timer, cursor));
-      await sendDelayed(ctx, due, now);
+      await sendDelayed(ctx, due);
       sent += due.length;
       next = page.next;
     } while (next !== undefined);
@@ -53,7 +63,10 @@ export async function sweepTimers(ctx: EngineContext, now: number): Promise<Time
   return { sent };
 }
 
-async function sendDelayed(ctx: EngineContext, timers: readonly Timer[], now: number): Promise<void> {
+/** Sends timers delayed to their times, from the clock as it is now (a slow sweep's are not late). */
+async function sendDelayed(ctx: EngineContext, timers: readonly Timer[]): Promise<void> {
+  if (timers.length === 0) return;
+  const now = ctx.clock.now();
   const byDelay = new Map<number, TaskMessage[]>();
   for (const timer of timers) {
     const delay = delaySecondsUntil(timer.dueAt, now);

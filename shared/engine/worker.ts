@@ -15,6 +15,7 @@ import { runAttempt } from "./attempt.js";
 import { AttemptEndings } from "./attempt-endings.js";
 import { Callbacks } from "./callbacks.js";
 import { CLEANUP_NODE_ID, cleanUpByMessage } from "./cancellation.js";
+import { leaseWatch } from "./checks.js";
 import { ChildWorkflows } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { ByMessage, FailAttempt } from "./contracts.js";
@@ -95,7 +96,7 @@ export class TaskRunner {
     current: NodeRecord,
   ): Promise<void> {
     // A map or a child's parent holds no worker: its lease is the time of its next check.
-    if (current.composite) return this.checkComposite(execution, graph, node, current);
+    if (current.composite) return this.checkComposite(execution, graph, node, current, true);
     return this.endings.recoverExpiredLease(execution, graph, node, current);
   }
 
@@ -436,21 +437,26 @@ export class TaskRunner {
         // A node waiting for its items or its child: the message is the last lane's call to
         // assemble the map, or the child's word that it ended.
         if (current.composite && current.attempt === message.attempt) {
-          await this.checkComposite(execution, graph, node, current);
+          await this.checkComposite(
+            execution,
+            graph,
+            node,
+            current,
+            message.check || delivery.receiveCount !== 1,
+          );
           return;
         }
         // An expired lease of this attempt means its worker died: recover it as a failed attempt.
-        // A live one is another worker's (a duplicate delivery, or a recovery's copy): this message
-        // comes back when that lease ends, in case the worker dies holding no message of its own
-        // (a continued child's: its parent's message is gone once redelivered and handled).
+        // A live one is another worker's. This message — that lease's watch, or one without a
+        // lease (a redelivery consumed here while that worker may still die after its end, or the
+        // node's only message: a continuation that failed after its claim sends one) — watches
+        // the lease's end (checks.ts). Watches die out: each re-drive counts a hop.
         if (current.attempt === message.attempt && current.lease) {
-          if (current.lease.expiresAt < now)
-            await this.endings.recoverExpiredLease(execution, graph, node, current);
-          else if (message.lease === undefined || message.lease === current.lease.token) {
-            // A check: whatever this attempt's handling leaves undone (it may have died, its
-            // message deleted by this very copy's handling) is driven again then.
-            const watch: TaskMessage = { ...message, lease: current.lease.token, check: true };
-            await sendTasks(this.ctx, [{ message: watch, notBefore: current.lease.expiresAt + 1 }]);
+          const { lease } = current;
+          if (lease.expiresAt < now) await this.endings.recoverExpiredLease(execution, graph, node, current);
+          else if (message.lease === undefined || message.lease === lease.token) {
+            const watch = leaseWatch(this.ctx, execution, node.id, current.attempt, lease, message.hops ?? 0);
+            if (watch) await sendTasks(this.ctx, [watch]);
           }
         }
         return;
@@ -462,18 +468,28 @@ export class TaskRunner {
         // propagation. Driving it here too would send a copy of every child not yet claimed, each
         // of which would do the same: a wave of duplicates following the real one through a backlog.
         if (delivery.receiveCount === 1 && !message.check) return;
-        await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+        await this.propagation.afterCompletion(execution, graph, node, {
+          recovery: true,
+          depth: message.hops,
+        });
         return;
       case "SKIPPED":
         // As for COMPLETED: its dependants may not all have been reached.
         if (delivery.receiveCount === 1 && !message.check) return;
-        await this.propagation.afterCompletion(execution, graph, node, { recovery: true, skipped: true });
+        await this.propagation.afterCompletion(execution, graph, node, {
+          recovery: true,
+          skipped: true,
+          depth: message.hops,
+        });
         return;
       case "FAILED": {
         if (node.onError === "continue") {
           // A failure its dependants go on from: as for COMPLETED.
           if (delivery.receiveCount === 1 && !message.check) return;
-          await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+          await this.propagation.afterCompletion(execution, graph, node, {
+            recovery: true,
+            depth: message.hops,
+          });
           return;
         }
         // Without the execution's `failedNode` mark, a failure of before a redrive that is reviving
@@ -493,17 +509,19 @@ export class TaskRunner {
     }
   }
 
+  /** `recheck`: a check or a redelivery, which may follow a handling that died before arming a timer. */
   private checkComposite(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
     record: NodeRecord,
+    recheck = false,
   ): Promise<void> {
     switch (record.composite?.kind) {
       case "workflow":
         return this.children.check(execution, graph, node, record);
       case "callback":
-        return this.callbacks.check(execution, graph, node, record);
+        return this.callbacks.check(execution, graph, node, record, { recheck });
       default:
         return this.maps.check(execution, graph, node, record);
     }

@@ -43,6 +43,7 @@ export class SqsTaskQueue implements TaskQueue {
               ...(message.trace !== undefined ? { trace: message.trace } : {}),
               ...(message.lease !== undefined ? { lease: message.lease } : {}),
               ...(message.check !== undefined ? { check: message.check } : {}),
+              ...(message.hops !== undefined ? { hops: message.hops } : {}),
             } satisfies TaskMessage),
             DelaySeconds: delay > 0 ? delay : undefined,
           })),
