@@ -6,87 +6,14 @@
  *   press: it waits for the running task, says "stopped" and exits 0 — the node COMPLETED;
  * - a second press, after the same-press window, forces the exit (130) — the node is left RUNNING.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { SAME_PRESS_MS } from "../../cli/signals.js";
-import { type LocalResourceNames, startLocalRuntime } from "../../local/runtime.js";
+import { startLocalRuntime } from "../../local/runtime.js";
 import type { ExecutionView } from "../../shared/engine/views.js";
-import { repoRoot } from "../cli/support.js";
-import { uniqueName } from "../support/aws.js";
+import { type Runtime, startNpmStart } from "../support/npm-start.js";
 import { PATIENT, waitForProgress } from "../support/progress.js";
 import { apiClient } from "../support/runtime.js";
-
-interface Runtime {
-  child: ChildProcess;
-  output(): string;
-  url: string;
-  names: LocalResourceNames;
-  exited: Promise<number | null>;
-}
-
-const started: Runtime[] = [];
-afterAll(async () => {
-  for (const runtime of started) {
-    if (runtime.child.exitCode === null && runtime.child.signalCode === null) {
-      runtime.child.kill("SIGKILL");
-      await runtime.exited;
-    }
-  }
-});
-
-/** `npm start -- --port 0 --sweep-interval 0` on fresh emulator resources; resolves once it listens. */
-async function startNpmStart(): Promise<Runtime> {
-  const endpoints = inject("awsEndpoints");
-  const names: LocalResourceNames = {
-    table: uniqueName("shutdown-table"),
-    queue: uniqueName("shutdown-tasks"),
-    deadLetter: uniqueName("shutdown-dlq"),
-    eventBus: uniqueName("shutdown-bus"),
-    payloadBucket: uniqueName("shutdown-payloads").toLowerCase(),
-  };
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "local/main.ts", "--port", "0", "--sweep-interval", "0"],
-    {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        NO_COLOR: "1",
-        AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
-        AWS_ENDPOINT_URL_SQS: endpoints.sqs,
-        AWS_ENDPOINT_URL_EVENTBRIDGE: endpoints.eventbridge,
-        AWS_ENDPOINT_URL_S3: endpoints.s3,
-        AWS_REGION: "us-east-1",
-        AWS_ACCESS_KEY_ID: "test",
-        AWS_SECRET_ACCESS_KEY: "test",
-        WEFT_TABLE_NAME: names.table,
-        WEFT_QUEUE_NAME: names.queue,
-        WEFT_DLQ_NAME: names.deadLetter,
-        WEFT_EVENT_BUS_NAME: names.eventBus,
-        WEFT_PAYLOAD_BUCKET: names.payloadBucket,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let output = "";
-  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-    output += chunk;
-  });
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
-  const runtime: Runtime = { child, output: () => output, url: "", names, exited };
-  started.push(runtime);
-  runtime.url = await waitForProgress("npm start to listen", async () => {
-    const url = /API listening on (http:\/\/[\d.:]+)/.exec(output)?.[1];
-    if (url !== undefined) return { done: true, value: url };
-    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}:\n${output}`);
-    return { done: false, progress: output.length, state: output };
-  });
-  return runtime;
-}
 
 /** Starts a one-node `sleep` execution and waits until its node runs. */
 async function runningSleep(runtime: Runtime, ms: number): Promise<string> {
