@@ -315,6 +315,12 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       STORE_CONCURRENCY,
       async (node) => {
         const notBefore = await notBeforeOf(this.ctx, execution, graph, node, [], now);
+        // A deferred entry's message (or durable timer) is armed before it is queued, so a start
+        // that dies in between leaves no queued node without one (one left PENDING is queued by
+        // the sweeper's first look, which repairs an entry never started). Queued once (the write
+        // below is conditional); a copy is refused at its claim.
+        if (notBefore !== undefined)
+          await sendTasks(this.ctx, [{ message: taskMessage(execution, node.id, 1), notBefore }]);
         const result = await this.ctx.store.transitionNode(
           execution.executionId,
           node.id,
@@ -333,7 +339,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       this.dispatch(
         execution,
         graph,
-        queued.filter((r): r is NodeRecord => r !== undefined),
+        queued.filter((r): r is NodeRecord => r !== undefined && r.notBefore === undefined),
       ),
     ]);
   }

@@ -145,6 +145,7 @@ export class Sweeper {
     if (execution.sweptAt === undefined) await armDeadline(this.ctx, execution);
 
     const resend: OutgoingTask[] = [];
+    const rearm: OutgoingTask[] = [];
     // Ended nodes whose dependants go on (completed, skipped, or failed under onError continue).
     const completed: Array<{ node: GraphNode; skipped: boolean }> = [];
     const failed: Array<{ node: GraphNode; record: NodeRecord }> = [];
@@ -215,11 +216,16 @@ export class Sweeper {
           const dueAt = record.notBefore ?? record.queuedAt ?? now;
           if (dueAt <= now) {
             if (resendNow(dueAt)) resend.push({ message: taskMessage(execution, node.id, record.attempt) });
-          } else {
-            // Not due yet: its message or timer armed again for its time, in case the process that
-            // queued it died before arming it outside any message (an api call, a sweep), which
-            // nothing would look at again. A copy is refused at its claim; a timer is put once.
-            resend.push({ message: taskMessage(execution, node.id, record.attempt), notBefore: dueAt });
+          } else if (
+            execution.sweptAt !== undefined &&
+            (record.queuedAt ?? now) >= execution.sweptAt - graceMs
+          ) {
+            // Not due yet, and queued since the last look (by that look's repairs, or a redrive): its
+            // message or timer armed again for its time, in case the process that queued it died
+            // before arming it outside any message, which nothing would look at again. A copy is
+            // refused at its claim; a timer is put once. Not an act that brings it back. (The start
+            // arms a deferred entry before queuing it: Propagation.startEntries.)
+            rearm.push({ message: taskMessage(execution, node.id, record.attempt), notBefore: dueAt });
           }
           break;
         }
@@ -290,7 +296,7 @@ export class Sweeper {
     // the execution again, and before the completions below may end it.
     const revival = reviving;
     if (revival) await this.deadLetters.reviveNodes(execution, graph);
-    await sendTasks(this.ctx, resend);
+    await sendTasks(this.ctx, [...resend, ...rearm]);
     report.resent += resend.length;
     for (const { node, skipped } of completed)
       await this.propagation.afterCompletion(execution, graph, node, { recovery: false, skipped });

@@ -23,11 +23,11 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
     note: "a far wait through a 90-minute sweeper outage, with crashes and stalls",
   },
   {
-    seed: 122,
+    seed: 95,
     reaches: ["timersArmed", "crashes", "externalTasks"],
-    note: "far waits beside external workers, crashing often",
+    note: "far waits beside external workers, with crashes",
   },
-  { seed: 99, reaches: ["farWaits", "timersArmed"], note: "several far waits in a calm world" },
+  { seed: 28, reaches: ["farWaits", "timersArmed"], note: "far waits through the due index" },
 ];
 
 describe("simulation with timer worlds", () => {
