@@ -217,14 +217,14 @@ export class Sweeper {
           if (dueAt <= now) {
             if (resendNow(dueAt)) resend.push({ message: taskMessage(execution, node.id, record.attempt) });
           } else if (
-            execution.sweptAt !== undefined &&
+            execution.sweptAt === undefined ||
             (record.queuedAt ?? now) >= execution.sweptAt - graceMs
           ) {
-            // Not due yet, and queued since the last look (by that look's repairs, or a redrive): its
-            // message or timer armed again for its time, in case the process that queued it died
-            // before arming it outside any message, which nothing would look at again. A copy is
-            // refused at its claim; a timer is put once. Not an act that brings it back. (The start
-            // arms a deferred entry before queuing it: Propagation.startEntries.)
+            // Not due yet, and queued since the last look (or before the first): its message or timer
+            // armed again for its time, in case the process that queued it died before arming it
+            // outside any message, which nothing would look at again. A copy is refused at its
+            // claim; a timer is put once. Not an act that brings it back. (Skipping a deferred
+            // entry's first attempt here, which the start arms before queuing, fails seed 2251: open.)
             rearm.push({ message: taskMessage(execution, node.id, record.attempt), notBefore: dueAt });
           }
           break;
