@@ -16,7 +16,7 @@ import { conflict, RetryableError, TerminalError } from "../domain/errors.js";
 import { ExpressionError, hasExpressions } from "../domain/expressions.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
-import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import type { CallbackState, ExecutionRecord, NodeRecord } from "../domain/records.js";
 import { attemptTrace } from "../domain/trace.js";
 import { completeAttempt } from "./attempt-completion.js";
 import { type HeldAttempt, readAttempt, type TokenUse } from "./attempt-token-reads.js";
@@ -28,8 +28,13 @@ import { callbackWaitingEvent, HISTORY, nodeEvent, traced } from "./lifecycle.js
 import type { Propagation } from "./propagation.js";
 import { sendTasks, taskMessage } from "./send.js";
 import { checkLater, evaluateInScope, startWaiting } from "./waiting.js";
+import type { WaitingCheck, WaitingKind, WaitingStart } from "./waiting-kind.js";
 
-export class Callbacks {
+export class Callbacks implements WaitingKind<"callback"> {
+  readonly kind = "callback";
+  /** Its timeout and heartbeat deadline are its own timer (armTimer). */
+  readonly ownTimer = true;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly propagation: Propagation,
@@ -37,13 +42,7 @@ export class Callbacks {
   ) {}
 
   /** The claimed attempt begins to wait; its token goes out with the lifecycle event. */
-  async start(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-    lease: Lease,
-  ): Promise<void> {
+  async start({ execution, graph, node, record, lease }: WaitingStart): Promise<void> {
     let params: CallbackParams;
     try {
       params = await this.params(execution, graph, node, record);
@@ -83,18 +82,10 @@ export class Callbacks {
   }
 
   /** The sweeper's check once it is due: its time ran out, or it waits on. */
-  async check(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-    /**
-     * `recheck`: the look is a check or a redelivery (worker.ts), which may follow a handling that
-     * died between its waiting write and its timer: the pending timer is armed again (a copy is
-     * harmless). A plain early message does not, so copies do not multiply.
-     */
-    options: { recheck?: boolean } = {},
-  ): Promise<void> {
+  async check({ execution, graph, node, record, recheck }: WaitingCheck): Promise<void> {
+    // `recheck` (a check or a redelivery, which may follow a handling that died between its waiting
+    // write and its timer) arms the pending timer again (a copy is harmless); a plain early message
+    // does not, so copies do not multiply.
     const state = record.composite;
     const lease = record.lease;
     if (record.status !== "RUNNING" || state?.kind !== "callback" || !lease) return;
@@ -121,7 +112,7 @@ export class Callbacks {
     const next: CallbackState | undefined = timerFired ? { ...state, timerAt: dueAt } : undefined;
     const waits = await checkLater(this.ctx, execution.executionId, node.id, lease, dueAt, next);
     if (waits && next) await this.armTimer(execution, node.id, record.attempt, dueAt);
-    else if (waits && options.recheck && state.timerAt !== undefined)
+    else if (waits && recheck && state.timerAt !== undefined)
       await this.armTimer(execution, node.id, record.attempt, state.timerAt);
   }
 

@@ -35,7 +35,7 @@ import {
   toleratedFailures,
 } from "../domain/map.js";
 import type { Payload } from "../domain/payload.js";
-import type { ErrorInfo, ExecutionRecord, Lease, MapState, NodeRecord } from "../domain/records.js";
+import type { ErrorInfo, ExecutionRecord, MapState, NodeRecord } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
 import type { MapItemsReservation } from "../ports.js";
 import { mapLimit } from "./concurrency.js";
@@ -48,6 +48,7 @@ import type { Propagation } from "./propagation.js";
 import { readCompletedDeps } from "./reads.js";
 import { sendTasks, taskMessage } from "./send.js";
 import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
+import type { WaitingCheck, WaitingKind, WaitingStart } from "./waiting-kind.js";
 
 /** An item's place: its map node, the map attempt it belongs to, its index. */
 export interface MapItem extends MapItemRef {
@@ -136,7 +137,11 @@ export function mapReservation(
 const CHUNK_CACHE_SIZE = 16;
 const ATTEMPT_CACHE_SIZE = 64;
 
-export class Maps {
+export class Maps implements WaitingKind<"map"> {
+  readonly kind = "map";
+  /** Its lanes' ends tell it (afterItem); the sweeper's look at its check time is the backstop. */
+  readonly ownTimer = false;
+
   /** Chunks of item lists this container loaded: content-addressed or inline, so never stale. */
   private readonly chunks = new Map<string, unknown[]>();
   private readonly attempts = new Map<string, { state: MapState; deps: Array<[string, Payload]> }>();
@@ -149,13 +154,7 @@ export class Maps {
   ) {}
 
   /** The claimed map attempt: its list evaluated and kept, the map waiting, one item per lane sent. */
-  async start(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-    lease: Lease,
-  ): Promise<void> {
+  async start({ execution, graph, node, record, lease }: WaitingStart): Promise<void> {
     const { executionId } = execution;
     let items: unknown[];
     let chunks: Payload[];
@@ -369,12 +368,7 @@ export class Maps {
    * passed): assembled and completed once every lane ended, failed when too many items failed,
    * otherwise left waiting until its next check.
    */
-  async check(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-  ): Promise<void> {
+  async check({ execution, graph, node, record }: WaitingCheck): Promise<void> {
     const state = record.composite;
     if (record.status !== "RUNNING" || state?.kind !== "map" || !record.lease) return;
     const { executionId } = execution;

@@ -46,6 +46,7 @@ import { notifyParent } from "./parent-notice.js";
 import { expressionScope, skipReason } from "./prepare.js";
 import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
 import { loadValues } from "./values.js";
+import type { WaitingKinds } from "./waiting-kind.js";
 
 const STORE_CONCURRENCY = 16;
 
@@ -480,6 +481,12 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     }
   }
 
+  /**
+   * Set by the worker (worker.ts): the waiting kinds, whose nodes' holdings (a child execution) are
+   * released when their attempt is cancelled at the execution's end.
+   */
+  waiting?: Pick<WaitingKinds, "release">;
+
   /** Set by the worker (engine/map.ts): what follows the end of a map's item. */
   itemEnded?: (
     execution: ExecutionRecord,
@@ -577,9 +584,12 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       }
       if (node.status !== "RUNNING") return false;
       const waiting = node.composite !== undefined;
-      // A waiting child execution is cancelled with its node (whose cancellation it then reports back).
-      if (node.composite?.kind === "workflow")
-        await this.cancelChild(node.composite.executionId, `its parent was cancelled or failed: ${reason}`);
+      // What a waiting node started is released with it (a child execution is cancelled, and reports
+      // its cancellation back).
+      if (node.composite) {
+        if (!this.waiting) throw new Error("propagation has no waiting kinds: no worker was built with it");
+        await this.waiting.release(node.composite, reason);
+      }
       if (waiting || (node.lease?.expiresAt ?? now) < now) {
         const cancelled = await this.cancelNode(executionId, node.nodeId, reason, {
           leaseExpiredBy: waiting ? Number.MAX_SAFE_INTEGER : now,

@@ -203,10 +203,10 @@ export class Sweeper {
           if (expiresAt < now) {
             await this.runner.recoverExpiredLease(execution, graph, node, record);
             report.recoveredLeases++;
-          } else if (record.composite && record.composite.kind !== "callback") {
+          } else if (record.composite && !this.runner.waiting.armsOwnTimer(record.composite)) {
             // A map or a child workflow waiting: its lanes and its child tell it when they end, and
-            // this look at its check time is the backstop for a word lost to a crash (a callback
-            // has its own timer: engine/callbacks.ts).
+            // this look at its check time is the backstop for a word lost to a crash (a kind that
+            // arms its own timer, a callback, needs none: engine/waiting-kind.ts).
             revisitAt(expiresAt + 1000);
           }
           break;

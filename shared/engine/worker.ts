@@ -39,6 +39,7 @@ import { skipReason } from "./prepare.js";
 import { needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
 import { sendTasks, taskMessage } from "./send.js";
+import { WaitingKinds } from "./waiting-kind.js";
 import { expectedRunMs, mayContinue, RecentRunTimes, workerTimeoutError } from "./worker-time.js";
 
 // A map's items share one key: their run times are alike, and one entry per item would pile up.
@@ -65,8 +66,9 @@ export class TaskRunner {
   private readonly endings: AttemptEndings;
 
   private readonly maps: Maps;
-  private readonly children: ChildWorkflows;
   readonly callbacks: Callbacks;
+  /** The waiting kinds this runner starts and checks (engine/waiting-kind.ts). */
+  readonly waiting: WaitingKinds;
   /** External workers' registry, polls and tasks (engine/external.ts). */
   readonly external: ExternalWorkers;
 
@@ -81,8 +83,13 @@ export class TaskRunner {
       return this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
     };
     this.maps = new Maps(ctx, propagation, failAttempt);
-    this.children = new ChildWorkflows(ctx, propagation, new Executions(ctx, propagation), failAttempt);
     this.callbacks = new Callbacks(ctx, propagation, failAttempt);
+    this.waiting = new WaitingKinds([
+      this.maps,
+      new ChildWorkflows(ctx, propagation, new Executions(ctx, propagation), failAttempt),
+      this.callbacks,
+    ]);
+    propagation.waiting = this.waiting;
     this.external = new ExternalWorkers(ctx, this.endings);
     propagation.itemEnded = (execution, graph, item, ended) =>
       item.item ? this.maps.afterItem(execution, graph, item.item, ended) : Promise.resolve();
@@ -328,10 +335,9 @@ export class TaskRunner {
         return undefined;
       }
       if (skip !== undefined) return this.endings.skipClaimed(execution, graph, node, record, lease, skip);
-      if (task.composite === "map") await this.maps.start(execution, graph, node, record, lease);
-      else if (task.composite === "callback")
-        await this.callbacks.start(execution, graph, node, record, lease);
-      else await this.children.start(execution, graph, node, record, lease, bindings);
+      await this.waiting
+        .get(task.composite)
+        .start({ execution, graph, node, record, lease, ...(bindings ? { bindings } : {}) });
       return undefined;
     }
     const result = await runAttempt(
@@ -517,14 +523,8 @@ export class TaskRunner {
     record: NodeRecord,
     recheck = false,
   ): Promise<void> {
-    switch (record.composite?.kind) {
-      case "workflow":
-        return this.children.check(execution, graph, node, record);
-      case "callback":
-        return this.callbacks.check(execution, graph, node, record, { recheck });
-      default:
-        return this.maps.check(execution, graph, node, record);
-    }
+    if (!record.composite) return Promise.resolve();
+    return this.waiting.get(record.composite.kind).check({ execution, graph, node, record, recheck });
   }
 
   private where(node: GraphNode, record: NodeRecord): Record<string, unknown> {

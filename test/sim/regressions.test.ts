@@ -133,20 +133,21 @@ describe("simulation regressions", () => {
     });
   }
 
-  // Finding R (seed 6809, the campaign after the timers reshaped the worlds): finding P's fix read
+  // Finding R (seed 6809 of the campaign after the timers reshaped the worlds; re-picked as 3473 once
+  // the sweeper looked only at what is due): finding P's fix read
   // the execution after the revival's writes, but a revival that stalled across its life's failure
   // and cleanup, then failed itself after writing (a transient store error), never got to that read:
   // the nodes it wrote back to PENDING stayed so in the FAILED execution. Fixed: each revival write
   // is fenced on the life it revives, in the same transaction (NodeCondition.executionLive).
-  it("seed 6809: a revival that stalled across its life's end writes nothing back [finding R]", async () => {
-    const result = await runWorld({ seed: 6809 });
+  it("seed 3473: a revival that stalled across its life's end writes nothing back [finding R]", async () => {
+    const result = await runWorld({ seed: 3473 });
     expect(
       result.violations.map((v) => v.rule),
       formatResult(result),
     ).toEqual([]);
     // Without the fence, the same world leaves those nodes PENDING: the invariant catches it.
     const unfenced = await runWorld({
-      seed: 6809,
+      seed: 3473,
       plantEngineStore: (store) =>
         new Proxy(store, {
           get(target, property, receiver) {
