@@ -86,8 +86,13 @@ export class DeadLetters {
       );
       if (failed.ok) break;
     }
-    const ended = failed.ok ? undefined : failed.current?.status;
-    if (!failed.ok && execution.status === "RUNNING" && (ended === "COMPLETED" || ended === "SKIPPED")) {
+    const current = failed.ok ? undefined : failed.current;
+    // Ended in a way its dependants go on from (a failure under `onError: "continue"` included).
+    const goesOn =
+      current?.status === "COMPLETED" ||
+      current?.status === "SKIPPED" ||
+      (current?.status === "FAILED" && node.onError === "continue");
+    if (goesOn && execution.status === "RUNNING") {
       // It ended, but its handling kept dying after that (its propagation is what was left): the
       // sweeper looks at the execution now, and drives what its look finds missing from where it is
       // missing. Not driven here, nor by a check message: this handler stays one write long, and a
@@ -96,7 +101,9 @@ export class DeadLetters {
       // ever (simulation seed 8096). A look records itself before it acts, so one cut short is
       // looked at again after the grace period: it progresses.
       await this.ctx.store.transitionExecution(execution.executionId, ["RUNNING"], { sweepAt: now });
-      return;
+      // A failure of its own (a map's, seed 4987) is no dead letter; one this message's earlier
+      // handling wrote (cut short before its record) is recorded below.
+      if (current?.status !== "FAILED" || current.error?.name !== "DeadLettered") return;
     }
     if (!failed.ok && failed.current?.status !== "FAILED") {
       // The node moved on (completed, or a newer attempt): this copy of the message was stale.

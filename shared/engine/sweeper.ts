@@ -16,7 +16,7 @@ import { isTerminalNode } from "../domain/states.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
-import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
+import { dispatchMode, fanInSource, messageCarriesDeps, shardOf } from "./dispatch-mode.js";
 import { armDeadline, timeOut } from "./execution-deadline.js";
 import { outcomeIn, type StatusOf } from "./fan-in.js";
 import { measurePools, NO_METRICS, sweepCompleted } from "./metrics.js";
@@ -150,6 +150,8 @@ export class Sweeper {
     const completed: Array<{ node: GraphNode; skipped: boolean }> = [];
     const failed: Array<{ node: GraphNode; record: NodeRecord }> = [];
     const pending: Array<{ node: GraphNode; record: NodeRecord }> = [];
+    // Ended parents of a sharded join whose arrival is missing: re-driven like `completed`.
+    const unarrived = new Map<string, { node: GraphNode; skipped: boolean }>();
     // Something overdue since `since` is sent again at thinning points (domain/resend.ts), at most
     // 16 grace periods (and at least the idle interval) apart: lost, it is resent once the grace
     // period is over; only waiting in a backlog, it gets a few duplicates rather than one per
@@ -180,7 +182,15 @@ export class Sweeper {
           pending.push({ node, record: record ?? pendingNode(execution.executionId, node.id) });
           continue;
         }
-        if (verdict !== "ready") continue;
+        if (verdict !== "ready") {
+          if (fanInSource(this.ctx.fanIn, node) === "sharded")
+            for (const parent of await this.arrivalsMissing(execution, graph, node, statusOf)) {
+              const ended = records.get(parent.id);
+              if (ended && resendNow(ended.finishedAt ?? now))
+                unarrived.set(parent.id, { node: parent, skipped: ended.status === "SKIPPED" });
+            }
+          continue;
+        }
         const done = tally.ok;
         // Met when its required-th dependency was done (`all`: when the last one ended).
         const ended = node.fanIn.kind === "all" ? [...done, ...tally.skipped] : done;
@@ -255,6 +265,8 @@ export class Sweeper {
           break;
       }
     }
+    for (const [id, parent] of unarrived)
+      if (!completed.some((c) => c.node.id === id)) completed.push(parent);
     // An ended map's items (engine/map.ts): one claimed as it ended (it failed under onError
     // "continue", or was cancelled), whose worker then died, is settled here (cancelled, or told to
     // stop). A running map's items are never read here: each item's message (redelivered if its
@@ -337,6 +349,29 @@ export class Sweeper {
     if (node.attempt > parent.attempt || isTerminalNode(node.status)) return "moved on";
     if (node.status === "RUNNING" && node.composite?.kind === "workflow") return "waits";
     return node.lease?.expiresAt ?? this.ctx.clock.now();
+  }
+
+  /**
+   * The ended parents (done or skipped) of a sharded join still waiting whose arrival is missing
+   * from its shards: a process cut short between a parent's end and its arrival with nothing to
+   * drive that parent again (the start running inline nodes, simulation seed 9213). Unseen, the
+   * join's last arrival finds its shards short, and it waits for ever.
+   */
+  private async arrivalsMissing(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    join: GraphNode,
+    statusOf: StatusOf,
+  ): Promise<GraphNode[]> {
+    const ended = join.parents.filter((p) => {
+      const outcome = outcomeIn(graph, p, statusOf);
+      return outcome === "done" || outcome === "skipped";
+    });
+    if (ended.length === 0) return [];
+    const shards = [...new Set(ended.map((p) => shardOf(this.ctx.fanIn, join, p)))];
+    const stored = await this.ctx.store.getArrivalShards(execution.executionId, join.id, shards);
+    const arrived = new Set(stored.flatMap((shard) => shard.okDeps));
+    return ended.filter((p) => !arrived.has(p)).map((p) => graph.nodes[p]!);
   }
 
   /** A completed node whose effects are not all visible: a child never reached, or a sink not counted. */
