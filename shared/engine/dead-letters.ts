@@ -123,7 +123,14 @@ export class DeadLetters {
     });
     // Counted again when a redelivery records it again (its first recording was cut short).
     deadLetterRecorded(this.ctx);
-    if (failed.ok) await this.propagation.afterNodeFailed(execution, graph, node, error);
+    // Its failure written by this message's earlier handling, cut short before what follows it (seed
+    // 9079: a map item's failure, never told to its map, which waited for ever): followed again.
+    const cutShort =
+      current?.status === "FAILED" &&
+      current.attempt === message.attempt &&
+      current.error?.name === "DeadLettered";
+    if (failed.ok || cutShort)
+      await this.propagation.afterNodeFailed(execution, graph, node, error, { recovery: cutShort });
   }
 
   list(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>> {
