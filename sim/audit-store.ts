@@ -415,10 +415,11 @@ export class AuditStore implements Store {
     condition: NodeCondition,
     patch: NodePatch,
     event?: HistoryEvent,
+    options?: { sweepAt?: number },
   ): Promise<Outcome<NodeRecord>> {
     const executionBefore = await this.inner.getExecution(executionId);
     const result = await this.auditNodeWrite(executionId, nodeId, condition, patch, event, () =>
-      this.inner.failNode(executionId, nodeId, condition, patch, event),
+      this.inner.failNode(executionId, nodeId, condition, patch, event, options),
     );
     if (result.ok) {
       // The same write may have set the execution's failedNode mark.

@@ -275,13 +275,14 @@ export function staleTokenReports(store: Store, audit: AuditStore): Store {
             event,
           )) satisfies Store["transitionNode"];
       if (property === "failNode")
-        return ((executionId, nodeId, condition, patch, event) =>
+        return ((executionId, nodeId, condition, patch, event, options) =>
           store.failNode(
             executionId,
             nodeId,
             unfenced(condition, patch),
             patch,
             event,
+            options,
           )) satisfies Store["failNode"];
       if (property === "getNode")
         return (async (executionId: string, nodeId: string) => {
@@ -331,13 +332,14 @@ export function timeoutsAsCompletions(store: Store): Store {
             event,
           )) satisfies Store["transitionNode"];
       if (property === "failNode")
-        return ((executionId, nodeId, condition, patch, event) =>
+        return ((executionId, nodeId, condition, patch, event, options) =>
           store.failNode(
             executionId,
             nodeId,
             condition,
             completed(patch),
             event,
+            options,
           )) satisfies Store["failNode"];
       const value = Reflect.get(target, property, receiver);
       return typeof value === "function" ? value.bind(target) : value;
@@ -396,13 +398,14 @@ export function unsequencedHistory(store: Store): Store {
             bareAll(event),
           )) satisfies Store["transitionNode"];
       if (property === "failNode")
-        return ((executionId, nodeId, condition, patch, event) =>
+        return ((executionId, nodeId, condition, patch, event, options) =>
           store.failNode(
             executionId,
             nodeId,
             condition,
             patch,
             event && bare(event),
+            options,
           )) satisfies Store["failNode"];
       if (property === "takeTask")
         return ((take) =>

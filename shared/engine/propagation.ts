@@ -229,7 +229,11 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     const written =
       node.onError === "continue"
         ? await this.ctx.store.transitionNode(executionId, node.id, condition, patch, event)
-        : await this.ctx.store.failNode(executionId, node.id, condition, patch, event);
+        : // Looked at by the sweeper after the grace period unless the execution's end is written
+          // first (which leaves the index): the process may die in between (simulation seed 9638).
+          await this.ctx.store.failNode(executionId, node.id, condition, patch, event, {
+            sweepAt: this.ctx.clock.now() + this.ctx.sweep.graceMs,
+          });
     // Every failure for good is written here: counted once, when its write succeeds.
     if (written.ok) nodeFailed(this.ctx, written.record);
     return written;
