@@ -13,6 +13,8 @@
  *   redrive revives its nodes (the `reviving` mark; the sweeper finishes a cut-short revival first).
  * - P, Q (found by the history invariants): a revival, and an end's cleanup, that stalled across
  *   the execution's next end no longer leave that end's nodes PENDING.
+ * - S–W (the sweeper that looks only at what is due): work a crash left undone that only a
+ *   periodic look used to find is now made due by the write that could be left without a follow-up.
  * A seed replays one world only while the engine makes the same port calls: after an engine change
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
  */
@@ -162,4 +164,34 @@ describe("simulation regressions", () => {
     });
     expect(unfenced.violations.map((v) => v.rule)).toContain("node-event");
   });
+
+  // Findings S–W — once the sweeper looked only at executions with something due (issue 26), five
+  // worlds kept an execution RUNNING for ever that the periodic look used to repair:
+  // S (8096): a completed node's handlings kept dying (each re-drive from it outlived the function
+  //   timeout); the dead-letter handler's check message re-drove from the same node and was
+  //   dead-lettered again, for ever. Fixed: a dead letter at an ended node makes the execution due.
+  // T (4987): a map failed under onError "continue", its process died before the arrival at its
+  //   dependant; the dead-lettered map message recorded a dead letter and drove nothing. Fixed: a
+  //   failure under "continue" is followed up like a completion (the execution made due).
+  // U (9213): the start died between an inline node's end and its arrival at a sharded join. Fixed:
+  //   a look re-drives the ended parents of a waiting sharded join whose arrival is missing.
+  // V (9079): a dead-letter handler died after failing a map item; its redelivery found the item
+  //   FAILED and never told the map. Fixed: a failure its own earlier handling wrote is followed again.
+  // W (9638): a process died between a node's failure for good and the execution's end. Fixed: the
+  //   failure's write (Store.failNode) makes the execution due.
+  for (const [seed, finding] of [
+    [8096, "S"],
+    [4987, "T"],
+    [9213, "U"],
+    [9079, "V"],
+    [9638, "W"],
+  ] as const) {
+    it(`seed ${seed}: an execution whose follow-up a crash cut short is looked at and ends [finding ${finding}]`, async () => {
+      const result = await runWorld({ seed });
+      expect(
+        result.violations.map((v) => v.rule),
+        formatResult(result),
+      ).toEqual([]);
+    });
+  }
 });
