@@ -149,7 +149,14 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       // worker may die: its claim had no message of its own, so its lease is watched.
       if (options.recovery && !decision.ready && dispatchMode(this.ctx, child) === "join") {
         const current = await this.ctx.store.getNode(execution.executionId, child.id);
-        if (current?.status === "RUNNING" && current.lease && !current.composite) {
+        if (current?.status === "QUEUED" && current.attempt > 1)
+          // Retried where it ran (a continuation), its worker dead before the retry's message
+          // (simulation seed 262): sent again, as for a direct child.
+          watches.push({
+            message: taskMessage(execution, child.id, current.attempt),
+            notBefore: current.notBefore ?? this.ctx.clock.now(),
+          });
+        else if (current?.status === "RUNNING" && current.lease && !current.composite) {
           const watch = leaseWatch(
             this.ctx,
             execution,

@@ -13,7 +13,7 @@
  *   redrive revives its nodes (the `reviving` mark; the sweeper finishes a cut-short revival first).
  * - P, Q (found by the history invariants): a revival, and an end's cleanup, that stalled across
  *   the execution's next end no longer leave that end's nodes PENDING.
- * - S–W (the sweeper that looks only at what is due): work a crash left undone that only a
+ * - S–X (the sweeper that looks only at what is due): work a crash left undone that only a
  *   periodic look used to find is now made due by the write that could be left without a follow-up.
  * A seed replays one world only while the engine makes the same port calls: after an engine change
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
@@ -165,7 +165,7 @@ describe("simulation regressions", () => {
     expect(unfenced.violations.map((v) => v.rule)).toContain("node-event");
   });
 
-  // Findings S–W — once the sweeper looked only at executions with something due (issue 26), five
+  // Findings S–X — once the sweeper looked only at executions with something due (issue 26), six
   // worlds kept an execution RUNNING for ever that the periodic look used to repair:
   // S (8096): a completed node's handlings kept dying (each re-drive from it outlived the function
   //   timeout); the dead-letter handler's check message re-drove from the same node and was
@@ -179,12 +179,15 @@ describe("simulation regressions", () => {
   //   FAILED and never told the map. Fixed: a failure its own earlier handling wrote is followed again.
   // W (9638): a process died between a node's failure for good and the execution's end. Fixed: the
   //   failure's write (Store.failNode) makes the execution due.
+  // X (262): a join run by continuation was retried, its process dead before the retry's message;
+  //   the redelivered parent's recovery resent a direct child's retry, not a join's. Fixed: both.
   for (const [seed, finding] of [
     [8096, "S"],
     [4987, "T"],
     [9213, "U"],
     [9079, "V"],
     [9638, "W"],
+    [262, "X"],
   ] as const) {
     it(`seed ${seed}: an execution whose follow-up a crash cut short is looked at and ends [finding ${finding}]`, async () => {
       const result = await runWorld({ seed });
