@@ -365,6 +365,8 @@ export interface Store {
   // ── timers (domain/timers.ts) ─────────────────────────────────────────────────────────────────
   /** Arms timers in the due index; arming the same timer (same message, same time) again changes nothing. */
   putTimers(timers: readonly Timer[]): Promise<void>;
+  /** Those of these timers (message and time) that are armed, as stored; strongly consistent. */
+  getTimers(timers: ReadonlyArray<Pick<Timer, "message" | "dueAt">>): Promise<Timer[]>;
   /**
    * One shard's timers due in (from, through], earliest first, strongly consistent; `next` pages on
    * (its cursor as every listing's).

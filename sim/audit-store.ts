@@ -216,6 +216,7 @@ export class AuditStore implements Store {
   /** Every timer armed (an accepted put; a repeat of one is idempotent), with when. */
   readonly timersArmed: Array<{ timer: Timer; at: number }> = [];
   listTimers: Delegated["listTimers"];
+  getTimers: Delegated["getTimers"];
   getTimerCursor: Delegated["getTimerCursor"];
   advanceTimerCursor: Delegated["advanceTimerCursor"];
   putDeadLetter: Delegated["putDeadLetter"];
@@ -256,6 +257,7 @@ export class AuditStore implements Store {
       for (const timer of timers) this.timersArmed.push({ timer: structuredClone(timer), at });
     };
     this.listTimers = inner.listTimers.bind(inner);
+    this.getTimers = inner.getTimers.bind(inner);
     this.getTimerCursor = inner.getTimerCursor.bind(inner);
     this.advanceTimerCursor = inner.advanceTimerCursor.bind(inner);
     this.putDeadLetter = inner.putDeadLetter.bind(inner);

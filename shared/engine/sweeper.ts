@@ -22,7 +22,7 @@ import { outcomeIn, type StatusOf } from "./fan-in.js";
 import { measurePools, NO_METRICS, sweepCompleted } from "./metrics.js";
 import { notifyParent } from "./parent-notice.js";
 import type { Propagation } from "./propagation.js";
-import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
+import { type OutgoingTask, rearmTasks, sendTasks, taskMessage } from "./send.js";
 import { sweepTimers } from "./timers.js";
 import type { TaskRunner } from "./worker.js";
 
@@ -308,7 +308,7 @@ export class Sweeper {
     // the execution again, and before the completions below may end it.
     const revival = reviving;
     if (revival) await this.deadLetters.reviveNodes(execution, graph);
-    await sendTasks(this.ctx, [...resend, ...rearm]);
+    await Promise.all([sendTasks(this.ctx, resend), rearmTasks(this.ctx, rearm)]);
     report.resent += resend.length;
     for (const { node, skipped } of completed)
       await this.propagation.afterCompletion(execution, graph, node, { recovery: false, skipped });

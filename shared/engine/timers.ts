@@ -4,7 +4,14 @@
  * the timers due in its window — one query per shard when nothing is due, whatever the number of
  * running executions — and sends each as a task message delayed to its time.
  */
-import { delaySecondsUntil, sweepWindow, TIMER_LIMITS, type Timer, unsent } from "../domain/timers.js";
+import {
+  delaySecondsUntil,
+  sweepWindow,
+  TIMER_LIMITS,
+  type Timer,
+  timerSortKey,
+  unsent,
+} from "../domain/timers.js";
 import type { Store, TaskMessage } from "../ports.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
@@ -28,6 +35,20 @@ export async function armTimers(
   await sendDelayed(
     ctx,
     armed.filter((timer) => timer.dueAt <= reach),
+  );
+}
+
+/**
+ * Those of these timers that are stored and due past every sweep's reach so far (the cursor's
+ * `through`): a later sweep sends each. By their sort keys (domain/timers.ts, timerSortKey).
+ */
+export async function pendingTimers(
+  ctx: EngineContext,
+  timers: ReadonlyArray<{ message: TaskMessage; dueAt: number }>,
+): Promise<Set<string>> {
+  const [stored, cursor] = await Promise.all([ctx.store.getTimers(timers), ctx.store.getTimerCursor()]);
+  return new Set(
+    stored.filter((timer) => cursor === undefined || timer.dueAt > cursor.through).map(timerSortKey),
   );
 }
 

@@ -116,7 +116,7 @@ import {
 } from "./keys.js";
 import { listDueExecutions, listExecutions } from "./listings.js";
 import { TableIO } from "./table-io.js";
-import { advanceTimerCursor, getTimerCursor, listTimers, putTimers } from "./timers.js";
+import { advanceTimerCursor, getTimerCursor, getTimers, listTimers, putTimers } from "./timers.js";
 import {
   type ConditionOn,
   deleteWorker,
@@ -804,6 +804,10 @@ export class DynamoStore implements Store {
 
   putTimers(timers: readonly Timer[]): Promise<void> {
     return putTimers(this.io, timers);
+  }
+
+  getTimers(timers: ReadonlyArray<Pick<Timer, "message" | "dueAt">>): Promise<Timer[]> {
+    return getTimers(this.io, timers);
   }
 
   listTimers(

@@ -481,6 +481,13 @@ export class MemoryStore implements Store {
     }
   }
 
+  async getTimers(timers: ReadonlyArray<Pick<Timer, "message" | "dueAt">>): Promise<Timer[]> {
+    return timers.flatMap((timer) => {
+      const stored = this.timers[timerShard(timer.message.executionId)]?.get(timerSortKey(timer));
+      return stored ? [copy(stored)] : [];
+    });
+  }
+
   async listTimers(
     shard: number,
     from: number,
