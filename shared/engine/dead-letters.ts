@@ -17,6 +17,7 @@ import { executionEvent, HISTORY, nodeEvent } from "./lifecycle.js";
 import { itemNode } from "./map.js";
 import { deadLetterRecorded } from "./metrics.js";
 import type { Propagation } from "./propagation.js";
+import { sendTasks, taskMessage } from "./send.js";
 
 export interface RedriveResult {
   redriven: string[];
@@ -104,6 +105,17 @@ export class DeadLetters {
       // A failure of its own (a map's, seed 4987) is no dead letter; one this message's earlier
       // handling wrote (cut short before its record) is recorded below.
       if (current?.status !== "FAILED" || current.error?.name !== "DeadLettered") return;
+    }
+    if (current?.status === "QUEUED" && current.attempt > message.attempt) {
+      // Retried, by this message's handling maybe, which died before the retry's message (seed
+      // 2042: a map item's, which nothing else reads): sent again, a copy refused at its claim.
+      await sendTasks(this.ctx, [
+        {
+          message: taskMessage(execution, node.id, current.attempt),
+          notBefore: current.notBefore ?? now,
+        },
+      ]);
+      return;
     }
     if (!failed.ok && failed.current?.status !== "FAILED") {
       // The node moved on (completed, or a newer attempt): this copy of the message was stale.

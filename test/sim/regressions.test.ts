@@ -13,7 +13,7 @@
  *   redrive revives its nodes (the `reviving` mark; the sweeper finishes a cut-short revival first).
  * - P, Q (found by the history invariants): a revival, and an end's cleanup, that stalled across
  *   the execution's next end no longer leave that end's nodes PENDING.
- * - S–X (the sweeper that looks only at what is due): work a crash left undone that only a
+ * - S–Y (the sweeper that looks only at what is due): work a crash left undone that only a
  *   periodic look used to find is now made due by the write that could be left without a follow-up.
  * A seed replays one world only while the engine makes the same port calls: after an engine change
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
@@ -165,7 +165,7 @@ describe("simulation regressions", () => {
     expect(unfenced.violations.map((v) => v.rule)).toContain("node-event");
   });
 
-  // Findings S–X — once the sweeper looked only at executions with something due (issue 26), six
+  // Findings S–Y — once the sweeper looked only at executions with something due (issue 26), seven
   // worlds kept an execution RUNNING for ever that the periodic look used to repair:
   // S (8096): a completed node's handlings kept dying (each re-drive from it outlived the function
   //   timeout); the dead-letter handler's check message re-drove from the same node and was
@@ -181,6 +181,9 @@ describe("simulation regressions", () => {
   //   failure's write (Store.failNode) makes the execution due.
   // X (262): a join run by continuation was retried, its process dead before the retry's message;
   //   the redelivered parent's recovery resent a direct child's retry, not a join's. Fixed: both.
+  // Y (2042): a map item's handling scheduled its retry and died before the retry's message; the
+  //   attempt's message was dead-lettered and found the item QUEUED at the next attempt, "stale".
+  //   Fixed: the dead-letter handler sends that attempt's message again.
   for (const [seed, finding] of [
     [8096, "S"],
     [4987, "T"],
@@ -188,6 +191,7 @@ describe("simulation regressions", () => {
     [9079, "V"],
     [9638, "W"],
     [262, "X"],
+    [2042, "Y"],
   ] as const) {
     it(`seed ${seed}: an execution whose follow-up a crash cut short is looked at and ends [finding ${finding}]`, async () => {
       const result = await runWorld({ seed });
