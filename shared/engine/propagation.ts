@@ -168,7 +168,13 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
           if (watch) watches.push(watch);
         }
       }
-      if (decision.reDrive) reDrive.push({ child, skipped: decision.reDrive === "skipped" });
+      if (
+        decision.reDrive &&
+        (decision.reDrive === "skipped" ||
+          this.isInline(child) ||
+          (options.depth ?? 0) < this.ctx.maxContinuations)
+      )
+        reDrive.push({ child, skipped: decision.reDrive === "skipped" });
     });
 
     // Children in definition order, so which one is kept for this invocation is deterministic.
