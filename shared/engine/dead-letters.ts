@@ -137,7 +137,11 @@ export class DeadLetters {
     deadLetterRecorded(this.ctx);
     // Its failure written by this message's earlier handling, cut short before what follows it (seed
     // 9079: a map item's failure, never told to its map, which waited for ever): followed again.
+    // Only while the execution runs: once it ended, what the failure led to was written (its end),
+    // and following it again only lengthens this handler (seed 5491: past the queue's visibility
+    // timeout, received again and again).
     const cutShort =
+      execution.status === "RUNNING" &&
       current?.status === "FAILED" &&
       current.attempt === message.attempt &&
       current.error?.name === "DeadLettered";
