@@ -101,7 +101,11 @@ export class DeadLetters {
       // in a world whose handlings never get that far, a check dead-lettered, checked again, for
       // ever (simulation seed 8096). A look records itself before it acts, so one cut short is
       // looked at again after the grace period: it progresses.
-      await this.ctx.store.transitionExecution(execution.executionId, ["RUNNING"], { sweepAt: now });
+      // A map's item, though, which no look of the sweeper reads: its end is followed here, one
+      // step of its lane (seed 9745: an item failed on its own, its handler died before telling
+      // the map, and the map waited for ever).
+      if (node.item) await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+      else await this.ctx.store.transitionExecution(execution.executionId, ["RUNNING"], { sweepAt: now });
       // A failure of its own (a map's, seed 4987) is no dead letter; one this message's earlier
       // handling wrote (cut short before its record) is recorded below.
       if (current?.status !== "FAILED" || current.error?.name !== "DeadLettered") return;

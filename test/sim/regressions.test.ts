@@ -13,7 +13,7 @@
  *   redrive revives its nodes (the `reviving` mark; the sweeper finishes a cut-short revival first).
  * - P, Q (found by the history invariants): a revival, and an end's cleanup, that stalled across
  *   the execution's next end no longer leave that end's nodes PENDING.
- * - S–Y (the sweeper that looks only at what is due): work a crash left undone that only a
+ * - S–AB (the sweeper that looks only at what is due): work a crash left undone that only a
  *   periodic look used to find is now made due by the write that could be left without a follow-up.
  * A seed replays one world only while the engine makes the same port calls: after an engine change
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
@@ -165,7 +165,7 @@ describe("simulation regressions", () => {
     expect(unfenced.violations.map((v) => v.rule)).toContain("node-event");
   });
 
-  // Findings S–Y — once the sweeper looked only at executions with something due (issue 26), seven
+  // Findings S–AB — once the sweeper looked only at executions with something due (issue 26), eleven
   // worlds kept an execution RUNNING for ever that the periodic look used to repair:
   // S (8096): a completed node's handlings kept dying (each re-drive from it outlived the function
   //   timeout); the dead-letter handler's check message re-drove from the same node and was
@@ -184,6 +184,16 @@ describe("simulation regressions", () => {
   // Y (2042): a map item's handling scheduled its retry and died before the retry's message; the
   //   attempt's message was dead-lettered and found the item QUEUED at the next attempt, "stale".
   //   Fixed: the dead-letter handler sends that attempt's message again.
+  // Z (3160, 9100): a continuation ran a join, then the join's own child, and died; the parent's
+  //   redelivered recovery found the join COMPLETED and stopped there, leaving its child RUNNING
+  //   with no message. Fixed: recovery re-drives a completed join as a direct child, as far as a
+  //   continuation goes.
+  // AA (5491, 3162): V's fix followed a cut-short failure again after its execution had ended: the
+  //   dead-letter handler outlived the queue's visibility and was received again, for ever. Fixed:
+  //   only while the execution runs.
+  // AB (9745): a map item failed on its own and its handler died before telling the map; its
+  //   dead-lettered message made the execution due, but no look reads items. Fixed: the dead-letter
+  //   handler follows an item's end itself (one step of its lane).
   for (const [seed, finding] of [
     [8096, "S"],
     [4987, "T"],
@@ -192,6 +202,11 @@ describe("simulation regressions", () => {
     [9638, "W"],
     [262, "X"],
     [2042, "Y"],
+    [3160, "Z"],
+    [9100, "Z"],
+    [5491, "AA"],
+    [3162, "AA"],
+    [9745, "AB"],
   ] as const) {
     it(`seed ${seed}: an execution whose follow-up a crash cut short is looked at and ends [finding ${finding}]`, async () => {
       const result = await runWorld({ seed });
