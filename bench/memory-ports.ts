@@ -183,6 +183,11 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       for (const _ of timers) write("DynamoDB.PutItem");
       return store.putTimers(timers);
     },
+    getTimers: async (timers) => {
+      // A BatchGetItem: a strongly consistent read unit per timer.
+      read("DynamoDB.BatchGetItem", timers.length);
+      return store.getTimers(timers);
+    },
     listTimers: async (...args) => {
       const page = await store.listTimers(...args);
       read("DynamoDB.Query", Math.max(1, page.items.length), 1);

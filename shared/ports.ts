@@ -294,6 +294,8 @@ export interface Store {
    * A node's failure for good: the node write, atomically with setting its execution's `failedNode`
    * mark (first failure wins) while the execution is RUNNING. When the execution is not RUNNING the
    * node write happens alone. Refused (with the node's current record) when `condition` fails.
+   * `sweepAt`, set on the RUNNING execution in the same write: when the sweeper is to look, should
+   * the process die before the failure's consequences (the execution's end) are written.
    */
   failNode(
     executionId: string,
@@ -301,6 +303,7 @@ export interface Store {
     condition: NodeCondition,
     patch: NodePatch,
     event?: HistoryEvent,
+    options?: { sweepAt?: number },
   ): Promise<Outcome<NodeRecord>>;
   /** Records a dependency's final outcome at a PENDING child exactly once (see ArrivalRequest). */
   recordArrival(request: ArrivalRequest): Promise<ArrivalResult>;
@@ -362,6 +365,8 @@ export interface Store {
   // ── timers (domain/timers.ts) ─────────────────────────────────────────────────────────────────
   /** Arms timers in the due index; arming the same timer (same message, same time) again changes nothing. */
   putTimers(timers: readonly Timer[]): Promise<void>;
+  /** Those of these timers (message and time) that are armed, as stored; strongly consistent. */
+  getTimers(timers: ReadonlyArray<Pick<Timer, "message" | "dueAt">>): Promise<Timer[]>;
   /**
    * One shard's timers due in (from, through], earliest first, strongly consistent; `next` pages on
    * (its cursor as every listing's).

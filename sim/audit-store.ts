@@ -18,6 +18,7 @@ import type {
   NodeRecord,
   ParentLink,
 } from "../shared/domain/records.js";
+import type { Timer } from "../shared/domain/timers.js";
 import type {
   ArrivalRequest,
   ArrivalResult,
@@ -212,7 +213,10 @@ export class AuditStore implements Store {
   pullSweepAt: Delegated["pullSweepAt"];
   acquireLease: Delegated["acquireLease"];
   putTimers: Delegated["putTimers"];
+  /** Every timer armed (an accepted put; a repeat of one is idempotent), with when. */
+  readonly timersArmed: Array<{ timer: Timer; at: number }> = [];
   listTimers: Delegated["listTimers"];
+  getTimers: Delegated["getTimers"];
   getTimerCursor: Delegated["getTimerCursor"];
   advanceTimerCursor: Delegated["advanceTimerCursor"];
   putDeadLetter: Delegated["putDeadLetter"];
@@ -247,8 +251,13 @@ export class AuditStore implements Store {
     this.getArrivalShards = inner.getArrivalShards.bind(inner);
     this.pullSweepAt = inner.pullSweepAt.bind(inner);
     this.acquireLease = inner.acquireLease.bind(inner);
-    this.putTimers = inner.putTimers.bind(inner);
+    this.putTimers = async (timers) => {
+      await inner.putTimers(timers);
+      const at = this.now();
+      for (const timer of timers) this.timersArmed.push({ timer: structuredClone(timer), at });
+    };
     this.listTimers = inner.listTimers.bind(inner);
+    this.getTimers = inner.getTimers.bind(inner);
     this.getTimerCursor = inner.getTimerCursor.bind(inner);
     this.advanceTimerCursor = inner.advanceTimerCursor.bind(inner);
     this.putDeadLetter = inner.putDeadLetter.bind(inner);
@@ -408,10 +417,11 @@ export class AuditStore implements Store {
     condition: NodeCondition,
     patch: NodePatch,
     event?: HistoryEvent,
+    options?: { sweepAt?: number },
   ): Promise<Outcome<NodeRecord>> {
     const executionBefore = await this.inner.getExecution(executionId);
     const result = await this.auditNodeWrite(executionId, nodeId, condition, patch, event, () =>
-      this.inner.failNode(executionId, nodeId, condition, patch, event),
+      this.inner.failNode(executionId, nodeId, condition, patch, event, options),
     );
     if (result.ok) {
       // The same write may have set the execution's failedNode mark.

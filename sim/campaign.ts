@@ -18,6 +18,7 @@ export interface CampaignOptions {
   /** Workflows have `map` nodes in a share of them (default true). */
   maps?: boolean;
   children?: boolean;
+  timers?: boolean;
   /** External workers and callbacks in a share of the worlds (WorldOptions.externals, default true). */
   externals?: boolean | "always";
   onProgress?: (done: number, failures: number, elapsedMs: number) => void;
@@ -51,6 +52,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
       ...(options.flowControl === undefined ? {} : { flowControl: options.flowControl }),
       ...(options.maps === undefined ? {} : { maps: options.maps }),
       ...(options.children === undefined ? {} : { children: options.children }),
+      ...(options.timers === undefined ? {} : { timers: options.timers }),
       ...(options.externals === undefined ? {} : { externals: options.externals }),
     });
     done++;

@@ -220,6 +220,8 @@ export interface ExternalsContext {
   audit: AuditStore;
   /** The actor of each running process's current call (read by the audit store). */
   actors: Map<number, Actor>;
+  /** The api function's timeout (profile.ts apiTimeoutMs): a settling call is killed then. */
+  apiTimeoutMs: number;
   /** How long a zombie stalls, given the task's lease: past it and past a sweep. */
   zombieMs: (leaseMs: number) => number;
   /** The callback params of each workflow's callback nodes, by `<workflow>/<node>`. */
@@ -714,6 +716,7 @@ export class Externals {
       }
       await this.call(plan, op, token, engine);
     });
+    plan.proc.killAt = scheduler.now + this.ctx.apiTimeoutMs;
   }
 
   /** Tokens the settler read, by `<execution>/<node>#<attempt>`. */

@@ -7,6 +7,7 @@
  *   add --no-flow-control to either: no `when`, `onError` or params expressions in the workflows
  *   add --no-maps to either: no `map` nodes in the workflows
  *   add --no-children to either: no child workflows (`workflow` nodes, maps over a workflow)
+ *   add --no-timers to either: no timer worlds (far waits through the due index, sweeper outages)
  *   add --no-externals to either: no external workers nor callbacks (--only-externals: in every world)
  *   add --help: this text
  * Exit code 1 when an invariant is violated.
@@ -31,6 +32,7 @@ async function main(): Promise<number> {
         "  --no-flow-control   no when / onError / params expressions in the workflows",
         "  --no-maps           no map nodes in the workflows",
         "  --no-children       no child workflows (workflow nodes, maps over a workflow)",
+        "  --no-timers         no timer worlds (far waits through the due index, sweeper outages)",
         "  --no-externals      no external workers nor callback nodes",
         "  --only-externals    external workers and callback nodes in every world",
       ].join("\n"),
@@ -46,6 +48,7 @@ async function main(): Promise<number> {
       flowControl: !flag("no-flow-control"),
       maps: !flag("no-maps"),
       children: !flag("no-children"),
+      timers: !flag("no-timers"),
       externals: flag("only-externals") ? "always" : !flag("no-externals"),
     });
     const grep = option("grep");
@@ -65,6 +68,7 @@ async function main(): Promise<number> {
     flowControl: !flag("no-flow-control"),
     maps: !flag("no-maps"),
     children: !flag("no-children"),
+    timers: !flag("no-timers"),
     externals: flag("only-externals") ? "always" : !flag("no-externals"),
     onProgress: (done, failures, ms) => {
       if (done % 500 === 0)

@@ -64,6 +64,15 @@ export interface Profile {
   conflictingCreate: number;
 }
 
+/**
+ * The api function's timeout in a world: Lambda kills an api invocation then (29 s deployed, under
+ * the engine's 120 s grace and first check). The engine relies on it: a check it arms before an api
+ * write comes once that api process is surely gone, so what it finds is final (engine/checks.ts).
+ */
+export function apiTimeoutMs(profile: Pick<Profile, "sweep">): number {
+  return Math.min(profile.sweep.graceMs, profile.sweep.firstCheckMs) - 1_000;
+}
+
 export function drawProfile(
   rng: Rng,
   fanInRng: Rng,

@@ -42,6 +42,12 @@ export interface QueueStats {
   deadLettered: number;
 }
 
+export interface QueueSend {
+  message: TaskMessage;
+  sentAt: number;
+  dueAt: number;
+}
+
 export class SimQueue implements TaskQueue {
   readonly stats: QueueStats = {
     sent: 0,
@@ -60,6 +66,9 @@ export class SimQueue implements TaskQueue {
     private readonly rng: Rng,
     private readonly options: SimQueueOptions,
   ) {}
+
+  /** Every message put, with when and for when (its delay, before any injected extra delay). */
+  readonly sends: QueueSend[] = [];
 
   async send(messages: readonly TaskMessage[], options: { delaySeconds?: number } = {}): Promise<void> {
     const delayMs = Math.min(Math.max(options.delaySeconds ?? 0, 0), MAX_DELAY_SECONDS) * 1000;
@@ -81,6 +90,7 @@ export class SimQueue implements TaskQueue {
     }
     const id = `${this.options.name}${++this.sequence}`;
     const now = this.now();
+    this.sends.push({ message: { ...body }, sentAt: now, dueAt: now + delayMs });
     this.messages.set(id, {
       id,
       body: { ...body },

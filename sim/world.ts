@@ -25,8 +25,10 @@ import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "
 import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
 import { Rng } from "./prng.js";
-import { drawProfile, type Profile } from "./profile.js";
+import { apiTimeoutMs, drawProfile, type Profile } from "./profile.js";
 import { withStaleReads } from "./stale-reads.js";
+import { checkTimers } from "./timer-invariants.js";
+import { drawTimerWorld, farWait, inOutage, timerLateBoundMs, withFarWaits } from "./timer-worlds.js";
 import { type HandlerRun, watchedTasks } from "./watched-tasks.js";
 
 /**
@@ -65,6 +67,8 @@ export interface WorldOptions {
   adjustFleet?: (fleet: Fleet) => Fleet;
   /** Keep every trace line (for printing), not only the last ones. */
   keepTrace?: boolean;
+  /** Called with the world's store once it ran (a debugging aid: print what a seed left). */
+  inspect?: (store: Store) => Promise<void>;
   maxSteps?: number;
   /** Virtual time limit in ms. */
   maxTime?: number;
@@ -100,6 +104,11 @@ export interface WorldOptions {
    * (default true; "always": every world). Off replays the worlds from before them.
    */
   fanOut?: boolean | "always";
+  /**
+   * Timer worlds (sim/timer-worlds.ts) in a share of the worlds (default true): far waits through
+   * the due index, a sweeper outage. Off replays the worlds from before them.
+   */
+  timers?: boolean;
 }
 
 /** The share of worlds with child workflows to call. */
@@ -330,12 +339,15 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       ? drawFleet(outside)
       : undefined;
   const fleet = drawnFleet && options.adjustFleet ? options.adjustFleet(drawnFleet) : drawnFleet;
+  const timerRng = root.fork("timers");
+  const timerWorld = options.timers === false ? { farWaits: 0 } : drawTimerWorld(timerRng);
   const generated = Array.from({ length: profile.workflows }, (_, w) => {
-    const g = generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
+    const drawn = generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
       flowControl: options.flowControl ?? true,
       maps: options.maps ?? true,
       children: library.map((l) => l.definition.name),
     });
+    const g = { ...drawn, definition: withFarWaits(drawn.definition, timerWorld, timerRng.fork(`dag${w}`)) };
     return fleet ? { ...g, definition: placeExternals(g.definition, outside.fork(`dag${w}`), fleet) } : g;
   });
   // The children first: a workflow may name only registered ones without a warning.
@@ -431,7 +443,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     const plan = plans[op.plan]!;
     const engine = anyEngine();
     if (op.kind === "cancel") cancelRequested.add(plan.executionId!);
-    op.proc = scheduler.spawn("api", `${op.kind} plan${op.plan}`, async () => {
+    const proc = scheduler.spawn("api", `${op.kind} plan${op.plan}`, async () => {
       try {
         if (op.kind === "create") {
           const summary = await engine.createExecution({
@@ -502,6 +514,8 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         } else retryLater(op, error instanceof Error ? error.name : String(error));
       }
     });
+    proc.killAt = scheduler.now + apiTimeoutMs(profile);
+    op.proc = proc;
   };
 
   // ── the sweeper's schedule ───────────────────────────────────────────────────────────────────
@@ -616,6 +630,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         audit,
         actors,
         // Past its lease, then past a sweep: the sweeper has had its chance to recover the attempt.
+        apiTimeoutMs: apiTimeoutMs(profile),
         zombieMs: (leaseMs) =>
           leaseMs + profile.sweepEveryMs + profile.sweep.graceMs + runtime.int(1_000, 2 * leaseMs + 5_000),
         callbackParams,
@@ -664,7 +679,8 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         // Once everything has settled, the schedule's runs only keep the world from ending: the
         // ones in flight finish, no new one starts (a sweep reads every timer shard, so with
         // stalls some sweep would always be running).
-        if (sweepsDue > 0 && !settled())
+        // A sweeper outage (timer worlds): the schedule's runs pile up and start once it is over.
+        if (sweepsDue > 0 && !settled() && !inOutage(timerWorld, now))
           actions.push({
             label: "sweep",
             run: () => {
@@ -694,6 +710,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   );
   trace.add(`end ${end} @${scheduler.now} after ${scheduler.stats.steps} steps`);
 
+  await options.inspect?.(memory);
   // ── the check ────────────────────────────────────────────────────────────────────────────────
   const reader = new Engine(
     {
@@ -725,6 +742,19 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     ...(externals ? { externals: externals.facts() } : {}),
   });
   const violations: Violation[] = [...checked.violations];
+  violations.push(
+    ...checkTimers({
+      armed: audit.timersArmed,
+      sends: queue.sends.map((send) => ({
+        ...send,
+        sentAt: SIM_EPOCH + send.sentAt,
+        dueAt: SIM_EPOCH + send.dueAt,
+      })),
+      cursor: await memory.getTimerCursor(),
+      nodeWrites: audit.nodeWrites,
+      lateBoundMs: timerLateBoundMs(profile, timerWorld),
+    }),
+  );
   for (const run of runs)
     if (run.invocationDeadline !== undefined && run.deadline > run.invocationDeadline)
       violations.push({
@@ -760,6 +790,13 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     stats: {
       ...scheduler.stats,
       ...counters,
+      farWaits: [...generated].reduce(
+        (n, g) =>
+          n + g.definition.nodes.filter((node) => node.type === "wait" && farWait(node.params)).length,
+        0,
+      ),
+      timersArmed: audit.timersArmed.length,
+      sweepOutageMinutes: (timerWorld.outage?.forMs ?? 0) / 60_000,
       portErrorsBefore: portFaults.stats.before,
       portErrorsAfter: portFaults.stats.after,
       messagesSent: queue.stats.sent,

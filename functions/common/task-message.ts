@@ -22,6 +22,8 @@ export const taskMessageSchema = z
       .refine(isTraceparent, "not a W3C traceparent")
       .optional()
       .catch(undefined),
+    check: z.literal(true).optional(),
+    hops: z.number().int().min(0).max(1000).optional(),
     lease: z.string().min(1).max(256).optional(),
   })
   .transform(({ trace, ...message }): TaskMessage => (trace === undefined ? message : { ...message, trace }));

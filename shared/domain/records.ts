@@ -186,6 +186,9 @@ export interface CallbackState {
 
 export type CompositeState = MapState | ChildState | CallbackState;
 
+/** The waiting kinds (engine/waiting-kind.ts), each named by its waiting state's `kind`. */
+export type WaitingKindName = CompositeState["kind"];
+
 /** The node of the execution that started a child execution (a `workflow` node's attempt). */
 export interface ParentLink {
   executionId: string;

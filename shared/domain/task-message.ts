@@ -18,6 +18,17 @@ export interface TaskMessage {
    */
   trace?: string;
   /**
+   * A check (engine/checks.ts): handled as a redelivery, so a node whose propagation was cut short
+   * has it driven again. Armed before a write made outside any queue message (the api's).
+   */
+  check?: true;
+  /**
+   * How many re-drives a check is from the event that started it (a redelivery, an api call): a
+   * re-drive watches the nodes it finds running only up to the continuation budget deep, so checks
+   * die out instead of following an execution's frontier for ever.
+   */
+  hops?: number;
+  /**
    * The lease token a timer watches (an external task's lease, engine/external.ts): once its node
    * holds another lease, or the message is a plain copy without it, the timer does nothing.
    */

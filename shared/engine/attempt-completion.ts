@@ -37,7 +37,14 @@ export async function completeAttempt(
     { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
     nodeEvent(ctx, HISTORY.nodeCompleted, now, node.id, record.attempt, detail),
   );
-  if (!done.ok) return { ok: false, current: done.current };
+  if (!done.ok) {
+    // Completed already, this same attempt (two handlings of one waiting node's check): the other
+    // may have died before its propagation, and its message be gone with this one's; driven here.
+    const current = done.current;
+    if (current?.status === "COMPLETED" && current.attempt === record.attempt)
+      await propagation.afterCompletion(execution, graph, node, { recovery: true });
+    return { ok: false, current };
+  }
   nodeCompleted(ctx, done.record, now);
   await publishNodeEvent(ctx, execution, graph, "Node Completed", node.id, record.attempt);
   return {

@@ -16,10 +16,11 @@ import { conflict, RetryableError, TerminalError } from "../domain/errors.js";
 import { ExpressionError, hasExpressions } from "../domain/expressions.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
-import type { CallbackState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import type { CallbackState, ExecutionRecord, NodeRecord } from "../domain/records.js";
 import { attemptTrace } from "../domain/trace.js";
 import { completeAttempt } from "./attempt-completion.js";
 import { type HeldAttempt, readAttempt, type TokenUse } from "./attempt-token-reads.js";
+import { armCheck } from "./checks.js";
 import type { EngineContext } from "./context.js";
 import type { FailAttempt } from "./contracts.js";
 import type { TaskErrorReport } from "./external-views.js";
@@ -27,8 +28,13 @@ import { callbackWaitingEvent, HISTORY, nodeEvent, traced } from "./lifecycle.js
 import type { Propagation } from "./propagation.js";
 import { sendTasks, taskMessage } from "./send.js";
 import { checkLater, evaluateInScope, startWaiting } from "./waiting.js";
+import type { WaitingCheck, WaitingKind, WaitingStart } from "./waiting-kind.js";
 
-export class Callbacks {
+export class Callbacks implements WaitingKind<"callback"> {
+  readonly kind = "callback";
+  /** Its timeout and heartbeat deadline are its own timer (armTimer). */
+  readonly ownTimer = true;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly propagation: Propagation,
@@ -36,13 +42,7 @@ export class Callbacks {
   ) {}
 
   /** The claimed attempt begins to wait; its token goes out with the lifecycle event. */
-  async start(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-    lease: Lease,
-  ): Promise<void> {
+  async start({ execution, graph, node, record, lease }: WaitingStart): Promise<void> {
     let params: CallbackParams;
     try {
       params = await this.params(execution, graph, node, record);
@@ -82,12 +82,10 @@ export class Callbacks {
   }
 
   /** The sweeper's check once it is due: its time ran out, or it waits on. */
-  async check(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-  ): Promise<void> {
+  async check({ execution, graph, node, record, recheck }: WaitingCheck): Promise<void> {
+    // `recheck` (a check or a redelivery, which may follow a handling that died between its waiting
+    // write and its timer) arms the pending timer again (a copy is harmless); a plain early message
+    // does not, so copies do not multiply.
     const state = record.composite;
     const lease = record.lease;
     if (record.status !== "RUNNING" || state?.kind !== "callback" || !lease) return;
@@ -114,6 +112,8 @@ export class Callbacks {
     const next: CallbackState | undefined = timerFired ? { ...state, timerAt: dueAt } : undefined;
     const waits = await checkLater(this.ctx, execution.executionId, node.id, lease, dueAt, next);
     if (waits && next) await this.armTimer(execution, node.id, record.attempt, dueAt);
+    else if (waits && recheck && state.timerAt !== undefined)
+      await this.armTimer(execution, node.id, record.attempt, state.timerAt);
   }
 
   /** Its own task message at `dueAt`: a claim of a waiting callback is its check (worker.ts). */
@@ -129,6 +129,7 @@ export class Callbacks {
   async complete(token: string, output: unknown): Promise<void> {
     const held = await this.read(token, "complete");
     const { execution, graph, node, record, lease } = held;
+    await armCheck(this.ctx, execution, node.id, record.attempt);
     let saved: Awaited<ReturnType<typeof this.ctx.payloads.save>>;
     try {
       saved = await this.ctx.payloads.save(execution.executionId, output, `the output of node "${node.id}"`);
@@ -157,6 +158,7 @@ export class Callbacks {
   /** Failed by its caller: for good, unless it says the failure is retryable (then by policy). */
   async fail(token: string, error: TaskErrorReport): Promise<void> {
     const { execution, graph, node, record, lease } = await this.read(token, "fail");
+    await armCheck(this.ctx, execution, node.id, record.attempt);
     const thrown =
       error.retryable === true
         ? new RetryableError(error.message, { code: error.name })

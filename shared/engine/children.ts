@@ -15,7 +15,7 @@ import { rootOf } from "../domain/fan-out.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import type { Payload } from "../domain/payload.js";
-import type { ChildState, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import type { ChildState, ExecutionRecord, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import { attemptTrace } from "../domain/trace.js";
 import type { EngineContext } from "./context.js";
@@ -24,8 +24,13 @@ import type { Executions } from "./executions.js";
 import { HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
+import type { WaitingCheck, WaitingKind, WaitingStart } from "./waiting-kind.js";
 
-export class ChildWorkflows {
+export class ChildWorkflows implements WaitingKind<"workflow"> {
+  readonly kind = "workflow";
+  /** The child's end tells it (parent-notice.ts); the sweeper's look at its check time is the backstop. */
+  readonly ownTimer = false;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly propagation: Propagation,
@@ -34,15 +39,8 @@ export class ChildWorkflows {
   ) {}
 
   /** The claimed attempt: its child started (or found, when it already was), the node waiting. */
-  async start(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-    lease: Lease,
-    /** A map item's `$item` and `$index` (a map over a workflow runs a child per item). */
-    bindings?: Record<string, unknown>,
-  ): Promise<void> {
+  async start({ execution, graph, node, record, lease, bindings }: WaitingStart): Promise<void> {
+    // `bindings`: a map item's `$item` and `$index` (a map over a workflow runs a child per item).
     let childId: string;
     try {
       const params = await this.params(execution, graph, node, record, bindings);
@@ -86,7 +84,7 @@ export class ChildWorkflows {
     );
     if (!waiting.ok) {
       // Told to stop (or no longer this attempt's) before it waited: the child is not wanted.
-      await this.cancelChild(childId, `its parent node "${node.id}" stopped`);
+      await this.propagation.cancelChild(childId, `its parent node "${node.id}" stopped`);
       if (waiting.current?.status === "RUNNING" && waiting.current.lease?.token === lease.token)
         await this.propagation.cancelNode(execution.executionId, node.id, "cancelled", {
           leaseExpiredBy: Number.MAX_SAFE_INTEGER,
@@ -96,19 +94,14 @@ export class ChildWorkflows {
       return;
     }
     // The child may have ended already (a quick one, or found again by a redelivery).
-    await this.check(execution, graph, node, waiting.record);
+    await this.check({ execution, graph, node, record: waiting.record, recheck: false });
   }
 
   /**
    * The node's check (the child's message when it ended, or the sweeper once the check time passed):
    * completed with the child's output, failed with its error, or left waiting.
    */
-  async check(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-  ): Promise<void> {
+  async check({ execution, graph, node, record }: WaitingCheck): Promise<void> {
     const state = record.composite;
     const lease = record.lease;
     if (record.status !== "RUNNING" || state?.kind !== "workflow" || !lease) return;
@@ -147,8 +140,9 @@ export class ChildWorkflows {
     });
   }
 
-  private async cancelChild(childId: string, reason: string): Promise<void> {
-    await this.propagation.cancelChild(childId, reason);
+  /** Its attempt cancelled while it waited (its execution ended): the child is cancelled with it. */
+  async release(state: ChildState, reason: string): Promise<void> {
+    await this.propagation.cancelChild(state.executionId, `its parent was cancelled or failed: ${reason}`);
   }
 
   /** The node's params with their expressions evaluated, checked. */

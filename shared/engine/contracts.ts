@@ -42,6 +42,8 @@ export interface AfterCompletionOptions {
   skipped?: boolean;
   /** It FAILED (under `onError: "continue"`), written just now. */
   failed?: boolean;
+  /** A recovery's depth in a chain of completed direct children (continuations, worker.ts). */
+  depth?: number;
 }
 
 /** What a completed node's dependants need (Propagation): used by the completion of an attempt. */

@@ -14,8 +14,10 @@ import type { EngineContext } from "./context.js";
 import { dispatchMode, fanInSource, unclaimedConditions } from "./dispatch-mode.js";
 import { outcomeIn } from "./fan-in.js";
 import { executionEvent, HISTORY, nodeEvent } from "./lifecycle.js";
+import { itemNode } from "./map.js";
 import { deadLetterRecorded } from "./metrics.js";
 import type { Propagation } from "./propagation.js";
+import { sendTasks, taskMessage } from "./send.js";
 
 export interface RedriveResult {
   redriven: string[];
@@ -66,7 +68,7 @@ export class DeadLetters {
       return;
     }
     const graph = await this.ctx.graphs.get(execution.workflow, execution.version);
-    const node = graph.byId.get(message.nodeId);
+    const node = graph.byId.get(message.nodeId) ?? itemNode(graph, message.nodeId);
     if (!node) return;
     const error: ErrorInfo = {
       name: "DeadLettered",
@@ -84,6 +86,40 @@ export class DeadLetters {
         nodeEvent(this.ctx, HISTORY.nodeFailed, now, message.nodeId, message.attempt, { error }),
       );
       if (failed.ok) break;
+    }
+    const current = failed.ok ? undefined : failed.current;
+    // Ended in a way its dependants go on from (a failure under `onError: "continue"` included).
+    const goesOn =
+      current?.status === "COMPLETED" ||
+      current?.status === "SKIPPED" ||
+      (current?.status === "FAILED" && node.onError === "continue");
+    if (goesOn && execution.status === "RUNNING") {
+      // It ended, but its handling kept dying after that (its propagation is what was left): the
+      // sweeper looks at the execution now, and drives what its look finds missing from where it is
+      // missing. Not driven here, nor by a check message: this handler stays one write long, and a
+      // check would re-drive from this node again, as far as the handlings that kept dying got —
+      // in a world whose handlings never get that far, a check dead-lettered, checked again, for
+      // ever (simulation seed 8096). A look records itself before it acts, so one cut short is
+      // looked at again after the grace period: it progresses.
+      // A map's item, though, which no look of the sweeper reads: its end is followed here, one
+      // step of its lane (seed 9745: an item failed on its own, its handler died before telling
+      // the map, and the map waited for ever).
+      if (node.item) await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+      else await this.ctx.store.transitionExecution(execution.executionId, ["RUNNING"], { sweepAt: now });
+      // A failure of its own (a map's, seed 4987) is no dead letter; one this message's earlier
+      // handling wrote (cut short before its record) is recorded below.
+      if (current?.status !== "FAILED" || current.error?.name !== "DeadLettered") return;
+    }
+    if (current?.status === "QUEUED" && current.attempt > message.attempt) {
+      // Retried, by this message's handling maybe, which died before the retry's message (seed
+      // 2042: a map item's, which nothing else reads): sent again, a copy refused at its claim.
+      await sendTasks(this.ctx, [
+        {
+          message: taskMessage(execution, node.id, current.attempt),
+          notBefore: current.notBefore ?? now,
+        },
+      ]);
+      return;
     }
     if (!failed.ok && failed.current?.status !== "FAILED") {
       // The node moved on (completed, or a newer attempt): this copy of the message was stale.
@@ -103,7 +139,18 @@ export class DeadLetters {
     });
     // Counted again when a redelivery records it again (its first recording was cut short).
     deadLetterRecorded(this.ctx);
-    if (failed.ok) await this.propagation.afterNodeFailed(execution, graph, node, error);
+    // Its failure written by this message's earlier handling, cut short before what follows it (seed
+    // 9079: a map item's failure, never told to its map, which waited for ever): followed again.
+    // Only while the execution runs: once it ended, what the failure led to was written (its end),
+    // and following it again only lengthens this handler (seed 5491: past the queue's visibility
+    // timeout, received again and again).
+    const cutShort =
+      execution.status === "RUNNING" &&
+      current?.status === "FAILED" &&
+      current.attempt === message.attempt &&
+      current.error?.name === "DeadLettered";
+    if (failed.ok || cutShort)
+      await this.propagation.afterNodeFailed(execution, graph, node, error, { recovery: cutShort });
   }
 
   list(page: { limit: number; next?: string }): Promise<Page<DeadLetterRecord>> {

@@ -7,6 +7,7 @@
 import type { WorkflowGraph } from "../domain/graph.js";
 import type { ExecutionRecord } from "../domain/records.js";
 import type { EngineContext } from "./context.js";
+import { notifyParent } from "./parent-notice.js";
 import type { Propagation } from "./propagation.js";
 import { sendTasks, taskMessage } from "./send.js";
 
@@ -31,7 +32,12 @@ export async function deadlineByMessage(
   executionId: string,
 ): Promise<void> {
   const execution = await ctx.store.getExecution(executionId);
-  if (execution?.status !== "RUNNING" || execution.deadline === undefined) return;
+  if (!execution || execution.deadline === undefined) return;
+  if (execution.status !== "RUNNING") {
+    // Ended (by this deadline, perhaps, in a handling that died before it told the parent).
+    if (execution.status !== "PENDING") await notifyParent(ctx, execution);
+    return;
+  }
   if (execution.deadline > ctx.clock.now()) {
     // Early (a redrive moved its deadline, or a clock ahead of the queue's): armed again for it.
     await armDeadline(ctx, execution);

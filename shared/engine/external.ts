@@ -195,19 +195,18 @@ export class ExternalWorkers {
     graph: WorkflowGraph,
     node: GraphNode,
     message: TaskMessage,
-  ): Promise<void> {
+  ): Promise<NodeRecord | undefined> {
     const runsOn = node.runsOn;
-    if (!runsOn) return;
+    if (!runsOn) return undefined;
     const record = await this.ctx.store.getNode(execution.executionId, node.id);
-    // Only its lease's own timer (armed at the take, carrying the token) watches a taken task: a
-    // copy of the offer message, or the timer of a lease that passed on, does nothing.
     if (record?.status === "RUNNING" && record.attempt === message.attempt && record.lease) {
-      if (message.lease === record.lease.token)
-        await this.checkLease(execution, graph, node, record, record.lease);
-      return;
+      if (message.lease !== record.lease.token) return undefined;
+      await this.checkLease(execution, graph, node, record, record.lease);
+      return undefined;
     }
-    // A message of an attempt that is over: nothing to offer.
-    if (record?.status !== "QUEUED" || record.attempt !== message.attempt) return;
+    // A message of an attempt that is over, or of a node that ended: nothing to offer; the record
+    // goes back to the caller (a check drives what its end left undone).
+    if (record?.status !== "QUEUED" || record.attempt !== message.attempt) return record;
     await this.ctx.store.offerTask({
       pool: runsOn.pool,
       executionId: execution.executionId,
@@ -218,6 +217,7 @@ export class ExternalWorkers {
       runsOn,
       offeredAt: this.ctx.clock.now(),
     });
+    return undefined;
   }
 
   /**
@@ -226,7 +226,13 @@ export class ExternalWorkers {
    * the timer they outlived arms the next (checkLease).
    */
   private armLeaseTimer(execution: ExecutionRecord, nodeId: string, attempt: number, lease: Lease) {
-    const message: TaskMessage = { ...taskMessage(execution, nodeId, attempt), lease: lease.token };
+    // A check, too: after the attempt ends (by the api, outside any message) it drives the end's
+    // propagation again, in case the api died before it.
+    const message: TaskMessage = {
+      ...taskMessage(execution, nodeId, attempt),
+      check: true,
+      lease: lease.token,
+    };
     return sendTasks(this.ctx, [{ message, notBefore: lease.expiresAt + 1 }]);
   }
 
@@ -324,6 +330,9 @@ export class ExternalWorkers {
       slot,
       claimedAt: now,
     };
+    // Armed before the take, so no take goes without it (the api may die right after); a take that
+    // loses its race leaves a timer that finds another lease and does nothing.
+    await this.armLeaseTimer(execution, node.id, offer.attempt, lease);
     const taken = await store.takeTask({
       task: offer,
       workerId: worker.workerId,
@@ -352,8 +361,12 @@ export class ExternalWorkers {
         await store.withdrawTask(offer);
       return {};
     }
+    // A take that came after its lease's end (this process stalled between arming and taking) may
+    // have been preceded by its timer, which then found the node still QUEUED: armed again (due at
+    // once, it recovers the attempt). A take before that end is the one its timer finds.
+    if (this.ctx.clock.now() > lease.expiresAt)
+      await this.armLeaseTimer(execution, node.id, offer.attempt, lease);
     nodeStarted(this.ctx, taken.node, offer.pool);
-    await this.armLeaseTimer(execution, node.id, offer.attempt, lease);
     await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, offer.attempt);
     const task = await this.prepare(execution, graph, node, taken.node, lease);
     return task ? { task, worker: taken.worker } : { worker: taken.worker };

@@ -50,7 +50,7 @@ export interface ChildDecision {
    */
   ready?: NodeRecord;
   /**
-   * A recovery found the child already ended — an inline child completed, or a child skipped —:
+   * A recovery found the child already ended — completed (inline, or by a continuation), or skipped —:
    * its own propagation is to be re-driven.
    */
   reDrive?: "completed" | "skipped";
@@ -267,7 +267,10 @@ export class FanInGate {
   ): ChildDecision {
     if (outcome === "bad" || !recovery) return {};
     if (record.status === "QUEUED" && record.attempt === 1) return { ready: record };
-    if (record.status === "COMPLETED" && this.hooks.isInline(child)) return { reDrive: "completed" };
+    // Completed: inline, or run in the invocation this recovery follows (a continuation), which may
+    // have died running its own child with no message of its own (seed 3160): driven again, as far
+    // as a continuation goes (propagation.ts).
+    if (record.status === "COMPLETED") return { reDrive: "completed" };
     if (record.status === "SKIPPED") return { reDrive: "skipped" };
     return {};
   }

@@ -35,7 +35,7 @@ import {
   toleratedFailures,
 } from "../domain/map.js";
 import type { Payload } from "../domain/payload.js";
-import type { ErrorInfo, ExecutionRecord, Lease, MapState, NodeRecord } from "../domain/records.js";
+import type { ErrorInfo, ExecutionRecord, MapState, NodeRecord } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
 import type { MapItemsReservation } from "../ports.js";
 import { mapLimit } from "./concurrency.js";
@@ -48,6 +48,7 @@ import type { Propagation } from "./propagation.js";
 import { readCompletedDeps } from "./reads.js";
 import { sendTasks, taskMessage } from "./send.js";
 import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
+import type { WaitingCheck, WaitingKind, WaitingStart } from "./waiting-kind.js";
 
 /** An item's place: its map node, the map attempt it belongs to, its index. */
 export interface MapItem extends MapItemRef {
@@ -136,7 +137,11 @@ export function mapReservation(
 const CHUNK_CACHE_SIZE = 16;
 const ATTEMPT_CACHE_SIZE = 64;
 
-export class Maps {
+export class Maps implements WaitingKind<"map"> {
+  readonly kind = "map";
+  /** Its lanes' ends tell it (afterItem); the sweeper's look at its check time is the backstop. */
+  readonly ownTimer = false;
+
   /** Chunks of item lists this container loaded: content-addressed or inline, so never stale. */
   private readonly chunks = new Map<string, unknown[]>();
   private readonly attempts = new Map<string, { state: MapState; deps: Array<[string, Payload]> }>();
@@ -149,13 +154,7 @@ export class Maps {
   ) {}
 
   /** The claimed map attempt: its list evaluated and kept, the map waiting, one item per lane sent. */
-  async start(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-    lease: Lease,
-  ): Promise<void> {
+  async start({ execution, graph, node, record, lease }: WaitingStart): Promise<void> {
     const { executionId } = execution;
     let items: unknown[];
     let chunks: Payload[];
@@ -303,8 +302,14 @@ export class Maps {
     if (
       !attempt &&
       (map?.status !== "RUNNING" || map.attempt !== item.mapAttempt || map.composite?.kind !== "map")
-    )
+    ) {
+      // A recovery (its end not known to the caller) finding its map attempt ended: the map's own
+      // end may be what was cut short before its propagation (the item that ended it died after
+      // writing it), and nothing else would drive it.
+      if (!known && map && map.attempt === item.mapAttempt)
+        await this.afterMapEnded(execution, graph, item.map, map);
       return;
+    }
     const ended = known ?? read?.status;
     if (!ended || !isTerminalNode(ended)) return;
     const state = attempt?.state ?? (map!.composite as MapState);
@@ -335,22 +340,51 @@ export class Maps {
       await sendTasks(this.ctx, [{ message: taskMessage(execution, item.mapId, item.mapAttempt) }]);
   }
 
+  /** A map attempt that ended: its end's propagation driven again (idempotent, as any recovery). */
+  private async afterMapEnded(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    map: NodeRecord,
+  ): Promise<void> {
+    if (map.status === "COMPLETED")
+      await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+    else if (map.status === "FAILED") {
+      const error = map.error ?? { name: "MapFailed", message: "failed" };
+      // One its dependants go on from propagates like a completion.
+      if (node.onError === "continue") {
+        await this.propagation.afterNodeFailed(execution, graph, node, error, { recovery: true });
+        return;
+      }
+      // A failure for good fails the execution, unless a redrive revived it since (without the
+      // execution's mark, as worker.ts reads it): read strongly, the caller's copy may be older.
+      const fresh = await this.ctx.store.getExecution(execution.executionId);
+      if (fresh?.failedNode !== undefined) await this.propagation.afterFailure(fresh, graph, node, error);
+    }
+  }
+
   /**
    * The map's check (its message after the last lane ended, or the sweeper once its check time
    * passed): assembled and completed once every lane ended, failed when too many items failed,
    * otherwise left waiting until its next check.
    */
-  async check(
-    execution: ExecutionRecord,
-    graph: WorkflowGraph,
-    node: GraphNode,
-    record: NodeRecord,
-  ): Promise<void> {
+  async check({ execution, graph, node, record }: WaitingCheck): Promise<void> {
     const state = record.composite;
     if (record.status !== "RUNNING" || state?.kind !== "map" || !record.lease) return;
     const { executionId } = execution;
     const ended = await endedLanes(this.ctx, executionId, node.id, record.attempt, state.lanes);
     if (ended.size < state.lanes) {
+      // A lane whose first item has no record may never have been sent (the map's start cut short
+      // after it began to wait): sent again, a copy refused at its claim. Each later item is sent
+      // by the one before it, whose message comes back if its worker dies.
+      const open = Array.from({ length: state.lanes }, (_, lane) => lane).filter((lane) => !ended.has(lane));
+      const firsts = await this.ctx.store.getNodes(
+        executionId,
+        open.map((lane) => mapItemId(node.id, record.attempt, lane)),
+      );
+      const seen = new Set(firsts.map((r) => r.nodeId));
+      const unsent = open.filter((lane) => !seen.has(mapItemId(node.id, record.attempt, lane)));
+      if (unsent.length > 0) await this.sendItems(execution, node, record.attempt, unsent);
       await checkLater(this.ctx, executionId, node.id, record.lease);
       return;
     }
@@ -514,7 +548,14 @@ export class Maps {
       { status: "FAILED", error, finishedAt: now, lease: null },
       nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
     );
-    if (!failed.ok) return;
+    if (!failed.ok) {
+      // Failed already, this same attempt (two handlings of its last item): the other may have
+      // died before the failure's propagation, its message gone with this one's; driven here.
+      const current = failed.current;
+      if (current?.status === "FAILED" && current.attempt === record.attempt)
+        await this.afterMapEnded(execution, graph, node, current);
+      return;
+    }
     await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
     await this.cancelItems(execution.executionId, node.id, record.attempt, `map "${node.id}" failed`);
     await this.propagation.afterNodeFailed(execution, graph, node, error);

@@ -21,6 +21,7 @@ import { isTerminalNode } from "../domain/states.js";
 import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import { cancelExecution } from "./cancellation.js";
+import { leaseWatch } from "./checks.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type {
@@ -45,6 +46,7 @@ import { notifyParent } from "./parent-notice.js";
 import { expressionScope, skipReason } from "./prepare.js";
 import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
 import { loadValues } from "./values.js";
+import type { WaitingKinds } from "./waiting-kind.js";
 
 const STORE_CONCURRENCY = 16;
 
@@ -90,6 +92,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     const direct: ByMessage[] = [];
     const reDrive: Array<{ child: GraphNode; skipped: boolean }> = [];
     const skipped: GraphNode[] = [];
+    const watches: OutgoingTask[] = [];
     const sink = node.children.length === 0 ? this.completeSink(execution, graph, node) : Promise.resolve();
 
     await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
@@ -106,9 +109,29 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
           return;
         }
         // Its only parent completed: it is ready, and its message is its dispatch.
-        if (!options.recovery) direct.push({ node: child });
-        else if (!isFinal(await this.ctx.store.getNode(execution.executionId, child.id)))
+        if (!options.recovery) {
           direct.push({ node: child });
+          return;
+        }
+        const current = await this.ctx.store.getNode(execution.executionId, child.id);
+        const depth = options.depth ?? 0;
+        if (current?.status === "RUNNING" && current.lease && !current.composite) {
+          // Run in the invocation this recovery follows, maybe (a continuation), by a worker that
+          // may die after its end with no message of its own: watched to its lease's end.
+          const watch = leaseWatch(this.ctx, execution, child.id, current.attempt, current.lease, depth + 1);
+          if (watch) watches.push(watch);
+        } else if (current?.status === "QUEUED" && current.attempt > 1) {
+          // Retried where it ran (a continuation), whose worker may have died before the retry's
+          // message: sent again (a copy is refused at its claim).
+          watches.push({
+            message: taskMessage(execution, child.id, current.attempt),
+            notBefore: current.notBefore ?? this.ctx.clock.now(),
+          });
+        } else if (!isFinal(current)) direct.push({ node: child });
+        // Completed in the invocation this recovery follows, maybe, which went on to run its own
+        // child (a continuation) and died: its propagation too, as far as a continuation goes.
+        else if (current?.status === "COMPLETED" && depth < this.ctx.maxContinuations)
+          reDrive.push({ child, skipped: false });
         return;
       }
       const decision = await this.fanIn.afterParent(
@@ -122,7 +145,36 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       );
       if (decision.ready) ready.push(decision.ready);
       if (decision.skipped) skipped.push(child);
-      if (decision.reDrive) reDrive.push({ child, skipped: decision.reDrive === "skipped" });
+      // A join claimed in the invocation this recovery follows (a continuation, worker.ts) whose
+      // worker may die: its claim had no message of its own, so its lease is watched.
+      if (options.recovery && !decision.ready && dispatchMode(this.ctx, child) === "join") {
+        const current = await this.ctx.store.getNode(execution.executionId, child.id);
+        if (current?.status === "QUEUED" && current.attempt > 1)
+          // Retried where it ran (a continuation), its worker dead before the retry's message
+          // (simulation seed 262): sent again, as for a direct child.
+          watches.push({
+            message: taskMessage(execution, child.id, current.attempt),
+            notBefore: current.notBefore ?? this.ctx.clock.now(),
+          });
+        else if (current?.status === "RUNNING" && current.lease && !current.composite) {
+          const watch = leaseWatch(
+            this.ctx,
+            execution,
+            child.id,
+            current.attempt,
+            current.lease,
+            (options.depth ?? 0) + 1,
+          );
+          if (watch) watches.push(watch);
+        }
+      }
+      if (
+        decision.reDrive &&
+        (decision.reDrive === "skipped" ||
+          this.isInline(child) ||
+          (options.depth ?? 0) < this.ctx.maxContinuations)
+      )
+        reDrive.push({ child, skipped: decision.reDrive === "skipped" });
     });
 
     // Children in definition order, so which one is kept for this invocation is deterministic.
@@ -143,13 +195,18 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
         ready.filter((record) => record.nodeId !== kept?.node.id),
       ),
       this.sendByMessage(execution, direct),
+      sendTasks(this.ctx, watches),
     ]);
     for (const child of skipped) {
       await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", child.id, 0);
       await this.afterCompletion(execution, graph, child, { recovery: false, skipped: true });
     }
     for (const { child, skipped } of reDrive)
-      await this.afterCompletion(execution, graph, child, { recovery: true, skipped });
+      await this.afterCompletion(execution, graph, child, {
+        recovery: true,
+        skipped,
+        depth: (options.depth ?? 0) + 1,
+      });
     return kept;
   }
 
@@ -185,7 +242,11 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     const written =
       node.onError === "continue"
         ? await this.ctx.store.transitionNode(executionId, node.id, condition, patch, event)
-        : await this.ctx.store.failNode(executionId, node.id, condition, patch, event);
+        : // Looked at by the sweeper after the grace period unless the execution's end is written
+          // first (which leaves the index): the process may die in between (simulation seed 9638).
+          await this.ctx.store.failNode(executionId, node.id, condition, patch, event, {
+            sweepAt: this.ctx.clock.now() + this.ctx.sweep.graceMs,
+          });
     // Every failure for good is written here: counted once, when its write succeeds.
     if (written.ok) nodeFailed(this.ctx, written.record);
     return written;
@@ -272,6 +333,12 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       STORE_CONCURRENCY,
       async (node) => {
         const notBefore = await notBeforeOf(this.ctx, execution, graph, node, [], now);
+        // A deferred entry's message (or durable timer) is armed before it is queued, so a start
+        // that dies in between leaves no queued node without one (one left PENDING is queued by
+        // the sweeper's first look, which repairs an entry never started). Queued once (the write
+        // below is conditional); a copy is refused at its claim.
+        if (notBefore !== undefined)
+          await sendTasks(this.ctx, [{ message: taskMessage(execution, node.id, 1), notBefore }]);
         const result = await this.ctx.store.transitionNode(
           execution.executionId,
           node.id,
@@ -290,7 +357,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       this.dispatch(
         execution,
         graph,
-        queued.filter((r): r is NodeRecord => r !== undefined),
+        queued.filter((r): r is NodeRecord => r !== undefined && r.notBefore === undefined),
       ),
     ]);
   }
@@ -338,11 +405,14 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     );
     if (finished.ok) {
       await this.ctx.events.publish([executionLifecycleEvent(finished.record, error)]);
-      await notifyParent(this.ctx, finished.record);
       if (status === "FAILED" && graph.onFailure) await this.sendOnFailure(finished.record);
     }
     // Also on a repeat (a re-drive after a crash), but never when the success was refused by the guard.
     const ended = finished.ok || finished.current?.status === status;
+    // The parent hears of it on a repeat too: the process that ended it may have died first, and
+    // nothing else tells a parent waiting for its child.
+    const child = finished.ok ? finished.record : finished.current;
+    if (ended && child) await notifyParent(this.ctx, child);
     if (mayHaveLeftovers && ended) {
       await this.cleanUp(executionId, status, `execution ${status.toLowerCase()}: ${reason}`, graph);
     } else if (mayHoldBudget && ended) {
@@ -427,6 +497,12 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       if (!hasCode(error, "Conflict") && !hasCode(error, "NotFound")) throw error;
     }
   }
+
+  /**
+   * Set by the worker (worker.ts): the waiting kinds, whose nodes' holdings (a child execution) are
+   * released when their attempt is cancelled at the execution's end.
+   */
+  waiting?: Pick<WaitingKinds, "release">;
 
   /** Set by the worker (engine/map.ts): what follows the end of a map's item. */
   itemEnded?: (
@@ -525,9 +601,12 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       }
       if (node.status !== "RUNNING") return false;
       const waiting = node.composite !== undefined;
-      // A waiting child execution is cancelled with its node (whose cancellation it then reports back).
-      if (node.composite?.kind === "workflow")
-        await this.cancelChild(node.composite.executionId, `its parent was cancelled or failed: ${reason}`);
+      // What a waiting node started is released with it (a child execution is cancelled, and reports
+      // its cancellation back).
+      if (node.composite) {
+        if (!this.waiting) throw new Error("propagation has no waiting kinds: no worker was built with it");
+        await this.waiting.release(node.composite, reason);
+      }
       if (waiting || (node.lease?.expiresAt ?? now) < now) {
         const cancelled = await this.cancelNode(executionId, node.nodeId, reason, {
           leaseExpiredBy: waiting ? Number.MAX_SAFE_INTEGER : now,
@@ -634,8 +713,10 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     }
     const result = await this.ctx.store.recordSinkDone(execution.executionId, node.index);
     const current = result.ok ? result.record : result.current;
-    // Also reached on a repeat: finishes an execution whose last sink was recorded before a crash.
-    if (current?.status === "RUNNING" && current.sinksDone.length === graph.sinks.length) {
+    // Also reached on a repeat: finishes an execution whose last sink was recorded before a crash,
+    // or, ended already, tells its parent again (the end's handling may have died before it).
+    const allDone = current !== undefined && current.sinksDone.length === graph.sinks.length;
+    if (allDone && (current.status === "RUNNING" || current.status === "SUCCEEDED")) {
       await this.finishExecution(execution.executionId, graph, "SUCCEEDED", "all sinks completed");
     }
   }

@@ -3,11 +3,11 @@
  * due later is not sent now: it becomes a durable timer (timers.ts), which the sweep sends once it
  * is within reach. So a long `wait` or backoff costs no compute while it waits.
  */
-import { MAX_DELAY_SECONDS } from "../domain/timers.js";
+import { MAX_DELAY_SECONDS, timerSortKey } from "../domain/timers.js";
 import { executionTrace } from "../domain/trace.js";
 import type { TaskMessage } from "../ports.js";
 import type { EngineContext } from "./context.js";
-import { armTimers } from "./timers.js";
+import { armTimers, pendingTimers } from "./timers.js";
 
 export interface OutgoingTask {
   message: TaskMessage;
@@ -32,6 +32,29 @@ export function taskMessage(
     ...(deps ? { deps: [...deps] } : {}),
     trace: executionTrace(execution).traceparent,
   };
+}
+
+/**
+ * Sends again tasks that may not have been sent (a look of the sweeper at nodes queued for later,
+ * whose writer may have died before arming them). A durable timer already stored that no sweep has
+ * reached yet is left alone: the sweep that reaches it sends it. Reading it costs a read unit where
+ * putting it again (a conditional put that changes nothing) costs a write unit.
+ */
+export async function rearmTasks(ctx: EngineContext, tasks: readonly OutgoingTask[]): Promise<void> {
+  const now = ctx.clock.now();
+  const far = tasks.filter((task) => (task.notBefore ?? now) - now > MAX_DELAY_SECONDS * 1000);
+  if (far.length === 0) return sendTasks(ctx, tasks);
+  const pending = await pendingTimers(
+    ctx,
+    far.map((task) => ({ message: task.message, dueAt: task.notBefore! })),
+  );
+  await sendTasks(
+    ctx,
+    tasks.filter(
+      (task) =>
+        !far.includes(task) || !pending.has(timerSortKey({ message: task.message, dueAt: task.notBefore! })),
+    ),
+  );
 }
 
 export async function sendTasks(ctx: EngineContext, tasks: readonly OutgoingTask[]): Promise<void> {

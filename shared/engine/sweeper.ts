@@ -10,20 +10,19 @@
 
 import { requiredCompletions, tallyParents, verdictOf } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
-import { mapItemId, nextInLane } from "../domain/map.js";
 import { type ExecutionRecord, type NodeRecord, type ParentLink, pendingNode } from "../domain/records.js";
 import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { isTerminalNode } from "../domain/states.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
-import { dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
-import { timeOut } from "./execution-deadline.js";
+import { dispatchMode, fanInSource, messageCarriesDeps, shardOf } from "./dispatch-mode.js";
+import { armDeadline, timeOut } from "./execution-deadline.js";
 import { outcomeIn, type StatusOf } from "./fan-in.js";
-import { endedLanes, itemNode } from "./map.js";
 import { measurePools, NO_METRICS, sweepCompleted } from "./metrics.js";
+import { notifyParent } from "./parent-notice.js";
 import type { Propagation } from "./propagation.js";
-import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
+import { type OutgoingTask, rearmTasks, sendTasks, taskMessage } from "./send.js";
 import { sweepTimers } from "./timers.js";
 import type { TaskRunner } from "./worker.js";
 
@@ -101,7 +100,9 @@ export class Sweeper {
 
   private async reconcile(execution: ExecutionRecord, now: number, report: SweepReport): Promise<void> {
     if (execution.status !== "RUNNING") {
-      // Finished, but its cleanup was not confirmed (cut short, or running nodes still stopping).
+      // Finished, but its cleanup was not confirmed (cut short, or running nodes still stopping);
+      // its parent told again, in case the end was cut short before it (children.ts).
+      await notifyParent(this.ctx, execution);
       await this.propagation.cleanUp(
         execution.executionId,
         execution.status,
@@ -109,10 +110,11 @@ export class Sweeper {
       );
       return;
     }
-    if (execution.parent && (await this.orphaned(execution.parent))) {
+    const parent = execution.parent ? await this.parentOf(execution.parent) : undefined;
+    if (parent === "moved on") {
       // Its parent's node no longer waits for it: the attempt that started it was lost before it
       // recorded the child (a crash between the two), or it ended since. Nobody would use its end.
-      const { executionId, nodeId, attempt } = execution.parent;
+      const { executionId, nodeId, attempt } = execution.parent!;
       await this.propagation.cancelChild(
         execution.executionId,
         `node "${nodeId}" of execution ${executionId} no longer waits for it (it started it on attempt ${attempt})`,
@@ -130,17 +132,26 @@ export class Sweeper {
       (await this.ctx.store.listNodes(execution.executionId)).map((r) => [r.nodeId, r]),
     );
     const statusOf = (id: string) => records.get(id)?.status;
-    let next = now + idleMs;
+    // Nothing brings it back unless something of it is overdue (its messages, the timers and SQS's
+    // redelivery carry the rest): its cost follows what is due, not the executions running.
+    let next: number | undefined;
     const revisitAt = (at: number) => {
-      next = Math.min(next, at);
+      next = next === undefined ? at : Math.min(next, at);
     };
-    if (execution.deadline !== undefined) revisitAt(execution.deadline);
+    // A child whose parent's attempt does not wait for it yet: looked at again once that attempt
+    // has had its time (its lease's end), to be cancelled then if it was lost before recording it.
+    if (typeof parent === "number") revisitAt(parent + graceMs);
+    // Its first look: the deadline's message again, in case the start was cut short before it.
+    if (execution.sweptAt === undefined) await armDeadline(this.ctx, execution);
 
     const resend: OutgoingTask[] = [];
+    const rearm: OutgoingTask[] = [];
     // Ended nodes whose dependants go on (completed, skipped, or failed under onError continue).
     const completed: Array<{ node: GraphNode; skipped: boolean }> = [];
     const failed: Array<{ node: GraphNode; record: NodeRecord }> = [];
     const pending: Array<{ node: GraphNode; record: NodeRecord }> = [];
+    // Ended parents of a sharded join whose arrival is missing: re-driven like `completed`.
+    const unarrived = new Map<string, { node: GraphNode; skipped: boolean }>();
     // Something overdue since `since` is sent again at thinning points (domain/resend.ts), at most
     // 16 grace periods (and at least the idle interval) apart: lost, it is resent once the grace
     // period is over; only waiting in a backlog, it gets a few duplicates rather than one per
@@ -171,7 +182,15 @@ export class Sweeper {
           pending.push({ node, record: record ?? pendingNode(execution.executionId, node.id) });
           continue;
         }
-        if (verdict !== "ready") continue;
+        if (verdict !== "ready") {
+          if (fanInSource(this.ctx.fanIn, node) === "sharded")
+            for (const parent of await this.arrivalsMissing(execution, graph, node, statusOf)) {
+              const ended = records.get(parent.id);
+              if (ended && resendNow(ended.finishedAt ?? now))
+                unarrived.set(parent.id, { node: parent, skipped: ended.status === "SKIPPED" });
+            }
+          continue;
+        }
         const done = tally.ok;
         // Met when its required-th dependency was done (`all`: when the last one ended).
         const ended = node.fanIn.kind === "all" ? [...done, ...tally.skipped] : done;
@@ -189,19 +208,35 @@ export class Sweeper {
       if (!record) continue;
       switch (record.status) {
         case "RUNNING": {
+          // A live lease is its worker's, whose message comes back if it dies (or its timer's).
           const expiresAt = record.lease?.expiresAt ?? now;
           if (expiresAt < now) {
             await this.runner.recoverExpiredLease(execution, graph, node, record);
             report.recoveredLeases++;
-          } else revisitAt(expiresAt + 1000);
+          } else if (record.composite && !this.runner.waiting.armsOwnTimer(record.composite)) {
+            // A map or a child workflow waiting: its lanes and its child tell it when they end, and
+            // this look at its check time is the backstop for a word lost to a crash (a kind that
+            // arms its own timer, a callback, needs none: engine/waiting-kind.ts).
+            revisitAt(expiresAt + 1000);
+          }
           break;
         }
         case "QUEUED": {
           // Its message, delayed or a durable timer's (engine/timers.ts), comes when it is due.
           const dueAt = record.notBefore ?? record.queuedAt ?? now;
-          if (dueAt > now) revisitAt(dueAt + graceMs);
-          else if (resendNow(dueAt))
-            resend.push({ message: taskMessage(execution, node.id, record.attempt) });
+          if (dueAt <= now) {
+            if (resendNow(dueAt)) resend.push({ message: taskMessage(execution, node.id, record.attempt) });
+          } else if (
+            execution.sweptAt === undefined ||
+            (record.queuedAt ?? now) >= execution.sweptAt - graceMs
+          ) {
+            // Not due yet, and queued since the last look (or before the first): its message or timer
+            // armed again for its time, in case the process that queued it died before arming it
+            // outside any message, which nothing would look at again. A copy is refused at its
+            // claim; a timer is put once. Not an act that brings it back. (Skipping a deferred
+            // entry's first attempt here, which the start arms before queuing, fails seed 2251: open.)
+            rearm.push({ message: taskMessage(execution, node.id, record.attempt), notBefore: dueAt });
+          }
           break;
         }
         case "COMPLETED":
@@ -230,67 +265,40 @@ export class Sweeper {
           break;
       }
     }
-    // A waiting map's items (engine/map.ts): their leases recovered, their retries' lost messages
-    // resent, a lane that did not move on after an item ended driven again, and the map's first
-    // items sent again if they never were.
-    const itemsToDrive: GraphNode[] = [];
+    for (const [id, parent] of unarrived)
+      if (!completed.some((c) => c.node.id === id)) completed.push(parent);
+    // An ended map's items (engine/map.ts): one claimed as it ended (it failed under onError
+    // "continue", or was cancelled), whose worker then died, is settled here (cancelled, or told to
+    // stop). A running map's items are never read here: each item's message (redelivered if its
+    // worker dies) drives its lane, and the map's own check its first items.
     for (const map of records.values()) {
       const node = graph.byId.get(map.nodeId);
-      const state = map.composite;
-      if (!node || state?.kind !== "map" || map.status === "COMPLETED") continue;
-      const items = new Map(
-        (await this.ctx.store.listMapItems(execution.executionId, node.id, map.attempt)).map((r) => [
-          r.nodeId,
-          r,
-        ]),
-      );
-      if (map.status !== "RUNNING") {
-        // Its map failed (under onError "continue") or was cancelled: an item claimed as it ended,
-        // whose worker then died, is settled here (cancelled, or told to stop).
-        const open = [...items.values()].filter((item) => !isTerminalNode(item.status));
-        const reason = `map "${node.id}" ended`;
-        const left = await this.propagation.settleOutstanding(execution.executionId, open, reason, false);
-        if (left > 0) revisitAt(now + graceMs);
+      if (!node || map.composite?.kind !== "map" || map.status === "COMPLETED" || map.status === "RUNNING")
         continue;
-      }
-      for (let lane = 0; lane < state.lanes; lane++) {
-        const first = mapItemId(node.id, map.attempt, lane);
-        if (!items.has(first) && resendNow(map.startedAt ?? now))
-          resend.push({ message: taskMessage(execution, first, 1) });
-      }
-      // A lane recorded as ended needs nothing more: driving its last item again would only send
-      // the map's check once more (and under stalls, again at every thinning point).
-      const ended = await endedLanes(this.ctx, execution.executionId, node.id, map.attempt, state.lanes);
-      for (const record of items.values()) {
-        const item = itemNode(graph, record.nodeId);
-        if (!item?.item || ended.has(item.item.index % state.lanes)) continue;
-        if (record.status === "RUNNING") {
-          const expiresAt = record.lease?.expiresAt ?? now;
-          if (expiresAt < now) {
-            await this.runner.recoverExpiredLease(execution, graph, item, record);
-            report.recoveredLeases++;
-          } else revisitAt(expiresAt + 1000);
-        } else if (record.status === "QUEUED") {
-          const dueAt = record.notBefore ?? record.queuedAt ?? now;
-          if (dueAt > now) revisitAt(dueAt + graceMs);
-          else if (resendNow(dueAt))
-            resend.push({
-              message: taskMessage(execution, item.id, record.attempt),
-            });
-        } else if (isTerminalNode(record.status)) {
-          const next = nextInLane(item.item.index, state.lanes, state.items);
-          const stalled = next === undefined || !items.has(mapItemId(node.id, map.attempt, next));
-          if (stalled && resendNow(record.finishedAt ?? now)) itemsToDrive.push(item);
-        }
-      }
+      const open = (await this.ctx.store.listMapItems(execution.executionId, node.id, map.attempt)).filter(
+        (item) => !isTerminalNode(item.status),
+      );
+      const reason = `map "${node.id}" ended`;
+      const left = await this.propagation.settleOutstanding(execution.executionId, open, reason, false);
+      if (left > 0) revisitAt(now + graceMs);
     }
+    // About to act: looked at again after the grace period, in case this reconcile is cut short
+    // (then, finding nothing left to do, it leaves the index).
+    const decided = pending.some(({ node }) => {
+      const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, statusOf));
+      const verdict = verdictOf(node.fanIn, node.parents.length, tally);
+      return verdict === "ready" || verdict === "skipped";
+    });
+    const reviving =
+      execution.failedNode === undefined && (execution.reviving !== undefined || failed.length > 0);
+    if (resend.length + completed.length + failed.length > 0 || reviving || decided) revisitAt(now + graceMs);
     // The sweep is recorded before it acts, so the resends decided above count as made even when
     // this reconcile is cut short (the next sweep thins from here, not from an older sweep), and a
     // reconcile that stalled past a later sweep's record acts no more: its view is stale.
     const swept = await this.ctx.store.transitionExecution(
       execution.executionId,
       ["RUNNING"],
-      { sweepAt: Math.max(next, now + MIN_REVISIT_MS), sweptAt: now },
+      { sweepAt: next === undefined ? null : Math.max(next, now + MIN_REVISIT_MS), sweptAt: now },
       undefined,
       { notSweptAfter: now },
     );
@@ -298,15 +306,12 @@ export class Sweeper {
     // A redrive cut short between reviving the execution and its nodes (its `reviving` mark, or
     // failures without the mark a failure of this life sets): finished first, rather than failing
     // the execution again, and before the completions below may end it.
-    const revival =
-      execution.failedNode === undefined && (execution.reviving !== undefined || failed.length > 0);
+    const revival = reviving;
     if (revival) await this.deadLetters.reviveNodes(execution, graph);
-    await sendTasks(this.ctx, resend);
+    await Promise.all([sendTasks(this.ctx, resend), rearmTasks(this.ctx, rearm)]);
     report.resent += resend.length;
     for (const { node, skipped } of completed)
       await this.propagation.afterCompletion(execution, graph, node, { recovery: false, skipped });
-    for (const item of itemsToDrive)
-      await this.propagation.afterCompletion(execution, graph, item, { recovery: true });
     if (!revival) {
       for (const { node, record } of failed) {
         await this.propagation.afterFailure(
@@ -332,13 +337,41 @@ export class Sweeper {
   }
 
   /**
-   * A child execution whose parent's node has moved on: to a later attempt (which starts a child of
-   * its own), or to its end. While that attempt runs, the child is (or is about to be) waited for.
+   * Where a child execution's parent stands: "moved on" when its node went to a later attempt
+   * (which starts a child of its own) or to its end; "waits" while that attempt waits for this
+   * child (it hears of its end: children.ts notifyParent); else the time that attempt's lease ends
+   * (claimed, it has not recorded its child yet: a crash in between would leave the child an
+   * orphan, found once that lease is over).
    */
-  private async orphaned(parent: ParentLink): Promise<boolean> {
+  private async parentOf(parent: ParentLink): Promise<"moved on" | "waits" | number> {
     const node = await this.ctx.store.getNode(parent.executionId, parent.nodeId);
-    if (!node) return false; // its parent's records are gone (retention): nothing to tell
-    return node.attempt > parent.attempt || isTerminalNode(node.status);
+    if (!node) return "waits"; // its parent's records are gone (retention): nothing to tell
+    if (node.attempt > parent.attempt || isTerminalNode(node.status)) return "moved on";
+    if (node.status === "RUNNING" && node.composite?.kind === "workflow") return "waits";
+    return node.lease?.expiresAt ?? this.ctx.clock.now();
+  }
+
+  /**
+   * The ended parents (done or skipped) of a sharded join still waiting whose arrival is missing
+   * from its shards: a process cut short between a parent's end and its arrival with nothing to
+   * drive that parent again (the start running inline nodes, simulation seed 9213). Unseen, the
+   * join's last arrival finds its shards short, and it waits for ever.
+   */
+  private async arrivalsMissing(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    join: GraphNode,
+    statusOf: StatusOf,
+  ): Promise<GraphNode[]> {
+    const ended = join.parents.filter((p) => {
+      const outcome = outcomeIn(graph, p, statusOf);
+      return outcome === "done" || outcome === "skipped";
+    });
+    if (ended.length === 0) return [];
+    const shards = [...new Set(ended.map((p) => shardOf(this.ctx.fanIn, join, p)))];
+    const stored = await this.ctx.store.getArrivalShards(execution.executionId, join.id, shards);
+    const arrived = new Set(stored.flatMap((shard) => shard.okDeps));
+    return ended.filter((p) => !arrived.has(p)).map((p) => graph.nodes[p]!);
   }
 
   /** A completed node whose effects are not all visible: a child never reached, or a sink not counted. */

@@ -4,7 +4,14 @@
  * the timers due in its window — one query per shard when nothing is due, whatever the number of
  * running executions — and sends each as a task message delayed to its time.
  */
-import { delaySecondsUntil, sweepWindow, TIMER_LIMITS, type Timer, unsent } from "../domain/timers.js";
+import {
+  delaySecondsUntil,
+  sweepWindow,
+  TIMER_LIMITS,
+  type Timer,
+  timerSortKey,
+  unsent,
+} from "../domain/timers.js";
 import type { Store, TaskMessage } from "../ports.js";
 import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
@@ -12,13 +19,37 @@ import type { EngineContext } from "./context.js";
 const PAGE = 100;
 
 /** Arms `timers` (each a message and its time) in the due index. */
-export function armTimers(
+export async function armTimers(
   ctx: EngineContext,
   timers: ReadonlyArray<{ message: TaskMessage; dueAt: number }>,
 ): Promise<void> {
-  if (timers.length === 0) return Promise.resolve();
+  if (timers.length === 0) return;
   const armedAt = ctx.clock.now();
-  return ctx.store.putTimers(timers.map(({ message, dueAt }) => ({ message, dueAt, armedAt })));
+  const armed = timers.map(({ message, dueAt }) => ({ message, dueAt, armedAt }));
+  await ctx.store.putTimers(armed);
+  // A process that stalled between choosing the index and writing to it may have armed a timer
+  // behind what a sweep since then reads (its cursor, less the look-back): one due that soon is
+  // sent now as well, delayed to its time (it is within SQS's reach; a second copy is harmless).
+  const now = ctx.clock.now();
+  const reach = now + TIMER_LIMITS.leadMs - TIMER_LIMITS.lookBackMs;
+  await sendDelayed(
+    ctx,
+    armed.filter((timer) => timer.dueAt <= reach),
+  );
+}
+
+/**
+ * Those of these timers that are stored and due past every sweep's reach so far (the cursor's
+ * `through`): a later sweep sends each. By their sort keys (domain/timers.ts, timerSortKey).
+ */
+export async function pendingTimers(
+  ctx: EngineContext,
+  timers: ReadonlyArray<{ message: TaskMessage; dueAt: number }>,
+): Promise<Set<string>> {
+  const [stored, cursor] = await Promise.all([ctx.store.getTimers(timers), ctx.store.getTimerCursor()]);
+  return new Set(
+    stored.filter((timer) => cursor === undefined || timer.dueAt > cursor.through).map(timerSortKey),
+  );
 }
 
 export interface TimerSweepReport {
@@ -44,7 +75,7 @@ export async function sweepTimers(ctx: EngineContext, now: number): Promise<Time
         ...(next ? { next } : {}),
       });
       const due = page.items.filter((timer) => unsent(timer, cursor));
-      await sendDelayed(ctx, due, now);
+      await sendDelayed(ctx, due);
       sent += due.length;
       next = page.next;
     } while (next !== undefined);
@@ -53,7 +84,10 @@ export async function sweepTimers(ctx: EngineContext, now: number): Promise<Time
   return { sent };
 }
 
-async function sendDelayed(ctx: EngineContext, timers: readonly Timer[], now: number): Promise<void> {
+/** Sends timers delayed to their times, from the clock as it is now (a slow sweep's are not late). */
+async function sendDelayed(ctx: EngineContext, timers: readonly Timer[]): Promise<void> {
+  if (timers.length === 0) return;
+  const now = ctx.clock.now();
   const byDelay = new Map<number, TaskMessage[]>();
   for (const timer of timers) {
     const delay = delaySecondsUntil(timer.dueAt, now);

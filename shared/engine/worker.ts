@@ -15,6 +15,7 @@ import { runAttempt } from "./attempt.js";
 import { AttemptEndings } from "./attempt-endings.js";
 import { Callbacks } from "./callbacks.js";
 import { CLEANUP_NODE_ID, cleanUpByMessage } from "./cancellation.js";
+import { leaseWatch } from "./checks.js";
 import { ChildWorkflows } from "./children.js";
 import type { EngineContext } from "./context.js";
 import type { ByMessage, FailAttempt } from "./contracts.js";
@@ -33,10 +34,12 @@ import { ExternalWorkers } from "./external.js";
 import { HISTORY, nodeEvent, publishNodeEvent, traced } from "./lifecycle.js";
 import { itemNode, Maps } from "./map.js";
 import { nodeStarted } from "./metrics.js";
+import { notifyParent } from "./parent-notice.js";
 import { skipReason } from "./prepare.js";
 import { needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
 import { sendTasks, taskMessage } from "./send.js";
+import { WaitingKinds } from "./waiting-kind.js";
 import { expectedRunMs, mayContinue, RecentRunTimes, workerTimeoutError } from "./worker-time.js";
 
 // A map's items share one key: their run times are alike, and one entry per item would pile up.
@@ -63,8 +66,9 @@ export class TaskRunner {
   private readonly endings: AttemptEndings;
 
   private readonly maps: Maps;
-  private readonly children: ChildWorkflows;
   readonly callbacks: Callbacks;
+  /** The waiting kinds this runner starts and checks (engine/waiting-kind.ts). */
+  readonly waiting: WaitingKinds;
   /** External workers' registry, polls and tasks (engine/external.ts). */
   readonly external: ExternalWorkers;
 
@@ -79,8 +83,13 @@ export class TaskRunner {
       return this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
     };
     this.maps = new Maps(ctx, propagation, failAttempt);
-    this.children = new ChildWorkflows(ctx, propagation, new Executions(ctx, propagation), failAttempt);
     this.callbacks = new Callbacks(ctx, propagation, failAttempt);
+    this.waiting = new WaitingKinds([
+      this.maps,
+      new ChildWorkflows(ctx, propagation, new Executions(ctx, propagation), failAttempt),
+      this.callbacks,
+    ]);
+    propagation.waiting = this.waiting;
     this.external = new ExternalWorkers(ctx, this.endings);
     propagation.itemEnded = (execution, graph, item, ended) =>
       item.item ? this.maps.afterItem(execution, graph, item.item, ended) : Promise.resolve();
@@ -94,7 +103,7 @@ export class TaskRunner {
     current: NodeRecord,
   ): Promise<void> {
     // A map or a child's parent holds no worker: its lease is the time of its next check.
-    if (current.composite) return this.checkComposite(execution, graph, node, current);
+    if (current.composite) return this.checkComposite(execution, graph, node, current, true);
     return this.endings.recoverExpiredLease(execution, graph, node, current);
   }
 
@@ -128,11 +137,16 @@ export class TaskRunner {
         leaseExpiredBy: now,
         fenced: needsFence(execution.status),
       });
+      // Redelivered: its first handling may have ended the execution and died before telling the
+      // parent, which nothing else tells (children.ts).
+      if (delivery.receiveCount !== 1 || message.check) await notifyParent(this.ctx, execution);
       return;
     }
     if (node.runsOn) {
       // Run by external workers only: its message offers it to its pool (engine/external.ts).
-      await this.external.offer(execution, graph, node, message);
+      const left = await this.external.offer(execution, graph, node, message);
+      if (left && left.status !== "RUNNING" && (message.check || delivery.receiveCount !== 1))
+        await this.onClaimRefused(execution, graph, node, message, left, delivery);
       return;
     }
     const task = this.ctx.tasks.get(node.type);
@@ -321,10 +335,9 @@ export class TaskRunner {
         return undefined;
       }
       if (skip !== undefined) return this.endings.skipClaimed(execution, graph, node, record, lease, skip);
-      if (task.composite === "map") await this.maps.start(execution, graph, node, record, lease);
-      else if (task.composite === "callback")
-        await this.callbacks.start(execution, graph, node, record, lease);
-      else await this.children.start(execution, graph, node, record, lease, bindings);
+      await this.waiting
+        .get(task.composite)
+        .start({ execution, graph, node, record, lease, ...(bindings ? { bindings } : {}) });
       return undefined;
     }
     const result = await runAttempt(
@@ -409,7 +422,15 @@ export class TaskRunner {
     if (!current) return; // never queued: a message no state asked for
     switch (current.status) {
       case "QUEUED": {
-        if (current.attempt !== message.attempt) return; // a stale message of an earlier attempt
+        if (current.attempt !== message.attempt) {
+          // A message of an earlier attempt. Redelivered (or a check), its handler may have died
+          // between the retry's write and its message: the current attempt's is sent again.
+          if (current.attempt > message.attempt && (delivery.receiveCount !== 1 || message.check)) {
+            const again = taskMessage(execution, message.nodeId, current.attempt);
+            await sendTasks(this.ctx, [{ message: again, notBefore: current.notBefore ?? now }]);
+          }
+          return;
+        }
         if (current.notBefore !== undefined && current.notBefore > now) {
           // Early (a redelivery, or a sweeper resend): send it again for when it is due.
           const again = taskMessage(execution, message.nodeId, message.attempt, message.deps);
@@ -422,13 +443,27 @@ export class TaskRunner {
         // A node waiting for its items or its child: the message is the last lane's call to
         // assemble the map, or the child's word that it ended.
         if (current.composite && current.attempt === message.attempt) {
-          await this.checkComposite(execution, graph, node, current);
+          await this.checkComposite(
+            execution,
+            graph,
+            node,
+            current,
+            message.check || delivery.receiveCount !== 1,
+          );
           return;
         }
-        // Another worker holds a live lease (a duplicate delivery): drop. An expired lease of this
-        // attempt means its worker died: recover it as a failed attempt.
-        if (current.attempt === message.attempt && current.lease && current.lease.expiresAt < now) {
-          await this.endings.recoverExpiredLease(execution, graph, node, current);
+        // An expired lease of this attempt means its worker died: recover it as a failed attempt.
+        // A live one is another worker's. This message — that lease's watch, or one without a
+        // lease (a redelivery consumed here while that worker may still die after its end, or the
+        // node's only message: a continuation that failed after its claim sends one) — watches
+        // the lease's end (checks.ts). Watches die out: each re-drive counts a hop.
+        if (current.attempt === message.attempt && current.lease) {
+          const { lease } = current;
+          if (lease.expiresAt < now) await this.endings.recoverExpiredLease(execution, graph, node, current);
+          else if (message.lease === undefined || message.lease === lease.token) {
+            const watch = leaseWatch(this.ctx, execution, node.id, current.attempt, lease, message.hops ?? 0);
+            if (watch) await sendTasks(this.ctx, [watch]);
+          }
         }
         return;
       case "COMPLETED":
@@ -438,19 +473,29 @@ export class TaskRunner {
         // claiming message — redelivered if its handler died — and the sweeper see to its
         // propagation. Driving it here too would send a copy of every child not yet claimed, each
         // of which would do the same: a wave of duplicates following the real one through a backlog.
-        if (delivery.receiveCount === 1) return;
-        await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+        if (delivery.receiveCount === 1 && !message.check) return;
+        await this.propagation.afterCompletion(execution, graph, node, {
+          recovery: true,
+          depth: message.hops,
+        });
         return;
       case "SKIPPED":
         // As for COMPLETED: its dependants may not all have been reached.
-        if (delivery.receiveCount === 1) return;
-        await this.propagation.afterCompletion(execution, graph, node, { recovery: true, skipped: true });
+        if (delivery.receiveCount === 1 && !message.check) return;
+        await this.propagation.afterCompletion(execution, graph, node, {
+          recovery: true,
+          skipped: true,
+          depth: message.hops,
+        });
         return;
       case "FAILED": {
         if (node.onError === "continue") {
           // A failure its dependants go on from: as for COMPLETED.
-          if (delivery.receiveCount === 1) return;
-          await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
+          if (delivery.receiveCount === 1 && !message.check) return;
+          await this.propagation.afterCompletion(execution, graph, node, {
+            recovery: true,
+            depth: message.hops,
+          });
           return;
         }
         // Without the execution's `failedNode` mark, a failure of before a redrive that is reviving
@@ -470,20 +515,16 @@ export class TaskRunner {
     }
   }
 
+  /** `recheck`: a check or a redelivery, which may follow a handling that died before arming a timer. */
   private checkComposite(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
     record: NodeRecord,
+    recheck = false,
   ): Promise<void> {
-    switch (record.composite?.kind) {
-      case "workflow":
-        return this.children.check(execution, graph, node, record);
-      case "callback":
-        return this.callbacks.check(execution, graph, node, record);
-      default:
-        return this.maps.check(execution, graph, node, record);
-    }
+    if (!record.composite) return Promise.resolve();
+    return this.waiting.get(record.composite.kind).check({ execution, graph, node, record, recheck });
   }
 
   private where(node: GraphNode, record: NodeRecord): Record<string, unknown> {

@@ -3,6 +3,7 @@
  * with `defineTask`, so a custom task type is one file.
  */
 import type { z } from "zod";
+import type { WaitingKindName } from "../domain/records.js";
 import type { TraceContext } from "../domain/trace.js";
 
 export interface TaskContext {
@@ -79,7 +80,7 @@ export interface TaskType<P = unknown> {
    * Run by the engine itself, holding no worker while what it started runs (engine/map.ts): `run`
    * is never called for such a type.
    */
-  composite?: "map" | "workflow" | "callback";
+  composite?: WaitingKindName;
   run(input: TaskInput<P>): Promise<unknown> | unknown;
 }
 
@@ -91,7 +92,7 @@ export function defineTask<S extends z.ZodType>(task: {
   outputsDeps?: boolean;
   defer?(params: z.output<S>, context: DeferContext): number;
   expectedMs?(params: z.output<S>): number;
-  composite?: "map" | "workflow" | "callback";
+  composite?: WaitingKindName;
   run(input: TaskInput<z.output<S>>): Promise<unknown> | unknown;
 }): TaskType<z.output<S>> {
   return task as TaskType<z.output<S>>;

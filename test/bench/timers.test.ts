@@ -23,8 +23,12 @@ describe("bench: timers", () => {
     expect(result.sweepCost.map((p) => [p.running, p.after])).toEqual([
       [20, "30 s"],
       [20, "10 min"],
+      [20, "20 min"],
+      [20, "1 h"],
       [200, "30 s"],
       [200, "10 min"],
+      [200, "20 min"],
+      [200, "1 h"],
     ]);
     for (const p of result.sweepCost) {
       for (const x of [p.calls, p.readUnits, p.writeUnits, p.callsPerShard]) finite(x);

@@ -52,6 +52,33 @@ export function describeStoreFenceContract(label: string, makeStore: StoreFactor
     const cancel = (id: string, nodeId = "n") =>
       store.transitionNode(id, nodeId, { status: ["PENDING", "QUEUED"], executionEnding: true }, cancelled);
 
+    it("failNode with sweepAt makes the running execution due in the same write; the first failure keeps its mark", async () => {
+      const id = await create("RUNNING");
+      expect((await store.listDueExecutions(10_000, 100)).map((e) => e.executionId)).not.toContain(id);
+      const first = await store.failNode(
+        id,
+        "bad",
+        { status: ["PENDING"] },
+        { status: "FAILED", finishedAt: 5 },
+        undefined,
+        { sweepAt: 7_000 },
+      );
+      expect(first.ok).toBe(true);
+      expect(await store.getExecution(id)).toMatchObject({ failedNode: "bad", sweepAt: 7_000 });
+      expect((await store.listDueExecutions(6_999, 100)).map((e) => e.executionId)).not.toContain(id);
+      expect((await store.listDueExecutions(7_000, 100)).map((e) => e.executionId)).toContain(id);
+      const second = await store.failNode(
+        id,
+        "other",
+        { status: ["PENDING"] },
+        { status: "FAILED", finishedAt: 6 },
+        undefined,
+        { sweepAt: 8_000 },
+      );
+      expect(second.ok).toBe(true);
+      expect(await store.getExecution(id)).toMatchObject({ failedNode: "bad", sweepAt: 8_000 });
+    });
+
     it("refuses a fenced cancellation while the execution runs with no failure in this life, and writes nothing", async () => {
       const id = await create("RUNNING");
       await store.transitionNode(

@@ -73,6 +73,18 @@ export function describeTimerContract(name: string, factory: StoreFactory): void
       expect(elsewhere.items.map((t) => t.message.executionId)).toEqual([other]);
     });
 
+    it("gets those of given timers that are stored, by message and time", async () => {
+      const id = idInShard(6);
+      await store.putTimers([timer(id, BASE + 300, "stored", BASE - 7)]);
+      const found = await store.getTimers([
+        { message: timer(id, BASE + 300, "stored").message, dueAt: BASE + 300 },
+        { message: timer(id, BASE + 301, "stored").message, dueAt: BASE + 301 },
+        { message: timer(id, BASE + 300, "never").message, dueAt: BASE + 300 },
+      ]);
+      expect(found).toEqual([timer(id, BASE + 300, "stored", BASE - 7)]);
+      expect(await store.getTimers([])).toEqual([]);
+    });
+
     it("keeps a timer armed twice once, with its first arming time", async () => {
       const id = idInShard(5);
       await store.putTimers([timer(id, BASE + 100, "twice", BASE - 10)]);

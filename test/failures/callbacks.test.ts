@@ -205,6 +205,8 @@ describe.each(BACKEND_KINDS)("callbacks (%s)", PATIENT, (kind) => {
         hasCode(e, "Conflict"),
       );
       const view = await waitForProgress("the second timeout", async () => {
+        // The callback's own message at its deadline times it out (engine/callbacks.ts).
+        await deliver(backend);
         await engine.sweep({ force: true });
         const v = await engine.describeExecution(executionId);
         return v.status === "FAILED" ? { done: true, value: v } : { done: false, progress: v.status };
@@ -234,6 +236,8 @@ describe.each(BACKEND_KINDS)("callbacks (%s)", PATIENT, (kind) => {
       const { executionId } = await engine.createExecution({ workflow: "silent" });
       await tokenOf(backend, executionId, "approve");
       const view = await waitForProgress("the missed heartbeat", async () => {
+        // The callback's own message at its deadline times it out (engine/callbacks.ts).
+        await deliver(backend);
         await engine.sweep({ force: true });
         const v = await engine.describeExecution(executionId);
         return v.status === "FAILED" ? { done: true, value: v } : { done: false, progress: v.status };
@@ -266,6 +270,7 @@ describe.each(BACKEND_KINDS)("callbacks (%s)", PATIENT, (kind) => {
       if (state?.kind !== "callback") throw new Error("not waiting for its callback");
       expect(state.deadline - state.heartbeatAt).toBe(1000);
       const view = await waitForProgress("the computed timeout", async () => {
+        await deliver(backend);
         await engine.sweep({ force: true });
         const v = await engine.describeExecution(executionId);
         return v.status === "FAILED" ? { done: true, value: v } : { done: false, progress: v.status };

@@ -414,15 +414,22 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       const { executionId } = await engine.createExecution({ workflow: "orphan-parent" });
       const [message] = await receiveAll(consumer, 1);
       await expect(engine.handleTask(taskOf(message!))).rejects.toThrow("dies before it records");
-      await consumer.delete([message!.receiptHandle]);
+      const diedAt = Date.now();
+      let redelivered = false;
       const [orphan] = (await store.listExecutions({ workflow: "slow-child", limit: 10 })).items;
       expect(orphan).toMatchObject({
         status: "RUNNING",
         parent: { executionId, nodeId: "call", attempt: 1 },
       });
 
-      // The lease expires; the sweeper starts attempt 2 (its own child), then cancels the orphan.
+      // Its message comes back once the lease expired (SQS redelivers a message its handler did not
+      // delete): attempt 2 starts its own child; the sweeper cancels the orphan.
       const second = await waitForProgress("attempt 2's child", async () => {
+        if (!redelivered && Date.now() > diedAt + 1100) {
+          await engine.handleTask(taskOf(message!), { receiveCount: 2 });
+          await consumer.delete([message!.receiptHandle]);
+          redelivered = true;
+        }
         await engine.sweep({ force: true });
         for (const m of await consumer.receive({
           maxMessages: 10,
@@ -493,9 +500,16 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
         const status = (await store.getNode(executionId, "nap"))?.status;
         return status === "RUNNING" ? { done: true, value: undefined } : { done: false, progress: status };
       });
-      // Sweeps until the deadline has passed and the sweeper has failed the execution.
+      // Its `$deadline` message, delayed to the deadline, fails the execution (no sweep needed).
       const failed = await waitForProgress("the execution's deadline", async () => {
-        await engine.sweep({ force: true });
+        for (const m of await consumer.receive({
+          maxMessages: 10,
+          waitSeconds: 0,
+          visibilityTimeoutSeconds: 60,
+        })) {
+          await engine.handleTask(taskOf(m));
+          await consumer.delete([m.receiptHandle]);
+        }
         const record = await store.getExecution(executionId);
         return record?.status === "FAILED"
           ? { done: true, value: record }

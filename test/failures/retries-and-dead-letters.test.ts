@@ -7,7 +7,7 @@ import { z } from "zod";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
-import { interceptTransitions, latch, sleep } from "../support/faults.js";
+import { interceptCalls, interceptTransitions, latch, sleep } from "../support/faults.js";
 import { collectTask, countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 import { PATIENT } from "../support/progress.js";
 
@@ -171,6 +171,77 @@ describe.each(BACKEND_KINDS)("retries and dead letters (%s)", PATIENT, (kind) =>
       const history = await store.listHistory(executionId);
       expect(countEvents(history, HISTORY.executionRedriven)).toBe(1);
       expect(countEvents(history, HISTORY.nodeCompleted, "extract")).toBe(1);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("a dead-lettered message of a node that completed makes its execution due for the sweeper, which finishes the propagation; nothing is sent again meanwhile", async () => {
+    let dying = true;
+    const backend = await createBackend(kind, {
+      maxReceiveCount: 2,
+      sweep: { firstCheckMs: 0, graceMs: 200, idleMs: 1000 },
+      // The worker dies right after "first" completes, and every redelivery's recovery dies reading
+      // its dependant: its message is dead-lettered with "first" COMPLETED and "second" never sent.
+      wrapStore: (store) =>
+        interceptCalls(store, (method, args, proceed) => {
+          if (!dying) return proceed();
+          const [, nodeId, , patch] = args as [string, string, unknown, { status?: string } | undefined];
+          if (method === "transitionNode" && nodeId === "first" && patch?.status === "COMPLETED")
+            return (proceed() as Promise<unknown>).then(() => Promise.reject(new Error("worker died")));
+          if ((method === "getNode" || method === "getNodes") && JSON.stringify(args).includes("second"))
+            return Promise.reject(new Error("worker died"));
+          return proceed();
+        }),
+    });
+    try {
+      const { engine, store, consumer, deadLetterConsumer } = backend;
+      await engine.registerWorkflow({
+        name: "cut-after-completion",
+        nodes: [
+          { id: "first", type: "pass", params: { value: 1 } },
+          { id: "second", type: "pass", dependsOn: ["first"], params: { value: 2 } },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "cut-after-completion" });
+      let dead: Awaited<ReturnType<typeof receiveAll>>[number] | undefined;
+      for (let round = 0; round < 40 && !dead; round++) {
+        for (const message of await consumer.receive({
+          maxMessages: 10,
+          waitSeconds: 0,
+          visibilityTimeoutSeconds: 1,
+        })) {
+          try {
+            await engine.handleTask(taskOf(message), { receiveCount: message.receiveCount });
+            await consumer.delete([message.receiptHandle]);
+          } catch {
+            await consumer.changeVisibility(message.receiptHandle, 0);
+          }
+        }
+        [dead] = await receiveAll(deadLetterConsumer, 1, 200);
+      }
+      expect(dead && taskOf(dead).nodeId).toBe("first");
+      expect(await store.getNode(executionId, "first")).toMatchObject({ status: "COMPLETED" });
+      await engine.recordDeadLetter(taskOf(dead!), {
+        messageId: dead!.messageId,
+        receiveCount: dead!.receiveCount,
+      });
+      await deadLetterConsumer.delete([dead!.receiptHandle]);
+
+      // Nothing failed and nothing was sent: the execution waits for the sweeper's look, now.
+      const due = await store.getExecution(executionId);
+      expect(due).toMatchObject({ status: "RUNNING" });
+      expect(due?.sweepAt).toBeLessThanOrEqual(Date.now());
+      expect(await receiveAll(consumer, 1, 200)).toEqual([]);
+      expect((await engine.listDeadLetters({ limit: 10 })).items).toEqual([]);
+
+      dying = false;
+      await engine.sweep();
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      expect((await engine.describeExecution(executionId)).output).toEqual({ second: 2 });
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeCompleted, "first")).toBe(1);
+      expect(countEvents(history, HISTORY.nodeCompleted, "second")).toBe(1);
     } finally {
       await backend.cleanup();
     }

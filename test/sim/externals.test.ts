@@ -29,7 +29,7 @@ import { runWorld, type WorldOptions } from "../../sim/world.js";
 
 const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
   {
-    seed: 2063,
+    seed: 436,
     reaches: [
       "externalTasks",
       "zombieReportsRefused",
@@ -52,7 +52,7 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
     note: "tasks stopped by a cancellation, stale reports refused",
   },
   {
-    seed: 942,
+    seed: 233,
     reaches: ["heartbeatsRefused", "externalCrashes", "staleReportsRefused"],
     note: "late heartbeats refused, stale reports refused",
   },

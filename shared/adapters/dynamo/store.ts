@@ -116,7 +116,7 @@ import {
 } from "./keys.js";
 import { listDueExecutions, listExecutions } from "./listings.js";
 import { TableIO } from "./table-io.js";
-import { advanceTimerCursor, getTimerCursor, listTimers, putTimers } from "./timers.js";
+import { advanceTimerCursor, getTimerCursor, getTimers, listTimers, putTimers } from "./timers.js";
 import {
   type ConditionOn,
   deleteWorker,
@@ -572,10 +572,21 @@ export class DynamoStore implements Store {
     condition: NodeCondition,
     patch: NodePatch,
     event?: HistoryEvent,
+    options: { sweepAt?: number } = {},
   ): Promise<Outcome<NodeRecord>> {
     const node = nodeWrite(executionId, nodeId, condition, patch, event, this.options.retentionDays);
     const x = new Expression();
     const failedNode = x.name("failedNode");
+    // sweepAt and the due-index keys change together (keys.ts, gsi2).
+    const due =
+      options.sweepAt === undefined
+        ? ""
+        : [
+            `, ${x.name("sweepAt")} = ${x.value(options.sweepAt)}`,
+            ...Object.entries(dueKeys(executionId, options.sweepAt)).map(
+              ([name, value]) => `, ${x.name(name)} = ${x.value(value)}`,
+            ),
+          ].join("");
     const outcome = await this.io.transact({
       TransactItems: [
         this.io.updateItem(node.key, node.e, node.condition, node.update),
@@ -583,7 +594,7 @@ export class DynamoStore implements Store {
           executionKey(executionId),
           x,
           `${x.name("status")} = ${x.value("RUNNING")}`,
-          `SET ${failedNode} = if_not_exists(${failedNode}, ${x.value(nodeId)})`,
+          `SET ${failedNode} = if_not_exists(${failedNode}, ${x.value(nodeId)})${due}`,
         ),
       ],
     });
@@ -793,6 +804,10 @@ export class DynamoStore implements Store {
 
   putTimers(timers: readonly Timer[]): Promise<void> {
     return putTimers(this.io, timers);
+  }
+
+  getTimers(timers: ReadonlyArray<Pick<Timer, "message" | "dueAt">>): Promise<Timer[]> {
+    return getTimers(this.io, timers);
   }
 
   listTimers(

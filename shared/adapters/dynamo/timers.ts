@@ -66,6 +66,20 @@ export async function putTimers(io: TableIO, timers: readonly Timer[]): Promise<
   );
 }
 
+/** Those of these timers that are stored: a strongly consistent BatchGetItem. */
+export async function getTimers(
+  io: TableIO,
+  timers: ReadonlyArray<Pick<Timer, "message" | "dueAt">>,
+): Promise<Timer[]> {
+  if (timers.length === 0) return [];
+  const keys = timers.map((timer) => ({
+    [ATTR.pk]: timerPk(timerShard(timer.message.executionId), timerBucket(timer.dueAt)),
+    [ATTR.sk]: timerSortKey(timer),
+  }));
+  const items = await io.batchGet(keys, ["message", "dueAt", "armedAt"]);
+  return items.map(timerFromItem);
+}
+
 /**
  * One shard's timers due in (from, through], bucket after bucket: a query per bucket the range
  * touches (one, unless it crosses midnight UTC), one item more than a page to know if one follows.

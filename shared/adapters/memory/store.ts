@@ -382,12 +382,17 @@ export class MemoryStore implements Store {
     condition: NodeCondition,
     patch: NodePatch,
     event?: HistoryEvent,
+    options: { sweepAt?: number } = {},
   ): Promise<Outcome<NodeRecord>> {
     const result = this.transitionNodeNow(executionId, nodeId, condition, patch, event);
     const execution = this.executions.get(executionId);
     // Same synchronous step as the node write: nothing can interleave in between.
-    if (result.ok && execution?.record.status === "RUNNING" && execution.record.failedNode === undefined) {
-      execution.record = { ...execution.record, failedNode: nodeId };
+    if (result.ok && execution?.record.status === "RUNNING") {
+      execution.record = {
+        ...execution.record,
+        failedNode: execution.record.failedNode ?? nodeId,
+        ...(options.sweepAt !== undefined ? { sweepAt: options.sweepAt } : {}),
+      };
     }
     return result;
   }
@@ -474,6 +479,13 @@ export class MemoryStore implements Store {
       const key = timerSortKey(timer);
       if (!stored.has(key)) stored.set(key, copy(timer));
     }
+  }
+
+  async getTimers(timers: ReadonlyArray<Pick<Timer, "message" | "dueAt">>): Promise<Timer[]> {
+    return timers.flatMap((timer) => {
+      const stored = this.timers[timerShard(timer.message.executionId)]?.get(timerSortKey(timer));
+      return stored ? [copy(stored)] : [];
+    });
   }
 
   async listTimers(

@@ -42,6 +42,8 @@ export class SqsTaskQueue implements TaskQueue {
               ...(message.deps !== undefined ? { deps: message.deps } : {}),
               ...(message.trace !== undefined ? { trace: message.trace } : {}),
               ...(message.lease !== undefined ? { lease: message.lease } : {}),
+              ...(message.check !== undefined ? { check: message.check } : {}),
+              ...(message.hops !== undefined ? { hops: message.hops } : {}),
             } satisfies TaskMessage),
             DelaySeconds: delay > 0 ? delay : undefined,
           })),
