@@ -173,7 +173,7 @@ export class FanInGate {
     const read = ids.length > 0 ? await this.ctx.store.getNodes(executionId, ids) : [];
     const byId = new Map(read.map((r) => [r.nodeId, r]));
     const current = byId.get(child.id) ?? pendingNode(executionId, child.id);
-    if (current.status !== "PENDING") return this.alreadyDecided(child, current, outcome, recovery);
+    if (current.status !== "PENDING") return this.alreadyDecided(current, outcome, recovery);
     const outcomeOf = (p: number): DependencyOutcome =>
       graph.nodes[p]!.id === parentId
         ? ({ ok: "done", skip: "skipped", bad: "bad" } as const)[outcome]
@@ -208,7 +208,7 @@ export class FanInGate {
         { ok: record.okDeps, bad: record.badDeps, skipped: [] },
         outcome,
       );
-    return this.alreadyDecided(child, record, outcome, recovery);
+    return this.alreadyDecided(record, outcome, recovery);
   }
 
   private async byShards(
@@ -231,7 +231,7 @@ export class FanInGate {
     if (recovery) {
       // The earlier run may have decided already and been cut short before sending.
       const current = await this.ctx.store.getNode(executionId, child.id);
-      if (current && current.status !== "PENDING") return this.alreadyDecided(child, current, outcome, true);
+      if (current && current.status !== "PENDING") return this.alreadyDecided(current, outcome, true);
     }
     const settings = this.ctx.fanIn;
     const shard = shardOf(settings, child, parentIndex);
@@ -259,12 +259,7 @@ export class FanInGate {
     return this.decide(execution, graph, child, { ok: [...child.parents], bad: [], skipped: [] }, "ok");
   }
 
-  private alreadyDecided(
-    child: GraphNode,
-    record: NodeRecord,
-    outcome: ParentEnd,
-    recovery: boolean,
-  ): ChildDecision {
+  private alreadyDecided(record: NodeRecord, outcome: ParentEnd, recovery: boolean): ChildDecision {
     if (outcome === "bad" || !recovery) return {};
     if (record.status === "QUEUED" && record.attempt === 1) return { ready: record };
     // Completed: inline, or run in the invocation this recovery follows (a continuation), which may
