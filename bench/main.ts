@@ -155,7 +155,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const maps = mapComparison(
     results,
     selected.flatMap((w) =>
-      w.mapItems === undefined ? [] : [{ workload: w.name, items: w.mapItems, lanes: w.mapLanes ?? 1 }],
+      w.mapItems === undefined
+        ? []
+        : [
+            {
+              workload: w.name,
+              items: w.mapItems,
+              lanes: w.mapLanes ?? 1,
+              itemsOn: Object.fromEntries(
+                BACKENDS.map((backend) => [backend, forBackend(w, backend).mapItems ?? w.mapItems!]),
+              ),
+            },
+          ],
     ),
   );
   const cpu = os.cpus()[0];

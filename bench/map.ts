@@ -87,15 +87,25 @@ export interface MapComparison {
 /** Per item: the workload's totals over its items (rows of workloads with `mapItems`). */
 export function mapComparison(
   results: readonly ResultRow[],
-  maps: ReadonlyArray<{ workload: string; items: number; lanes: number }>,
+  maps: ReadonlyArray<{
+    workload: string;
+    items: number;
+    lanes: number;
+    /** The items each backend ran, where it ran fewer than `items` (moto: bench/main.ts). */
+    itemsOn?: Readonly<Record<string, number>>;
+  }>,
 ): MapComparison | undefined {
   const on = measuredBackend(results);
   const modeled = new Map(modeledCosts(results).map((m) => [m.workload, m.total]));
-  const points = maps.flatMap(({ workload, items, lanes }): MapPoint[] => {
+  const points = maps.flatMap(({ workload, items: nominal, lanes, itemsOn }): MapPoint[] => {
     const row = results.find((r) => r.workload === workload && r.backend === on);
+    const ran = (backend: string) => itemsOn?.[backend] ?? nominal;
+    const items = row ? ran(row.backend) : 0;
     if (!row || items === 0) return [];
     const timed = results.find((r) => r.workload === workload && r.backend === "memory-6ms");
-    // Per-node figures are totals over the completed nodes (the map and its items): per item, × nodes / items.
+    // Per-node figures are totals over the completed nodes (the map and its items): per item, × nodes
+    // / items, the items of the run they are from (moto runs fewer: a 1,000-item run divided by
+    // 10,000 items showed a tenth of the cost per item).
     const scale = Math.max(1, row.completedNodes) / items;
     const p = row.perNode;
     const total = modeled.get(workload);
@@ -103,6 +113,7 @@ export function mapComparison(
       (s, ms) => s + Math.max(1, Math.ceil(ms)),
       0,
     );
+    const timedItems = ran((timed ?? row).backend);
     return [
       {
         workload,
@@ -119,7 +130,7 @@ export function mapComparison(
         sqsMessages: p.sqsSendEntries * scale,
         s3Puts: p.s3PutRequests * scale,
         workerInvocations: p.workerInvocations * scale,
-        lambdaGbSeconds: ((billedMs / 1000) * PRICES.lambdaMemoryGb) / items,
+        lambdaGbSeconds: ((billedMs / 1000) * PRICES.lambdaMemoryGb) / timedItems,
         ...(total === undefined ? {} : { modeled: total * scale }),
         summed: row.cost.totalAtAwsLatency * scale,
         stepFunctionsStandard: stepFunctionsStandardPerMillionItems,
