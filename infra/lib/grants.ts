@@ -41,10 +41,12 @@ const INDEX_QUERIES: Readonly<Record<WeftFunctionKind, readonly string[]>> = {
 
 /**
  * Who sends task messages (SendMessageBatch is authorized as sqs:SendMessage): the api (entry nodes,
- * redrive), the worker (children, retries), the sweeper (resends). The dlq function never does: a
- * dead letter fails its execution, which dispatches nothing.
+ * redrive), the worker (children, retries), the sweeper (resends), and the dlq function: a dead
+ * letter at a map's item ends that item, whose lane goes on (the next item's message, or the map's
+ * check when it was the last), and a dead-lettered attempt whose node is queued for its next one
+ * sends that attempt's message (engine/dead-letters.ts).
  */
-const TASK_SENDERS: readonly WeftFunctionKind[] = ["api", "worker", "sweeper"];
+const TASK_SENDERS: readonly WeftFunctionKind[] = ["api", "worker", "sweeper", "dlq"];
 
 /** What a Lambda SQS event source mapping calls with the function's role. */
 const EVENT_SOURCE_ACTIONS = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"];

@@ -2,11 +2,23 @@
 // bundled handler from LAMBDA_TASK_ROOT as the Node.js runtime does (`_HANDLER` = file.export), then
 // runs one invocation at a time as the parent asks over IPC, with a Lambda context whose
 // getRemainingTimeInMillis counts down to the deadline the parent enforces.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 const send = (message) => process.send?.(message);
+
+// The functions' clock (clock.ts): real time plus an offset the harness may set, read at each
+// invocation. The invocation's deadline keeps real time: the parent enforces it.
+const realNow = Date.now.bind(Date);
+let clockOffsetMs = 0;
+function readClockOffset() {
+  const file = process.env.WEFT_REHEARSAL_CLOCK_OFFSET_FILE;
+  if (!file || !existsSync(file)) return 0;
+  const ms = Number(readFileSync(file, "utf8"));
+  return Number.isFinite(ms) ? ms : 0;
+}
+Date.now = () => realNow() + clockOffsetMs;
 
 /** @param {unknown} error */
 function describe(error) {
@@ -56,7 +68,7 @@ function context(invoke) {
     awsRequestId: invoke.requestId,
     logGroupName: process.env.AWS_LAMBDA_LOG_GROUP_NAME,
     logStreamName: process.env.AWS_LAMBDA_LOG_STREAM_NAME,
-    getRemainingTimeInMillis: () => Math.max(0, invoke.deadline - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, invoke.deadline - realNow()),
     done: unsupported,
     succeed: unsupported,
     fail: unsupported,
@@ -78,6 +90,7 @@ try {
 process.on("message", async (invoke) => {
   if (invoke?.type !== "invoke") return;
   process.env._X_AMZN_TRACE_ID = invoke.traceId;
+  clockOffsetMs = readClockOffset();
   try {
     const result = await handler(invoke.event, context(invoke));
     send({ type: "result", id: invoke.id, ok: true, result: result === undefined ? null : result });

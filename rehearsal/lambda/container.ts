@@ -8,6 +8,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { CLOCK_OFFSET_ENV, clockOffsetFile } from "./clock.js";
 
 const BOOTSTRAP = fileURLToPath(new URL("./bootstrap.mjs", import.meta.url));
 /** Lambda gives the init phase 10 seconds; a loaded machine gets a little more. */
@@ -62,7 +63,7 @@ export class Container {
   static async start(spec: ContainerSpec): Promise<Container> {
     installExitHook();
     const child = fork(BOOTSTRAP, [], {
-      env: { ...spec.env, AWS_ACCESS_KEY_ID: spec.accessKeyId },
+      env: { ...spec.env, AWS_ACCESS_KEY_ID: spec.accessKeyId, [CLOCK_OFFSET_ENV]: clockOffsetFile() },
       cwd: spec.env.LAMBDA_TASK_ROOT,
       stdio: ["ignore", "pipe", "pipe", "ipc"],
       serialization: "json",

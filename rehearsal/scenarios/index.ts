@@ -1,4 +1,5 @@
 /** The scenarios, in the order they run. */
+import { callbackTimeoutScenario } from "./callback-timeout.js";
 import { cancelScenario } from "./cancel.js";
 import type { Scenario } from "./context.js";
 import { continuationScenario } from "./continuation.js";
@@ -11,9 +12,11 @@ import { hostileScenario } from "./hostile.js";
 import { idempotencyScenario } from "./idempotency.js";
 import { languageScenario } from "./language.js";
 import { listingScenario } from "./listing.js";
+import { longWaitScenario } from "./long-wait.js";
 import { payloadScenario } from "./payload.js";
 import { poisonScenario } from "./poison.js";
 import { poisonCrashScenario } from "./poison-crash.js";
+import { poisonItemScenario } from "./poison-item.js";
 import { propagationScenario } from "./propagation.js";
 import { terminalFailureScenario } from "./terminal-failure.js";
 import { twoStepScenario } from "./two-step.js";
@@ -33,6 +36,7 @@ export const SCENARIOS: readonly Scenario[] = [
   terminalFailureScenario,
   poisonScenario,
   poisonCrashScenario,
+  poisonItemScenario,
   crashScenario,
   propagationScenario,
   payloadScenario,
@@ -40,4 +44,7 @@ export const SCENARIOS: readonly Scenario[] = [
   hostileScenario,
   fanOutReleaseScenario,
   workersScenario,
+  callbackTimeoutScenario,
+  // Last: it moves the functions' clock (lambda/clock.ts), which leaves the timers' cursor ahead.
+  longWaitScenario,
 ];

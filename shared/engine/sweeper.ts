@@ -208,11 +208,17 @@ export class Sweeper {
       if (!record) continue;
       switch (record.status) {
         case "RUNNING": {
-          // A live lease is its worker's, whose message comes back if it dies (or its timer's).
+          // A live lease is its worker's, whose message comes back if it dies — but only after the
+          // queue's visibility timeout (six times the worker's timeout: 30 minutes by default),
+          // so a Lambda worker's lease is looked at again once it is over, as it was before looks
+          // followed only what is due (the rehearsal's killed worker). An external worker's lease
+          // has its own timer (engine/external.ts).
           const expiresAt = record.lease?.expiresAt ?? now;
           if (expiresAt < now) {
             await this.runner.recoverExpiredLease(execution, graph, node, record);
             report.recoveredLeases++;
+          } else if (!record.composite && !node.runsOn) {
+            revisitAt(expiresAt + graceMs);
           } else if (record.composite && !this.runner.waiting.armsOwnTimer(record.composite)) {
             // A map or a child workflow waiting: its lanes and its child tell it when they end, and
             // this look at its check time is the backstop for a word lost to a crash (a kind that
