@@ -193,10 +193,10 @@ export function iamSuite(): void {
       expect(a.all).not.toContain("sqs:DeleteMessage");
     });
 
-    it("dlq consumer: consumes the DLQ, and cannot send tasks or consume the task queue", () => {
+    it("dlq consumer: consumes the DLQ, sends tasks (a dead-lettered item's lane goes on), and cannot consume the task queue", () => {
       const a = access(base, "dlq");
       expect(a.dlq).toEqual(CONSUME);
-      expect(a.taskQueue).toEqual([]);
+      expect(a.taskQueue).toEqual(SEND);
     });
 
     const executionBlobs = `${EXECUTION_BLOB_PREFIX}*`;
@@ -239,7 +239,7 @@ export function iamSuite(): void {
         api: union(TABLE_ACTIONS.api, SEND, ["events:PutEvents"], OBJECT_RW, ["s3:ListBucket"]),
         worker: union(TABLE_ACTIONS.worker, SEND, CONSUME, ["events:PutEvents"], OBJECT_RW),
         sweeper: union(TABLE_ACTIONS.sweeper, SEND, ["events:PutEvents"], OBJECT_RW),
-        dlq: union(TABLE_ACTIONS.dlq, CONSUME, ["events:PutEvents"]),
+        dlq: union(TABLE_ACTIONS.dlq, SEND, CONSUME, ["events:PutEvents"]),
       };
       const xrayAndLogs = [
         "logs:CreateLogStream",
