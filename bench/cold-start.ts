@@ -1,0 +1,225 @@
+/**
+ * `npm run bench -- --cold-start`: what each function's bundle costs a new Lambda instance (issue 27).
+ * Each function (api, worker, sweeper, dlq) is bundled as the construct bundles it (the generated
+ * entry of infra/lib/function-entry.ts with no custom tasks, the esbuild options of
+ * infra/lib/bundle-options.ts), and beside them a minimal handler (bench/minimal-handler.ts: one
+ * DynamoDB GetItem), into a temporary folder. Per bundle: its bytes; its module load time, a fresh
+ * `node` process importing it and timing the import with performance.now() inside that process
+ * (median of N runs, after one that warms the file cache); and the packages that make it up, by
+ * bytes in the output (esbuild's metafile).
+ */
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { build, type Metafile } from "esbuild";
+import { FUNCTION_BUNDLE } from "../infra/lib/bundle-options.js";
+import { renderFunctionEntry } from "../infra/lib/function-entry.js";
+import { WEFT_FUNCTION_KINDS } from "../infra/lib/functions.js";
+import { percentile } from "./stats.js";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const MINIMAL_HANDLER = path.join(ROOT, "bench", "minimal-handler.ts");
+
+/** The issue's goal for every function bundle. */
+export const COLD_START_TARGETS = { maxBytes: 600_000, maxLoadMs: 80 } as const;
+
+export const MINIMAL_BUNDLE = "minimal (DynamoDB GetItem)";
+
+export interface PackageBytes {
+  /** An npm package's name, or `weft` for this repository's own modules. */
+  name: string;
+  /** Bytes it takes in the minified output. */
+  bytes: number;
+}
+
+export interface ColdStartRow {
+  bundle: string;
+  /** The output module's size (its source map, a separate file, not counted). */
+  bytes: number;
+  runs: number;
+  /** The import of the bundle in a fresh process: median, min and max of the runs, ms. */
+  loadMs: { median: number; min: number; max: number };
+  /** The same with --enable-source-maps, as the deployed functions run (NODE_OPTIONS). Median, ms. */
+  loadMsWithSourceMaps: number;
+  /** CPU time (user + system) of the import, median of the runs, ms. */
+  cpuMs: number;
+  /** Every package in the bundle, largest first. */
+  packages: PackageBytes[];
+}
+
+export interface ColdStartResult {
+  date: string;
+  node: string;
+  cores: number;
+  targets: typeof COLD_START_TARGETS;
+  rows: ColdStartRow[];
+}
+
+/** The package an esbuild input path belongs to (the last node_modules segment), else weft's own. */
+export function packageOf(input: string): string {
+  const parts = input.split(/[\\/]/);
+  const at = parts.lastIndexOf("node_modules");
+  if (at < 0) return "weft";
+  const first = parts[at + 1] ?? "?";
+  return first.startsWith("@") ? `${first}/${parts[at + 2] ?? "?"}` : first;
+}
+
+function packagesOf(metafile: Metafile, outfile: string): PackageBytes[] {
+  const output = Object.entries(metafile.outputs).find(([file]) => path.resolve(ROOT, file) === outfile)?.[1];
+  if (output === undefined) throw new Error(`esbuild's metafile has no output ${outfile}`);
+  const bytes = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs))
+    bytes.set(packageOf(input), (bytes.get(packageOf(input)) ?? 0) + bytesInOutput);
+  return [...bytes].map(([name, b]) => ({ name, bytes: b })).sort((a, b) => b.bytes - a.bytes);
+}
+
+/** Bundles one entry as the construct does; returns the output module's path and its packages. */
+async function bundle(entry: string, outDir: string) {
+  const outfile = path.join(outDir, FUNCTION_BUNDLE.outfile);
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    absWorkingDir: ROOT,
+    outfile,
+    format: FUNCTION_BUNDLE.format,
+    target: FUNCTION_BUNDLE.target,
+    platform: FUNCTION_BUNDLE.platform,
+    mainFields: [...FUNCTION_BUNDLE.mainFields],
+    banner: { js: FUNCTION_BUNDLE.banner },
+    minify: FUNCTION_BUNDLE.minify,
+    sourcemap: FUNCTION_BUNDLE.sourcemap,
+    sourcesContent: FUNCTION_BUNDLE.sourcesContent,
+    external: [...FUNCTION_BUNDLE.external],
+    metafile: true,
+    logLevel: "silent",
+  });
+  return { outfile, bytes: (await stat(outfile)).size, packages: packagesOf(result.metafile, outfile) };
+}
+
+/** Run inside the fresh process: times the import of the module named by its first argument. */
+const LOAD_SCRIPT = [
+  "const cpu0 = process.cpuUsage();",
+  "const t0 = performance.now();",
+  "await import(process.argv[1]);",
+  "const ms = performance.now() - t0;",
+  "const cpu = process.cpuUsage(cpu0);",
+  "process.stdout.write(JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000 }));",
+  "process.exit(0);",
+].join("\n");
+
+/** One fresh process importing `file`: the import's wall and CPU time, ms. */
+function loadOnce(file: string, sourceMaps: boolean): Promise<{ ms: number; cpuMs: number }> {
+  const { NODE_OPTIONS: _ignored, ...env } = process.env;
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        ...(sourceMaps ? ["--enable-source-maps"] : []),
+        "--input-type=module",
+        "-e",
+        LOAD_SCRIPT,
+        pathToFileURL(file).href,
+      ],
+      { env: { ...env, AWS_REGION: env.AWS_REGION ?? "us-east-1" }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    child.once("error", reject);
+    child.once("close", (code) => {
+      if (code !== 0) return reject(new Error(`importing ${file} exited ${code}: ${stderr.slice(0, 500)}`));
+      try {
+        resolve(JSON.parse(stdout) as { ms: number; cpuMs: number });
+      } catch {
+        reject(new Error(`importing ${file} printed no timing: ${stdout.slice(0, 200)}`));
+      }
+    });
+  });
+}
+
+async function measureLoad(file: string, runs: number) {
+  await loadOnce(file, false); // warms the file cache
+  const times: number[] = [];
+  const cpu: number[] = [];
+  const withMaps: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const { ms, cpuMs } = await loadOnce(file, false);
+    times.push(ms);
+    cpu.push(cpuMs);
+    withMaps.push((await loadOnce(file, true)).ms);
+  }
+  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+  const t = sorted(times);
+  return {
+    loadMs: { median: percentile(t, 50), min: t[0] ?? Number.NaN, max: t[t.length - 1] ?? Number.NaN },
+    cpuMs: percentile(sorted(cpu), 50),
+    loadMsWithSourceMaps: percentile(sorted(withMaps), 50),
+  };
+}
+
+export async function measureColdStart(
+  options: { quick?: boolean; runs?: number; log?: (line: string) => void } = {},
+): Promise<ColdStartResult> {
+  const runs = options.runs ?? (options.quick ? 3 : 10);
+  const log = options.log ?? (() => {});
+  const dir = await mkdtemp(path.join(os.tmpdir(), "weft-cold-start-"));
+  try {
+    const entries: Array<{ bundle: string; entry: string }> = [];
+    await mkdir(path.join(dir, "entries"));
+    for (const kind of WEFT_FUNCTION_KINDS) {
+      const entry = path.join(dir, "entries", `${kind}.mjs`);
+      await writeFile(entry, renderFunctionEntry(kind, []));
+      entries.push({ bundle: kind, entry });
+    }
+    entries.push({ bundle: MINIMAL_BUNDLE, entry: MINIMAL_HANDLER });
+    const rows: ColdStartRow[] = [];
+    for (const [i, { bundle: name, entry }] of entries.entries()) {
+      log(`cold start: bundling and loading ${name}`);
+      const built = await bundle(entry, path.join(dir, `out-${i}`));
+      rows.push({
+        bundle: name,
+        bytes: built.bytes,
+        runs,
+        ...(await measureLoad(built.outfile, runs)),
+        packages: built.packages,
+      });
+    }
+    return {
+      date: new Date().toISOString(),
+      node: process.version,
+      cores: os.cpus().length,
+      targets: COLD_START_TARGETS,
+      rows,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const kb = (bytes: number) => (bytes / 1000).toFixed(0);
+const ms = (x: number) => x.toFixed(0);
+
+/** The cold-start table (markdown lines). */
+export function renderColdStart(result: ColdStartResult): string[] {
+  const { maxBytes, maxLoadMs } = result.targets;
+  return [
+    `Goal: every function ≤ ${kb(maxBytes)} KB and ≤ ${maxLoadMs} ms module load. KB = 1,000 bytes of the minified module (its source map is a separate file). Load: a fresh \`node\` importing the bundle, performance.now() around the import, median of ${result.rows[0]?.runs ?? 0} runs (min–max beside it); CPU: user + system time of that import; with source maps: the same under --enable-source-maps, as deployed.`,
+    "",
+    "| bundle | KB | load ms (median) | min–max ms | CPU ms | load ms with source maps | top 5 packages (KB) |",
+    "|---|---|---|---|---|---|---|",
+    ...result.rows.map(
+      (r) =>
+        `| ${r.bundle} | ${kb(r.bytes)} | ${ms(r.loadMs.median)} | ${ms(r.loadMs.min)}–${ms(r.loadMs.max)} | ${ms(r.cpuMs)} | ${ms(r.loadMsWithSourceMaps)} | ${r.packages
+          .slice(0, 5)
+          .map((p) => `${p.name} ${kb(p.bytes)}`)
+          .join(", ")} |`,
+    ),
+  ];
+}

@@ -1,0 +1,54 @@
+/**
+ * `npm run bench -- --cold-start` (bench/cold-start.ts) in quick mode: the four functions and the
+ * minimal handler are bundled and loaded, and the table names each. The figures themselves are the
+ * bench's to report (bench/results/cold-start-latest.md), not asserted here.
+ */
+import { describe, expect, it } from "vitest";
+import { MINIMAL_BUNDLE, measureColdStart, packageOf, renderColdStart } from "../../bench/cold-start.js";
+import { WEFT_FUNCTION_KINDS } from "../../infra/lib/functions.js";
+
+describe("bench: cold start", () => {
+  it("names the package of an esbuild input, scoped or not, and weft's own modules", () => {
+    expect(packageOf("node_modules/zod/v4/core/schemas.js")).toBe("zod");
+    expect(packageOf("node_modules/@aws-sdk/client-s3/dist-es/index.js")).toBe("@aws-sdk/client-s3");
+    expect(packageOf("node_modules/a/node_modules/@smithy/core/dist-es/x.js")).toBe("@smithy/core");
+    expect(packageOf("shared/engine/engine.ts")).toBe("weft");
+  });
+
+  it("bundles and loads every function and the minimal handler, and renders the table", {
+    timeout: 300_000,
+  }, async () => {
+    const result = await measureColdStart({ quick: true });
+
+    expect(result.rows.map((r) => r.bundle)).toEqual([...WEFT_FUNCTION_KINDS, MINIMAL_BUNDLE]);
+    for (const row of result.rows) {
+      expect(row.runs).toBe(3);
+      expect(row.bytes).toBeGreaterThan(0);
+      for (const x of [
+        row.loadMs.median,
+        row.loadMs.min,
+        row.loadMs.max,
+        row.cpuMs,
+        row.loadMsWithSourceMaps,
+      ]) {
+        expect(Number.isFinite(x) && x > 0, String(x)).toBe(true);
+      }
+      expect(row.loadMs.min).toBeLessThanOrEqual(row.loadMs.median);
+      expect(row.loadMs.median).toBeLessThanOrEqual(row.loadMs.max);
+      // The packages account for the whole module but the banner and esbuild's glue.
+      const counted = row.packages.reduce((sum, p) => sum + p.bytes, 0);
+      expect(counted).toBeGreaterThan(0);
+      expect(counted).toBeLessThanOrEqual(row.bytes);
+    }
+    // Every bundle carries the DynamoDB client (the minimal handler is nothing else).
+    for (const row of result.rows)
+      expect(row.packages.map((p) => p.name)).toContain("@aws-sdk/client-dynamodb");
+
+    const table = renderColdStart(result);
+    expect(table).toContain(
+      "| bundle | KB | load ms (median) | min–max ms | CPU ms | load ms with source maps | top 5 packages (KB) |",
+    );
+    for (const row of result.rows)
+      expect(table.some((line) => line.startsWith(`| ${row.bundle} | `))).toBe(true);
+  });
+});
