@@ -12,7 +12,7 @@
  * `traceparent` (shared/domain/trace.ts) unless the node's headers set one.
  */
 import { type Dispatcher, fetch, Headers, type Response } from "undici";
-import { z } from "zod";
+import * as z from "zod";
 import { type Redactor, secretRedactor } from "../domain/redact.js";
 import { type EgressPolicy, egressPolicy } from "./egress.js";
 import { RetryableError, TerminalError } from "./errors.js";
