@@ -16,7 +16,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type Metafile } from "esbuild";
 import { FUNCTION_BUNDLE } from "../infra/lib/bundle-options.js";
 import { renderFunctionEntry } from "../infra/lib/function-entry.js";
-import { WEFT_FUNCTION_KINDS } from "../infra/lib/functions.js";
+import { WEFT_FUNCTION_KINDS, type WeftFunctionKind } from "../infra/lib/functions.js";
 import { percentile } from "./stats.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -66,11 +66,16 @@ export function packageOf(input: string): string {
   return first.startsWith("@") ? `${first}/${parts[at + 2] ?? "?"}` : first;
 }
 
-function packagesOf(metafile: Metafile, outfile: string): PackageBytes[] {
+/** The inputs that made it into `outfile` (the metafile's `inputs` also lists what tree shaking dropped), with their bytes. */
+function contentsOf(metafile: Metafile, outfile: string): Array<[string, { bytesInOutput: number }]> {
   const output = Object.entries(metafile.outputs).find(([file]) => path.resolve(ROOT, file) === outfile)?.[1];
   if (output === undefined) throw new Error(`esbuild's metafile has no output ${outfile}`);
+  return Object.entries(output.inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0);
+}
+
+function packagesOf(contents: Array<[string, { bytesInOutput: number }]>): PackageBytes[] {
   const bytes = new Map<string, number>();
-  for (const [input, { bytesInOutput }] of Object.entries(output.inputs))
+  for (const [input, { bytesInOutput }] of contents)
     bytes.set(packageOf(input), (bytes.get(packageOf(input)) ?? 0) + bytesInOutput);
   return [...bytes].map(([name, b]) => ({ name, bytes: b })).sort((a, b) => b.bytes - a.bytes);
 }
@@ -95,7 +100,22 @@ async function bundle(entry: string, outDir: string) {
     metafile: true,
     logLevel: "silent",
   });
-  return { outfile, bytes: (await stat(outfile)).size, packages: packagesOf(result.metafile, outfile) };
+  const contents = contentsOf(result.metafile, outfile);
+  return {
+    outfile,
+    bytes: (await stat(outfile)).size,
+    packages: packagesOf(contents),
+    /** The modules in the output, by path from the repository root. */
+    inputs: contents.map(([input]) => input),
+  };
+}
+
+/** Bundles one function as the construct does, with no custom tasks, into `outDir`. */
+export async function bundleFunction(kind: WeftFunctionKind, outDir: string) {
+  await mkdir(outDir, { recursive: true });
+  const entry = path.join(outDir, `${kind}-entry.mjs`);
+  await writeFile(entry, renderFunctionEntry(kind, []));
+  return bundle(entry, outDir);
 }
 
 /** Run inside the fresh process: times the import of the module named by its first argument. */
@@ -171,18 +191,17 @@ export async function measureColdStart(
   const log = options.log ?? (() => {});
   const dir = await mkdtemp(path.join(os.tmpdir(), "weft-cold-start-"));
   try {
-    const entries: Array<{ bundle: string; entry: string }> = [];
-    await mkdir(path.join(dir, "entries"));
-    for (const kind of WEFT_FUNCTION_KINDS) {
-      const entry = path.join(dir, "entries", `${kind}.mjs`);
-      await writeFile(entry, renderFunctionEntry(kind, []));
-      entries.push({ bundle: kind, entry });
-    }
-    entries.push({ bundle: MINIMAL_BUNDLE, entry: MINIMAL_HANDLER });
+    const bundles = [
+      ...WEFT_FUNCTION_KINDS.map((kind) => ({
+        name: kind,
+        make: (out: string) => bundleFunction(kind, out),
+      })),
+      { name: MINIMAL_BUNDLE, make: (out: string) => bundle(MINIMAL_HANDLER, out) },
+    ];
     const rows: ColdStartRow[] = [];
-    for (const [i, { bundle: name, entry }] of entries.entries()) {
+    for (const [i, { name, make }] of bundles.entries()) {
       log(`cold start: bundling and loading ${name}`);
-      const built = await bundle(entry, path.join(dir, `out-${i}`));
+      const built = await make(path.join(dir, `out-${i}`));
       rows.push({
         bundle: name,
         bytes: built.bytes,

@@ -3,8 +3,17 @@
  * minimal handler are bundled and loaded, and the table names each. The figures themselves are the
  * bench's to report (bench/results/cold-start-latest.md), not asserted here.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { MINIMAL_BUNDLE, measureColdStart, packageOf, renderColdStart } from "../../bench/cold-start.js";
+import {
+  bundleFunction,
+  MINIMAL_BUNDLE,
+  measureColdStart,
+  packageOf,
+  renderColdStart,
+} from "../../bench/cold-start.js";
 import { WEFT_FUNCTION_KINDS } from "../../infra/lib/functions.js";
 
 describe("bench: cold start", () => {
@@ -50,5 +59,35 @@ describe("bench: cold start", () => {
     );
     for (const row of result.rows)
       expect(table.some((line) => line.startsWith(`| ${row.bundle} | `))).toBe(true);
+  });
+
+  it("bundles into each function only what it runs (issue 27)", { timeout: 300_000 }, async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "weft-bundles-"));
+    try {
+      for (const kind of WEFT_FUNCTION_KINDS) {
+        const { packages, inputs } = await bundleFunction(kind, path.join(dir, kind));
+        const names = packages.map((p) => p.name);
+        // zod's locales: only English, which zod configures itself (import * as z, not { z }).
+        expect(
+          inputs.filter((input) => /zod\/v4\/locales\/(?!en\.js)/.test(input)),
+          kind,
+        ).toEqual([]);
+        // The http task's runtime (undici, the secret stores) and the lambda task's client: the worker's alone.
+        const workerOnly = [
+          "undici",
+          "@aws-sdk/client-lambda",
+          "@aws-sdk/client-ssm",
+          "@aws-sdk/client-secrets-manager",
+        ];
+        if (kind === "worker") expect(names).toEqual(expect.arrayContaining(workerOnly));
+        else
+          expect(
+            names.filter((name) => workerOnly.includes(name)),
+            kind,
+          ).toEqual([]);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
