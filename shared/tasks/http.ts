@@ -11,7 +11,7 @@
  * redacted from the output and the error (shared/domain/redact.ts). The request carries the attempt's
  * `traceparent` (shared/domain/trace.ts) unless the node's headers set one.
  */
-import { type Dispatcher, fetch, Headers, type Response } from "undici";
+import type * as Undici from "undici";
 import { type Redactor, secretRedactor } from "../domain/redact.js";
 import { type EgressPolicy, egressPolicy } from "./egress.js";
 import { RetryableError, TerminalError } from "./errors.js";
@@ -58,12 +58,27 @@ export interface HttpTaskOptions {
   secretTtlMs?: number;
 }
 
+type Dispatcher = Undici.Dispatcher;
+type Headers = Undici.Headers;
+type Response = Undici.Response;
+
+/**
+ * undici is loaded with the first request, not with this module: a worker that runs no http node
+ * never evaluates it (about 60 ms of a cold start; bench/cold-start.ts).
+ */
+let undiciModule: Promise<typeof Undici> | undefined;
+const loadUndici = () => {
+  undiciModule ??= import("undici");
+  return undiciModule;
+};
+
 export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   if (!Number.isInteger(maxBytes) || maxBytes < 0)
     throw new Error(`http task: maxResponseBytes must be a whole number ≥ 0, got ${maxBytes}`);
   const egress = options.egress ?? egressPolicy(undefined, "deployed");
-  const dispatcher = egressAgent(egress, options.resolve);
+  // One agent per task type, made with the first request (undici loads then).
+  let dispatcher: Dispatcher | undefined;
   const secrets = new SecretCache(options.secrets, options.secretTtlMs ?? DEFAULT_SECRET_TTL_MS);
 
   return defineTask({
@@ -73,12 +88,24 @@ export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
     async run({ params: raw, context }): Promise<HttpOutput> {
       // Params arrive as stored in the definition: parse them for the defaults and normalised URL.
       const params = httpParamsSchema.parse(raw);
-      const { headers, fromSecrets, secretValues } = await requestHeaders(params.headers, context, secrets);
+      const undici = await loadUndici();
+      dispatcher ??= egressAgent(undici, egress, options.resolve);
+      const { headers, fromSecrets, secretValues } = await requestHeaders(
+        new undici.Headers(),
+        params.headers,
+        context,
+        secrets,
+      );
       // What weft injected never leaves the task, however the server echoes it: the output and any
       // error are redacted here, before the engine writes them anywhere (shared/domain/redact.ts).
       const redactor = secretRedactor(secretValues);
       try {
-        const output = await send(params, headers, fromSecrets, context, { dispatcher, maxBytes, redactor });
+        const output = await send(params, headers, fromSecrets, context, {
+          fetch: undici.fetch,
+          dispatcher,
+          maxBytes,
+          redactor,
+        });
         return redactor.value(output) as HttpOutput;
       } catch (error) {
         throw redactor.error(error);
@@ -96,9 +123,9 @@ async function send(
   headers: Headers,
   fromSecrets: ReadonlySet<string>,
   context: TaskContext,
-  options: { dispatcher: Dispatcher; maxBytes: number; redactor: Redactor },
+  options: { fetch: typeof Undici.fetch; dispatcher: Dispatcher; maxBytes: number; redactor: Redactor },
 ): Promise<HttpOutput> {
-  const { dispatcher, maxBytes, redactor } = options;
+  const { fetch, dispatcher, maxBytes, redactor } = options;
   const timeoutMs = params.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([context.signal, timeout]);
@@ -173,16 +200,17 @@ async function send(
 }
 
 /**
- * The request's headers, secret references resolved (through the cache, on the engine's clock).
+ * The request's headers, set on `headers` (an empty undici Headers), secret references resolved
+ * (through the cache, on the engine's clock).
  * `fromSecrets` names the headers whose values came from secrets (lower case); `secretValues` are
  * those values, to be redacted from whatever the task returns.
  */
 async function requestHeaders(
+  headers: Headers,
   declared: HttpHeaders | undefined,
   context: TaskContext,
   secrets: SecretCache,
 ): Promise<{ headers: Headers; fromSecrets: Set<string>; secretValues: string[] }> {
-  const headers = new Headers();
   const fromSecrets = new Set<string>();
   const secretValues: string[] = [];
   for (const [name, value] of Object.entries(declared ?? {})) {
