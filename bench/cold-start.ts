@@ -242,3 +242,21 @@ export function renderColdStart(result: ColdStartResult): string[] {
     ),
   ];
 }
+
+/**
+ * The table beside a baseline run (bench/results/cold-start-before.json, the bundles before issue
+ * 27's cuts): bytes and median load, then and now.
+ */
+export function renderColdStartComparison(before: ColdStartResult, now: ColdStartResult): string[] {
+  return [
+    `Before: ${before.date} (Node ${before.node}); now: ${now.date} (Node ${now.node}). Medians of ${now.rows[0]?.runs ?? 0} runs each.`,
+    "",
+    "| bundle | KB before | KB now | load ms before | load ms now | with source maps before | with source maps now |",
+    "|---|---|---|---|---|---|---|",
+    ...now.rows.map((r) => {
+      const b = before.rows.find((row) => row.bundle === r.bundle);
+      const was = (x: number | undefined, f: (x: number) => string) => (x === undefined ? "–" : f(x));
+      return `| ${r.bundle} | ${was(b?.bytes, kb)} | ${kb(r.bytes)} | ${was(b?.loadMs.median, ms)} | ${ms(r.loadMs.median)} | ${was(b?.loadMsWithSourceMaps, ms)} | ${ms(r.loadMsWithSourceMaps)} |`;
+    }),
+  ];
+}

@@ -13,7 +13,7 @@
  * --inline-bytes N other than the default: inline-N-latest.json and .md).
  */
 
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,7 +21,12 @@ import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/engine/worker-time.js";
 import { startMoto } from "../tools/emulators/moto.js";
 import { type CliStartupResult, measureCliStartup } from "./cli-startup.js";
-import { measureColdStart, renderColdStart } from "./cold-start.js";
+import {
+  type ColdStartResult,
+  measureColdStart,
+  renderColdStart,
+  renderColdStartComparison,
+} from "./cold-start.js";
 import { FORMULAS, PRICES } from "./cost.js";
 import { type EngineCpuResult, measureEngineCpu } from "./engine-cpu.js";
 import { type ExpressionCostResult, measureExpressionCost, renderExpressionCost } from "./expressions.js";
@@ -320,9 +325,19 @@ if (isMain && process.argv.includes("--cli-only")) {
     quick: process.argv.includes("--quick"),
     log: (line) => console.error(`[bench] ${line}`),
   });
-  const lines = renderColdStart(coldStart);
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
+  // The baseline, when kept: the bundles before issue 27's cuts.
+  const before = await readFile(path.join(dir, "cold-start-before.json"), "utf8").then(
+    (text) => JSON.parse(text) as ColdStartResult,
+    () => undefined,
+  );
+  const lines = [
+    ...renderColdStart(coldStart),
+    ...(before === undefined
+      ? []
+      : ["", "## Before and now", "", ...renderColdStartComparison(before, coldStart)]),
+  ];
   if (!process.argv.includes("--no-write")) {
-    const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
     await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, "cold-start-latest.json"), `${JSON.stringify(coldStart, null, 2)}\n`);
     await writeFile(

@@ -9,10 +9,12 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   bundleFunction,
+  COLD_START_TARGETS,
   MINIMAL_BUNDLE,
   measureColdStart,
   packageOf,
   renderColdStart,
+  renderColdStartComparison,
 } from "../../bench/cold-start.js";
 import { WEFT_FUNCTION_KINDS } from "../../infra/lib/functions.js";
 
@@ -22,6 +24,31 @@ describe("bench: cold start", () => {
     expect(packageOf("node_modules/@aws-sdk/client-s3/dist-es/index.js")).toBe("@aws-sdk/client-s3");
     expect(packageOf("node_modules/a/node_modules/@smithy/core/dist-es/x.js")).toBe("@smithy/core");
     expect(packageOf("shared/engine/engine.ts")).toBe("weft");
+  });
+
+  it("sets each bundle's bytes and load beside its baseline's", () => {
+    const row = (bundle: string, bytes: number, load: number) => ({
+      bundle,
+      bytes,
+      runs: 3,
+      loadMs: { median: load, min: load, max: load },
+      loadMsWithSourceMaps: load + 1,
+      cpuMs: load,
+      packages: [],
+    });
+    const run = (rows: ReturnType<typeof row>[]) => ({
+      date: "2026-11-29T00:00:00.000Z",
+      node: "v22.0.0",
+      cores: 2,
+      targets: COLD_START_TARGETS,
+      rows,
+    });
+    const table = renderColdStartComparison(
+      run([row("api", 2_076_000, 240)]),
+      run([row("api", 1_117_000, 150), row("new", 1000, 10)]),
+    );
+    expect(table).toContain("| api | 2076 | 1117 | 240 | 150 | 241 | 151 |");
+    expect(table).toContain("| new | – | 1 | – | 10 | – | 11 |");
   });
 
   it("bundles and loads every function and the minimal handler, and renders the table", {
