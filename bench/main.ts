@@ -6,13 +6,14 @@
  * sizes in KiB), --no-worker-timeouts (no chain under a 15-minute worker beside the deployed 300 s),
  * --no-cli (no timing of the `weft` command's startup), --cli-only (only that: cli-latest.json and .md),
  * --expressions-only (only the cost of one expression evaluation, expressions.ts: expressions-latest.*),
- * --timers (only what time costs, timers.ts: lateness, sweeps, a day-long wait, a map: timers-latest.*).
+ * --timers (only what time costs, timers.ts: lateness, sweeps, a day-long wait, a map: timers-latest.*),
+ * --cold-start (only the functions' bundles: bytes, module load, packages, cold-start.ts: cold-start-latest.*).
  * Without --workload the full run ends with the sweep.
  * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md (--sweep: sweep-latest.json and .md;
  * --inline-bytes N other than the default: inline-N-latest.json and .md).
  */
 
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +21,12 @@ import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/engine/worker-time.js";
 import { startMoto } from "../tools/emulators/moto.js";
 import { type CliStartupResult, measureCliStartup } from "./cli-startup.js";
+import {
+  type ColdStartResult,
+  measureColdStart,
+  renderColdStart,
+  renderColdStartComparison,
+} from "./cold-start.js";
 import { FORMULAS, PRICES } from "./cost.js";
 import { type EngineCpuResult, measureEngineCpu } from "./engine-cpu.js";
 import { type ExpressionCostResult, measureExpressionCost, renderExpressionCost } from "./expressions.js";
@@ -311,6 +318,34 @@ if (isMain && process.argv.includes("--cli-only")) {
   );
   console.log(lines.join("\n"));
   console.error(`[bench] done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  process.exit(0);
+} else if (isMain && process.argv.includes("--cold-start")) {
+  // Only the functions' bundles (cold-start.ts): bench/results/cold-start-latest.json and .md.
+  const coldStart = await measureColdStart({
+    quick: process.argv.includes("--quick"),
+    log: (line) => console.error(`[bench] ${line}`),
+  });
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
+  // The baseline, when kept: the bundles before issue 27's cuts.
+  const before = await readFile(path.join(dir, "cold-start-before.json"), "utf8").then(
+    (text) => JSON.parse(text) as ColdStartResult,
+    () => undefined,
+  );
+  const lines = [
+    ...renderColdStart(coldStart),
+    ...(before === undefined
+      ? []
+      : ["", "## Before and now", "", ...renderColdStartComparison(before, coldStart)]),
+  ];
+  if (!process.argv.includes("--no-write")) {
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, "cold-start-latest.json"), `${JSON.stringify(coldStart, null, 2)}\n`);
+    await writeFile(
+      path.join(dir, "cold-start-latest.md"),
+      `# Cold start of the function bundles, ${coldStart.date} (Node ${coldStart.node}, ${coldStart.cores} cores)\n\n${lines.join("\n")}\n`,
+    );
+  }
+  console.log(lines.join("\n"));
   process.exit(0);
 } else if (isMain) {
   const args = parseArgs(process.argv.slice(2));

@@ -2,7 +2,7 @@
  * `weft-orchestrator/tasks`: what a custom task type is written with. One file per task type in
  * your tasks folder, each exporting what `defineTask` returns:
  *
- *   import { z } from "zod";
+ *   import * as z from "zod"; // not `import { z }`: that bundles every zod locale into each function
  *   import { defineTask, TerminalError } from "weft-orchestrator/tasks";
  *   export const greet = defineTask({
  *     type: "greet",

@@ -5,7 +5,7 @@
  *
  * Without `text`, it upper-cases the execution input's `text` field.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { TerminalError } from "../shared/tasks/errors.js";
 import { defineTask } from "../shared/tasks/task-type.js";
 

@@ -3,8 +3,8 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
-import { createEngineFromEnv } from "../../shared/config/wiring.js";
-import type { TaskModule } from "../../shared/tasks/loader.js";
+import { declaredTasks, functionEngineFromEnv } from "../../shared/config/function-engine.js";
+import type { TaskModule } from "../../shared/tasks/task-modules.js";
 import { captureWith, TRACER_OPTIONS, traceInvocation, xrayTracing } from "../common/tracing.js";
 import { type ApiHandler, createApiHandler } from "./app.js";
 
@@ -25,11 +25,13 @@ export const lambdaHandler =
     traceInvocation(tracer, async () => {
       if (app === undefined) {
         const logger = new Logger({ serviceName: "weft-api" });
-        const engine = createEngineFromEnv(process.env, {
+        // Runs no http or lambda node: those task types' params only (shared/tasks/declared.ts).
+        const engine = functionEngineFromEnv(process.env, {
           logger,
           capture: captureWith(tracer),
           metrics,
           taskModules,
+          tasks: declaredTasks,
         });
         app = createApiHandler(engine, { logger, tracing: xrayTracing(tracer), metrics });
       }

@@ -1,5 +1,5 @@
 /** What route handlers share: the request they see, their answer, and the parsing and validation helpers. */
-import type { z } from "zod";
+import type * as z from "zod";
 import { type ProblemDetail, RequestError } from "../../shared/domain/errors.js";
 import { jsonTextDepth } from "../../shared/domain/json.js";
 import { PAYLOAD_LIMITS } from "../../shared/domain/payload.js";

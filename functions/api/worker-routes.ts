@@ -7,7 +7,7 @@
  * gave is a 400 naming the field; one it gave for an attempt that is over is the engine's 409. No
  * token, output or error text is ever logged.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { decodeAttemptToken } from "../../shared/domain/attempt-token.js";
 import { RequestError } from "../../shared/domain/errors.js";
 import type { Engine } from "../../shared/engine/engine.js";

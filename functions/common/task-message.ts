@@ -2,7 +2,7 @@
  * Task messages as SQS records carry them: the one zod schema every SQS consumer (the worker and the DLQ
  * function) parses a record body with, and the record's receive count.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { LIMITS } from "../../shared/domain/definition.js";
 import { isTraceparent, TRACEPARENT_MAX_LENGTH } from "../../shared/domain/trace.js";
 import type { TaskMessage } from "../../shared/ports.js";

@@ -3,9 +3,9 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { Context, ScheduledEvent } from "aws-lambda";
 import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
-import { createEngineFromEnv } from "../../shared/config/wiring.js";
+import { declaredTasks, functionEngineFromEnv } from "../../shared/config/function-engine.js";
 import type { SweepReport } from "../../shared/engine/sweeper.js";
-import type { TaskModule } from "../../shared/tasks/loader.js";
+import type { TaskModule } from "../../shared/tasks/task-modules.js";
 import { captureWith, TRACER_OPTIONS, traceInvocation } from "../common/tracing.js";
 import { createSweeperHandler, type SweeperHandler } from "./app.js";
 
@@ -26,11 +26,13 @@ export const lambdaHandler =
     traceInvocation(tracer, async () => {
       if (app === undefined) {
         const logger = new Logger({ serviceName: "weft-sweeper" });
-        const engine = createEngineFromEnv(process.env, {
+        // Runs no http or lambda node: those task types' params only (shared/tasks/declared.ts).
+        const engine = functionEngineFromEnv(process.env, {
           logger,
           capture: captureWith(tracer),
           metrics,
           taskModules,
+          tasks: declaredTasks,
         });
         app = createSweeperHandler(engine, { logger, metrics });
       }

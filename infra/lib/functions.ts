@@ -9,6 +9,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { PLATFORM_VARIABLES } from "../../shared/config/settings.js";
 import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../../shared/engine/worker-time.js";
+import { FUNCTION_BUNDLE } from "./bundle-options.js";
 
 /** The four Lambda functions weft deploys. */
 export const WEFT_FUNCTION_KINDS = ["api", "worker", "sweeper", "dlq"] as const;
@@ -16,14 +17,6 @@ export type WeftFunctionKind = (typeof WEFT_FUNCTION_KINDS)[number];
 
 /** Repository root (this file lives in `infra/lib/`); in the built package, its `dist/` folder. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-
-/**
- * ESM bundles still meet CommonJS dependencies that call `require` (some AWS SDK and Powertools
- * internals do): give them one.
- */
-const ESM_REQUIRE_BANNER =
-  "import { createRequire as __weftCreateRequire } from 'node:module';" +
-  "const require = __weftCreateRequire(import.meta.url);";
 
 export interface WeftFunctionProps {
   readonly kind: WeftFunctionKind;
@@ -105,18 +98,19 @@ export class WeftFunction extends Construct {
         depsLockFilePath: props.bundle.lockFile,
         bundling: {
           forceDockerBundling: false,
+          // The options of bundle-options.ts (the cold-start bench bundles with the same).
           format: OutputFormat.ESM,
-          target: "node22",
-          mainFields: ["module", "main"],
-          banner: ESM_REQUIRE_BANNER,
-          minify: true,
-          sourceMap: true,
+          target: FUNCTION_BUNDLE.target,
+          mainFields: [...FUNCTION_BUNDLE.mainFields],
+          banner: FUNCTION_BUNDLE.banner,
+          minify: FUNCTION_BUNDLE.minify,
+          sourceMap: FUNCTION_BUNDLE.sourcemap,
           // Linked map: esbuild adds the sourceMappingURL comment that --enable-source-maps follows.
           sourceMapMode: SourceMapMode.DEFAULT,
-          sourcesContent: false,
+          sourcesContent: FUNCTION_BUNDLE.sourcesContent,
           // Bundle the AWS SDK too: the functions run the exact versions pinned in package-lock.json,
           // not whatever the Lambda runtime happens to ship.
-          externalModules: [],
+          externalModules: [...FUNCTION_BUNDLE.external],
         },
       });
     }

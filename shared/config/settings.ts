@@ -5,7 +5,7 @@
  * parses with it (env.ts) and the construct writes each function's `environment` with it
  * (infra/lib/weft-orchestrator.ts). test/infra/config-agreement.test.ts checks that they agree.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { LIMITS } from "../domain/definition.js";
 import { DEFAULT_RETRY } from "../domain/graph.js";
 import { DEFAULT_SWEEP } from "../engine/context.js";

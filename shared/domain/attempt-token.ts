@@ -5,7 +5,7 @@
  * with it: once the attempt is over (or another holds the node), the token is stale. Opaque to its
  * holder; it travels in request bodies only, never in paths, so access logs never hold it.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Lease } from "./records.js";
 
 export interface AttemptToken {

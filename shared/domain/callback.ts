@@ -4,7 +4,7 @@
  * time runs out. Its token stands for one attempt (domain/attempt-token.ts): a retry waits anew,
  * with a new token.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { PLACEMENT_LIMITS } from "./placement.js";
 
 export const callbackParamsSchema = z

@@ -3,7 +3,7 @@
  * for it holding no worker (engine/children.ts). One child per attempt (its idempotency key is the
  * attempt's), so a retry starts a new child and a redelivery finds the one it started.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { workflowNameSchema } from "./definition.js";
 
 export const CHILD_LIMITS = {

@@ -3,7 +3,7 @@
  * in. Every listing (executions, history, dead letters, on every store) encodes its position with
  * these, so a cursor it never returned is refused the same way everywhere: InvalidCursor.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { invalidCursor } from "./errors.js";
 
 export function encodeCursor(position: unknown): string {

@@ -5,7 +5,7 @@
  * `{% %}` expressions in params, `runsOn` and `heartbeatSeconds`), so every v1 definition is a v2
  * definition meaning the same.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { PLACEMENT_LIMITS, runsOnSchema } from "./placement.js";
 
 export const LIMITS = {

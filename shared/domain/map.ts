@@ -10,7 +10,7 @@
  * that ran its last item records so in a shard of lanes (as a wide `all` fan-in records arrivals),
  * and the map is assembled once every lane ended.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { expressionSchema, retrySchema, workflowNameSchema } from "./definition.js";
 import type { GraphNode, WorkflowGraph } from "./graph.js";
 

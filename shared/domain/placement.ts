@@ -5,7 +5,7 @@
  * memory and DynamoDB stores cannot disagree on what a worker may take.
  */
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 
 export const PLACEMENT_LIMITS = {
   /** The Lambda worker's limit: a longer node must run on external workers, with heartbeats. */

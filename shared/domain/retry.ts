@@ -2,7 +2,8 @@
  * Retry policy: how long to wait before the next attempt, and whether a thrown error deserves one.
  * Pure: randomness is passed in so simulation tests can make jitter deterministic.
  */
-import { ZodError, z } from "zod";
+import * as z from "zod";
+import { ZodError } from "zod";
 import { RetryableError, TerminalError } from "./errors.js";
 import type { ResolvedRetry } from "./graph.js";
 

@@ -3,7 +3,7 @@
  * fixing a 200-node DAG should not have to resubmit once per mistake), so each check works on
  * whatever part of the input is usable instead of stopping at the first schema error.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import {
   fanInSchema,
   LIMITS,

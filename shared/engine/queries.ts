@@ -1,6 +1,6 @@
 /** Read-side queries: an execution's history in pages, and executions newest first. */
 
-import { z } from "zod";
+import * as z from "zod";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { notFound } from "../domain/errors.js";
 import { eventsShown, mapItemEvents } from "../domain/map.js";

@@ -1,5 +1,5 @@
 /** zod schemas of the HTTP API's requests: path parameters, bodies and query strings (contract.ts names the routes). */
-import { z } from "zod";
+import * as z from "zod";
 import { workflowNameSchema } from "../domain/definition.js";
 import { PAYLOAD_LIMITS, UPLOAD_PREFIX } from "../domain/payload.js";
 import { PLACEMENT_LIMITS, workerIdSchema } from "../domain/placement.js";

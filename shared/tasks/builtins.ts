@@ -1,6 +1,6 @@
 /** The built-in task types. Each is an ordinary `defineTask`, exactly as a user's would be. */
 
-import { z } from "zod";
+import * as z from "zod";
 import { callbackParamsSchema } from "../domain/callback.js";
 import { childWorkflowParamsSchema } from "../domain/child.js";
 import { ExpressionError } from "../domain/expressions.js";

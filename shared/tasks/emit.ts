@@ -1,5 +1,5 @@
 /** The `emit` task type: puts one event on the lifecycle bus or a named bus, through a small port. */
-import { z } from "zod";
+import * as z from "zod";
 import { TerminalError } from "./errors.js";
 import { defineTask, type TaskType } from "./task-type.js";
 

@@ -13,7 +13,7 @@
 import type { LookupAddress } from "node:dns";
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { Socket } from "node:net";
-import { Agent, buildConnector } from "undici";
+import type * as Undici from "undici";
 import type { EgressPolicy, EgressRefusal } from "./egress.js";
 import { parseAddress } from "./egress.js";
 import { TerminalError } from "./errors.js";
@@ -85,10 +85,19 @@ function guardedLookup(policy: EgressPolicy, resolve: Resolve) {
   };
 }
 
-/** An undici Agent whose every connection obeys `policy`; names resolved with `resolve`. */
-export function egressAgent(policy: EgressPolicy, resolve: Resolve = systemResolve): Agent {
-  const connect = buildConnector({ lookup: guardedLookup(policy, resolve) } as buildConnector.BuildOptions);
-  return new Agent({
+/**
+ * An undici Agent whose every connection obeys `policy`; names resolved with `resolve`. `undici` is
+ * the module, which the http task loads on its first request (http.ts).
+ */
+export function egressAgent(
+  undici: Pick<typeof Undici, "Agent" | "buildConnector">,
+  policy: EgressPolicy,
+  resolve: Resolve = systemResolve,
+): Undici.Agent {
+  const connect = undici.buildConnector({
+    lookup: guardedLookup(policy, resolve),
+  } as Undici.buildConnector.BuildOptions);
+  return new undici.Agent({
     connect: (options, callback) => {
       const host = options.hostname.replace(/^\[(.*)\]$/, "$1");
       // A literal address never reaches `lookup`: check it before connecting.

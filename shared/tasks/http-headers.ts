@@ -4,7 +4,7 @@
  * definition with a plain-text Authorization, Proxy-Authorization, Cookie or X-Api-Key is refused,
  * and one stored before that rule is shown with those values redacted (redactDefinition).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { REDACTED } from "../domain/redact.js";
 import { CHECKED_UNDER_EXPRESSIONS } from "../domain/validate.js";
 import { isSecretRef, secretRefSchema } from "./secrets.js";

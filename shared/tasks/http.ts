@@ -11,22 +11,19 @@
  * redacted from the output and the error (shared/domain/redact.ts). The request carries the attempt's
  * `traceparent` (shared/domain/trace.ts) unless the node's headers set one.
  */
-import { type Dispatcher, fetch, Headers, type Response } from "undici";
-import { z } from "zod";
+import type * as Undici from "undici";
 import { type Redactor, secretRedactor } from "../domain/redact.js";
 import { type EgressPolicy, egressPolicy } from "./egress.js";
 import { RetryableError, TerminalError } from "./errors.js";
 import { EgressRefusedError, egressAgent, type Resolve } from "./http-connect.js";
-import {
-  CREDENTIAL_HEADERS,
-  type HttpHeaders,
-  headersSchema,
-  registrationHeadersSchema,
-} from "./http-headers.js";
+import { CREDENTIAL_HEADERS, type HttpHeaders } from "./http-headers.js";
+import { type HttpParams, httpParamsSchema, httpRegistrationParams } from "./http-params.js";
 import { DEFAULT_SECRET_TTL_MS, SecretCache, type SecretStore } from "./secrets.js";
 import { defineTask, type TaskContext, type TaskType } from "./task-type.js";
 
-export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const;
+// The params live apart (http-params.ts): the functions that only validate definitions bundle them without undici.
+export { HTTP_METHODS, type HttpParams, httpParamsSchema } from "./http-params.js";
+
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024;
 /** A Retry-After longer than this (SQS's longest message delay) is shortened to it. */
@@ -36,59 +33,6 @@ export const MAX_REDIRECTS = 10;
 /** How much of an error response's body is quoted in the error message. */
 const ERROR_BODY_EXCERPT = 300;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-
-const statusCode = z.number().int().min(100).max(599);
-/**
- * An http(s) URL that WHATWG `URL` (what fetch, the egress guard and run() parse with) reads as
- * given. zod's own URL check reads the string trimmed of any Unicode space, and its failures let
- * the checks after it run, which then met strings `new URL` throws on (a 500 at registration): so
- * this check comes first, and it and zod's stop the checks after them.
- */
-const urlSchema = z
-  .string()
-  .refine((value) => URL.canParse(value), {
-    error: "url is not a URL (the WHATWG URL parser refuses it)",
-    abort: true,
-  })
-  .pipe(z.url({ protocol: /^https?$/, error: "url must be an http:// or https:// URL", abort: true }));
-
-/**
- * The params schema; with `registration`, the rules a new definition must pass on top: credential
- * headers as secret references, and no URL host the egress policy refuses.
- */
-function buildParamsSchema(registration?: { egress: EgressPolicy }) {
-  const url = registration
-    ? urlSchema.superRefine((value, ctx) => {
-        if (!URL.canParse(value)) return; // refused by the checks above
-        const host = new URL(value).hostname;
-        const refusal = registration.egress.checkHost(host);
-        if (refusal)
-          ctx.addIssue({ code: "custom", message: `url host ${registration.egress.explain(refusal)}` });
-      })
-    : urlSchema;
-  return z
-    .object({
-      method: z.enum(HTTP_METHODS),
-      url,
-      /** Each value plain text or a secret reference `{"secret": "<name>"}`. */
-      headers: (registration ? registrationHeadersSchema : headersSchema).optional(),
-      /** Any JSON value; sent as JSON (content-type application/json) unless it is a string. */
-      body: z.json().optional(),
-      timeoutMs: z.number().int().min(1).max(900_000).optional(),
-      /** Statuses that count as success; default any 2xx. */
-      expectStatus: z.union([statusCode, z.array(statusCode).min(1)]).optional(),
-    })
-    .strict()
-    .refine((p) => p.body === undefined || (p.method !== "GET" && p.method !== "HEAD"), {
-      message: "a GET or HEAD request cannot have a body",
-      path: ["body"],
-    });
-}
-
-/** The params as stored: every run parses them with this (definitions registered before the registration rules included). */
-export const httpParamsSchema = buildParamsSchema();
-
-export type HttpParams = z.output<typeof httpParamsSchema>;
 
 export interface HttpOutput {
   status: number;
@@ -114,27 +58,54 @@ export interface HttpTaskOptions {
   secretTtlMs?: number;
 }
 
+type Dispatcher = Undici.Dispatcher;
+type Headers = Undici.Headers;
+type Response = Undici.Response;
+
+/**
+ * undici is loaded with the first request, not with this module: a worker that runs no http node
+ * never evaluates it (about 60 ms of a cold start; bench/cold-start.ts).
+ */
+let undiciModule: Promise<typeof Undici> | undefined;
+const loadUndici = () => {
+  undiciModule ??= import("undici");
+  return undiciModule;
+};
+
 export function httpTask(options: HttpTaskOptions = {}): TaskType<HttpParams> {
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   if (!Number.isInteger(maxBytes) || maxBytes < 0)
     throw new Error(`http task: maxResponseBytes must be a whole number ≥ 0, got ${maxBytes}`);
   const egress = options.egress ?? egressPolicy(undefined, "deployed");
-  const dispatcher = egressAgent(egress, options.resolve);
+  // One agent per task type, made with the first request (undici loads then).
+  let dispatcher: Dispatcher | undefined;
   const secrets = new SecretCache(options.secrets, options.secretTtlMs ?? DEFAULT_SECRET_TTL_MS);
 
   return defineTask({
     type: "http",
     params: httpParamsSchema,
-    registrationParams: buildParamsSchema({ egress }),
+    registrationParams: httpRegistrationParams(egress),
     async run({ params: raw, context }): Promise<HttpOutput> {
       // Params arrive as stored in the definition: parse them for the defaults and normalised URL.
       const params = httpParamsSchema.parse(raw);
-      const { headers, fromSecrets, secretValues } = await requestHeaders(params.headers, context, secrets);
+      const undici = await loadUndici();
+      dispatcher ??= egressAgent(undici, egress, options.resolve);
+      const { headers, fromSecrets, secretValues } = await requestHeaders(
+        new undici.Headers(),
+        params.headers,
+        context,
+        secrets,
+      );
       // What weft injected never leaves the task, however the server echoes it: the output and any
       // error are redacted here, before the engine writes them anywhere (shared/domain/redact.ts).
       const redactor = secretRedactor(secretValues);
       try {
-        const output = await send(params, headers, fromSecrets, context, { dispatcher, maxBytes, redactor });
+        const output = await send(params, headers, fromSecrets, context, {
+          fetch: undici.fetch,
+          dispatcher,
+          maxBytes,
+          redactor,
+        });
         return redactor.value(output) as HttpOutput;
       } catch (error) {
         throw redactor.error(error);
@@ -152,9 +123,9 @@ async function send(
   headers: Headers,
   fromSecrets: ReadonlySet<string>,
   context: TaskContext,
-  options: { dispatcher: Dispatcher; maxBytes: number; redactor: Redactor },
+  options: { fetch: typeof Undici.fetch; dispatcher: Dispatcher; maxBytes: number; redactor: Redactor },
 ): Promise<HttpOutput> {
-  const { dispatcher, maxBytes, redactor } = options;
+  const { fetch, dispatcher, maxBytes, redactor } = options;
   const timeoutMs = params.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([context.signal, timeout]);
@@ -229,16 +200,17 @@ async function send(
 }
 
 /**
- * The request's headers, secret references resolved (through the cache, on the engine's clock).
+ * The request's headers, set on `headers` (an empty undici Headers), secret references resolved
+ * (through the cache, on the engine's clock).
  * `fromSecrets` names the headers whose values came from secrets (lower case); `secretValues` are
  * those values, to be redacted from whatever the task returns.
  */
 async function requestHeaders(
+  headers: Headers,
   declared: HttpHeaders | undefined,
   context: TaskContext,
   secrets: SecretCache,
 ): Promise<{ headers: Headers; fromSecrets: Set<string>; secretValues: string[] }> {
-  const headers = new Headers();
   const fromSecrets = new Set<string>();
   const secretValues: string[] = [];
   for (const [name, value] of Object.entries(declared ?? {})) {

@@ -3,7 +3,7 @@
  * returns its result. A function error is retryable unless the function marks it terminal. The
  * invocation goes through a small port, so the local runtime can map functions to local modules.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { TerminalError } from "./errors.js";
 import { defineTask, type TaskType } from "./task-type.js";
 

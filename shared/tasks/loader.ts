@@ -11,31 +11,11 @@ import { type HttpTaskOptions, httpTask } from "./http.js";
 import { type LambdaInvoker, lambdaTask } from "./lambda.js";
 import { importModuleFile } from "./module-import.js";
 import { isTaskModuleFile } from "./task-files.js";
+import { addCustomTasks, collectTaskTypes, type TaskModule } from "./task-modules.js";
 import type { TaskRegistry, TaskType } from "./task-type.js";
 
-/** The definition schema's limit for a node's `type`. */
-const MAX_TYPE_LENGTH = 64;
-
-/** True for what `defineTask` returns: a string `type`, a zod schema as `params` and a `run` function. */
-export function isTaskType(value: unknown): value is TaskType<unknown> {
-  if (typeof value !== "object" || value === null) return false;
-  const candidate = value as Record<string, unknown>;
-  return (
-    typeof candidate.type === "string" &&
-    candidate.type !== "" &&
-    isZodSchema(candidate.params) &&
-    typeof candidate.run === "function" &&
-    (candidate.inline === undefined || typeof candidate.inline === "boolean") &&
-    (candidate.defer === undefined || typeof candidate.defer === "function")
-  );
-}
-
-/** Duck-typed, so a task built against another copy of zod (e.g. in a user's package) still counts. */
-function isZodSchema(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  const schema = value as Record<string, unknown>;
-  return typeof schema.safeParse === "function" && typeof schema.parse === "function";
-}
+// What a bundled function needs of custom task modules lives apart (task-modules.ts): no folder reading, no http runtime.
+export { collectTaskTypes, isTaskType, type TaskModule } from "./task-modules.js";
 
 /**
  * Imports every task module directly in `dir` (`*.ts`, `*.mts`, `*.js`, `*.mjs`; not declarations or
@@ -68,38 +48,6 @@ export async function loadTaskModules(dir: string, generation = 0): Promise<Task
     }
   }
   return collectTaskTypes(modules);
-}
-
-/** A module's exports and where they came from (for error messages). */
-export interface TaskModule {
-  source: string;
-  exports: Record<string, unknown>;
-}
-
-/**
- * The task types among the modules' exports, in module order. The same task object exported twice
- * counts once; two different tasks with one type are an error naming both sources. Used on folders
- * (loadTaskModules) and on the modules a function bundle imports (infra/lib/function-entry.ts).
- */
-export function collectTaskTypes(modules: readonly TaskModule[]): TaskType[] {
-  const found = new Map<string, { task: TaskType; source: string }>();
-  for (const { source, exports } of modules) {
-    for (const [exportName, value] of Object.entries(exports)) {
-      if (!isTaskType(value)) continue;
-      if (value.type.length > MAX_TYPE_LENGTH)
-        throw new Error(
-          `custom task module ${source}: export "${exportName}" has a type longer than ${MAX_TYPE_LENGTH} characters`,
-        );
-      const seen = found.get(value.type);
-      if (seen?.task === value) continue;
-      if (seen)
-        throw new Error(
-          `task type "${value.type}" is defined twice: in ${seen.source} and in ${source} (export "${exportName}")`,
-        );
-      found.set(value.type, { task: value, source });
-    }
-  }
-  return [...found.values()].map(({ task }) => task);
 }
 
 export interface TaskRegistryOptions {
@@ -147,21 +95,10 @@ function assembleTaskRegistry(
       throw new Error("the emit task type needs lifecycleBusName, the bus it emits to by default");
     standard.push(emitTask(options.events, options.lifecycleBusName));
   }
-  const registry = createTaskRegistry(standard);
-
-  const custom = [
+  return addCustomTasks(createTaskRegistry(standard), [
     ...fromDir.map((task) => ({ task, from: dirLabel })),
     ...(options.customTasks ?? []).map((task) => ({ task, from: "customTasks" })),
-  ];
-  for (const { task, from } of custom) {
-    if (registry.get(task.type) === task) continue;
-    if (registry.has(task.type))
-      throw new Error(
-        `custom task type "${task.type}" (from ${from}) clashes with a task type of the same name that is already registered`,
-      );
-    registry.register(task);
-  }
-  return registry;
+  ]);
 }
 
 function reason(error: unknown): string {

@@ -8,7 +8,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { localEgressPolicy } from "../config/egress.js";
 import { LocalModuleInvoker } from "./lambda-local.js";
 import type { TaskRegistryOptions } from "./loader.js";

@@ -5,7 +5,7 @@
  * only in memory, briefly (SecretCache), and are never logged, stored or returned: error messages
  * name the secret, never its value.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { TerminalError } from "./errors.js";
 
 export const SSM_PREFIX = "ssm:";

@@ -2,7 +2,7 @@
  * The contract between the engine and a task type. Built-in and user task types are both written
  * with `defineTask`, so a custom task type is one file.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import type { WaitingKindName } from "../domain/records.js";
 import type { TraceContext } from "../domain/trace.js";
 

@@ -4,7 +4,7 @@
  * only, so the records are batch-read and checked against what the index said.
  */
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { decodeCursor, encodeCursor } from "../../domain/cursor.js";
 import { invalidCursor } from "../../domain/errors.js";
 import type { ExecutionRecord, ExecutionStatus } from "../../domain/records.js";

@@ -25,7 +25,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import {
   type DeadLetterCursor,
   deadLetterCursorSchema,

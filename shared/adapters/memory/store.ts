@@ -3,7 +3,7 @@
  * atomic check-and-set, nothing awaits between the check and the set, and records are copied in and
  * out so callers can never mutate stored state. Used by the embedded local runtime and simulations.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   type DeadLetterCursor,
   deadLetterCursorSchema,
