@@ -3,20 +3,11 @@
  * deadline, fails it — with the sweeper's schedule held, so no sweep can be what fired it.
  */
 import type { Scenario } from "./context.js";
-import { check, expectStatus, nodeOf, register, start, waitForEnd } from "./helpers.js";
-
-interface HistoryEvent {
-  type: string;
-  at: number | string;
-  nodeId?: string;
-  detail?: { error?: { name?: string } };
-}
+import { check, eventMs, historyOf, nodeOf, register, start, waitForEnd } from "./helpers.js";
 
 const TIMEOUT_SECONDS = 3;
 /** Issue 26: a callback's timeout fires within 2 s of its deadline. */
 const PRECISION_MS = 2_000;
-
-const epochMs = (at: number | string) => (typeof at === "number" ? at : Date.parse(at));
 
 export const callbackTimeoutScenario: Scenario = {
   name: `a callback's ${TIMEOUT_SECONDS} s timeout fails it within 2 s of its deadline, with no sweep`,
@@ -48,17 +39,11 @@ export const callbackTimeoutScenario: Scenario = {
       approve.status === "FAILED" && approve.error?.name === "CallbackTimedOut",
       `approve is ${approve.status} (${approve.error?.name})`,
     );
-    const events = expectStatus(
-      await ctx.api.get<{ events: HistoryEvent[] }>(`/executions/${view.executionId}/events`, {
-        limit: "100",
-      }),
-      200,
-      "GET /executions/{id}/events",
-    ).events;
+    const events = await historyOf(ctx, view.executionId);
     const waiting = events.find((e) => e.type === "CallbackWaiting" && e.nodeId === "approve");
     const failed = events.find((e) => e.type === "NodeFailed" && e.nodeId === "approve");
     check(waiting && failed, `history has no CallbackWaiting and NodeFailed: ${JSON.stringify(events)}`);
-    const lateMs = epochMs(failed.at) - (epochMs(waiting.at) + TIMEOUT_SECONDS * 1000);
+    const lateMs = eventMs(failed) - (eventMs(waiting) + TIMEOUT_SECONDS * 1000);
     check(
       lateMs >= 0 && lateMs <= PRECISION_MS,
       `it failed ${lateMs} ms after its deadline (goal: 0 to ${PRECISION_MS})`,

@@ -7,13 +7,7 @@
  */
 import { WaitTimeoutError, waitFor } from "../wait.js";
 import type { RehearsalContext, Scenario } from "./context.js";
-import { check, expectStatus, nodeOf, register, start, waitForEnd, waitForExecution } from "./helpers.js";
-
-interface HistoryEvent {
-  type: string;
-  nodeId?: string;
-  attempt?: number;
-}
+import { check, historyOf, nodeOf, register, start, waitForEnd, waitForExecution } from "./helpers.js";
 
 /**
  * Whether a sweep reported recovering a lease since the tally was `before`. The tally counts a run
@@ -64,13 +58,7 @@ export const crashScenario: Scenario = {
     check(view.status === "SUCCEEDED", `ended ${view.status}: ${JSON.stringify(view.error)}`);
     check(nodeOf(view, "work").attempt === 2, `the node ended on attempt ${nodeOf(view, "work").attempt}`);
     check(await recoveredSince(ctx, recoveredBefore), "no sweep reported a recovered lease");
-    const events = expectStatus(
-      await ctx.api.get<{ events: HistoryEvent[] }>(`/executions/${view.executionId}/events`, {
-        limit: "100",
-      }),
-      200,
-      "GET /executions/{id}/events",
-    ).events;
+    const events = await historyOf(ctx, view.executionId);
     const started = events
       .filter((e) => e.type === "NodeStarted" && e.nodeId === "work")
       .map((e) => e.attempt);

@@ -126,3 +126,27 @@ export function waitForEnd(
     timeoutMs,
   );
 }
+
+/** A history event as `GET /executions/{id}/events` answers it. */
+export interface HistoryEventView {
+  type: string;
+  /** When: epoch ms (or an RFC 3339 text). */
+  at: number | string;
+  nodeId?: string;
+  attempt?: number;
+  detail?: Record<string, unknown>;
+}
+
+/** The first 100 events of an execution's history, in history order. */
+export async function historyOf(ctx: RehearsalContext, executionId: string): Promise<HistoryEventView[]> {
+  return expectStatus(
+    await ctx.api.get<{ events: HistoryEventView[] }>(`/executions/${executionId}/events`, { limit: "100" }),
+    200,
+    "GET /executions/{id}/events",
+  ).events;
+}
+
+/** An event's time in epoch ms. */
+export function eventMs(event: HistoryEventView): number {
+  return typeof event.at === "number" ? event.at : Date.parse(event.at);
+}

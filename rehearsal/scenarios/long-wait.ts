@@ -11,19 +11,11 @@ import { timerBucket, timerShard } from "../../shared/domain/timers.js";
 import { setFunctionClockOffset } from "../lambda/clock.js";
 import { waitFor } from "../wait.js";
 import type { Scenario } from "./context.js";
-import { check, describe, expectStatus, nodeOf, register, start, waitForEnd } from "./helpers.js";
-
-interface HistoryEvent {
-  type: string;
-  at: number | string;
-  nodeId?: string;
-}
+import { check, describe, eventMs, historyOf, nodeOf, register, start, waitForEnd } from "./helpers.js";
 
 const WAIT_SECONDS = 1200;
 /** The jump leaves the timer a minute ahead: within the sweep's 13-minute reach, SQS delays the rest. */
 const JUMP_MS = (WAIT_SECONDS - 60) * 1000;
-
-const epochMs = (at: number | string) => (typeof at === "number" ? at : Date.parse(at));
 
 export const longWaitScenario: Scenario = {
   name: `a ${WAIT_SECONDS / 60}-minute wait, beyond SQS's reach, re-armed through the timers' index`,
@@ -85,15 +77,11 @@ export const longWaitScenario: Scenario = {
     }
     check(view.status === "SUCCEEDED", `ended ${view.status}: ${JSON.stringify(view.error)}`);
     check(nodeOf(view, "after").output === "after", "the node after the wait did not run");
-    const events = expectStatus(
-      await ctx.api.get<{ events: HistoryEvent[] }>(`/executions/${executionId}/events`, { limit: "100" }),
-      200,
-      "GET /executions/{id}/events",
-    ).events;
+    const events = await historyOf(ctx, executionId);
     const at = (type: string) => {
       const event = events.find((e) => e.type === type && e.nodeId === "later");
       check(event, `history has no ${type} of the wait`);
-      return epochMs(event.at);
+      return eventMs(event);
     };
     const earlyMs = at("NodeQueued") + WAIT_SECONDS * 1000 - at("NodeStarted");
     check(earlyMs <= 0, `the wait started ${earlyMs} ms before its time (the functions' clock)`);
