@@ -62,7 +62,6 @@ interface IndexShape {
 export const INDEXES: readonly IndexShape[] = [
   { name: "gsi1", hash: ATTR.gsi1pk, range: ATTR.gsi1sk, projected: "KEYS_ONLY" },
   { name: "gsi2", hash: ATTR.gsi2pk, range: ATTR.gsi2sk, projected: "KEYS_ONLY" },
-  { name: "gsi3", hash: ATTR.gsi3pk, range: ATTR.gsi3sk, projected: "KEYS_ONLY" },
 ];
 
 function indexEntry(index: IndexShape, item: AvItem | undefined): AvItem | undefined {

@@ -302,7 +302,7 @@ export interface Store {
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    event?: HistoryEvent | readonly HistoryEvent[],
     options?: { sweepAt?: number },
   ): Promise<Outcome<NodeRecord>>;
   /** Records a dependency's final outcome at a PENDING child exactly once (see ArrivalRequest). */

@@ -416,7 +416,7 @@ export class AuditStore implements Store {
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    event?: HistoryEvent | readonly HistoryEvent[],
     options?: { sweepAt?: number },
   ): Promise<Outcome<NodeRecord>> {
     const executionBefore = await this.inner.getExecution(executionId);

@@ -10,7 +10,8 @@
  *  - each item's events are listed in the order its writes were accepted: a node's events in the
  *    order of its transitions, a retry's in attempt order [history-order];
  *  - causal order: no event is listed before one whose write was accepted before the event was
- *    made (an event is made as its write's call is: engine/history-stamps.ts) — so an execution's
+ *    made (an event is made as its write's call is: engine/history-stamps.ts; a claim's events as
+ *    the attempt starts, written later by a lazy claim) — so an execution's
  *    end comes after the node events that led to it, and the cancellations its end caused after
  *    it [history-causal].
  *
@@ -155,11 +156,30 @@ function checkItemOrder(c: HistoryCheck): void {
 function checkCausalOrder(c: HistoryCheck): void {
   // Each event's write: when it was accepted (seq), and the latest write accepted before its call
   // was made (issued) — the event was made with the call, so after all of those.
+  //
+  // A claim's events (NodeQueued, NodeStarted) are made as the attempt starts, and written with its
+  // claim — which a lazy claim (shared/engine/attempt-fence.ts) writes later: with the attempt's
+  // first heartbeat, or with its ending. So they were made only after the writes accepted before
+  // their stamp's millisecond (writes in that same millisecond are not told apart: a weaker check
+  // for those two events, never a false one).
   const writeOf = new Map<string, Array<{ seq: number; issued: number }>>();
   const writes = [...c.executionWrites, ...c.nodeWrites].sort((a, b) => a.seq - b.seq);
+  const acceptedBefore = (at: number): number => {
+    let low = 0;
+    let high = writes.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (writes[mid]!.at < at) low = mid + 1;
+      else high = mid;
+    }
+    return low === 0 ? 0 : writes[low - 1]!.seq;
+  };
   for (const w of writes)
-    for (const e of "events" in w ? w.events : w.event ? [w.event] : [])
-      writeOf.set(identity(e), [...(writeOf.get(identity(e)) ?? []), { seq: w.seq, issued: w.issued }]);
+    for (const e of "events" in w ? w.events : w.event ? [w.event] : []) {
+      const claim = e.type === HISTORY.nodeQueued || e.type === HISTORY.nodeStarted;
+      const issued = claim ? Math.min(w.issued, acceptedBefore(e.at)) : w.issued;
+      writeOf.set(identity(e), [...(writeOf.get(identity(e)) ?? []), { seq: w.seq, issued }]);
+    }
   const seen = new Map<string, number>();
   const listed = c.history.map((e) => {
     const key = identity(e);

@@ -53,7 +53,8 @@
  *    with the key but another input or start flag is refused (never answered with an execution,
  *    so it never creates one), and the same request never is;
  *  - every handler run (a node's or a map item's) belongs to an attempt whose claim (NodeStarted)
- *    was accepted before the run began [handler-claimed];
+ *    was accepted before the run began — but a first attempt in the Lambda worker (not a map
+ *    item's) when the engines claim lazily, whose claim rides its first write [handler-claimed];
  *  - maps (checkMaps below): each item's life follows the state machine, fenced, with one start
  *    per attempt, at most one completion and one terminal event of its status; every item of a
  *    COMPLETED map's attempt ended COMPLETED or FAILED, exactly the items of its list
@@ -180,6 +181,8 @@ export interface CheckInput {
   keys: KeyedCreates;
   /** Every handler run the worlds' task registries recorded (watched-tasks.ts). */
   handlerRuns?: readonly HandlerRun[];
+  /** The engines' EngineOptions.claimAfterSeconds in ms (0: every attempt claimed before it runs). */
+  claimAfterMs?: number;
   /** The external workers' fleet, their reports and the callbacks' settlements (worlds with a fleet). */
   externals?: ExternalFacts;
   /** The fan-out budget the engines were given (default FAN_OUT_LIMITS). */
@@ -226,6 +229,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
   for (const [name, definition] of input.definitions) graphs.set(name, compileGraph(definition));
   const loader = new Payloads(input.blobs);
   const counts = {
+    // first attempts whose claim rode their ending (attempt-fence.ts)
+    claimsCarried: 0,
     outputsInline: 0,
     outputsBlob: 0,
     outputsParts: 0,
@@ -1112,7 +1117,14 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     if (failedForGood && execution.status === "RUNNING")
       v("fail-fast", "a node failed for good, yet it still runs");
   }
-  violations.push(...checkHandlerClaims(input.audit.nodeWrites, input.handlerRuns ?? []));
+  violations.push(
+    ...checkHandlerClaims(input.audit.nodeWrites, input.handlerRuns ?? [], input.claimAfterMs ?? 0),
+  );
+  // Lazy claims (attempt-fence.ts): carried by an ending, or written by a first heartbeat.
+  for (const w of input.audit.nodeWrites) {
+    const started = w.events.some((e) => e.type === HISTORY.nodeStarted);
+    if (started && w.after.status !== "RUNNING") counts.claimsCarried++;
+  }
   violations.push(...checkExternals(input, executions, counts));
   const fanOut = await checkFanOut({
     store: input.store,
@@ -1125,8 +1137,22 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
   return { violations, warnings, counts: { ...counts, ...fanOut.counts } };
 }
 
-/** Every handler run (of a node or a map item) belongs to an attempt whose claim was accepted before it began. */
-function checkHandlerClaims(writes: readonly NodeWrite[], runs: readonly HandlerRun[]): Violation[] {
+/**
+ * Every handler run (of a node or a map item) belongs to an attempt whose claim was accepted before
+ * it began — unless the attempt is claimed lazily (shared/engine/attempt-fence.ts): a node's first
+ * attempt in the Lambda worker, not a map item's, when the engines claim lazily. Such a run's claim is
+ * carried by its first write (or refused, for a copy), checked by the rules on writes.
+ */
+function checkHandlerClaims(
+  writes: readonly NodeWrite[],
+  runs: readonly HandlerRun[],
+  claimAfterMs: number,
+): Violation[] {
+  const lazy = (run: HandlerRun) =>
+    claimAfterMs > 0 &&
+    run.attempt === 1 &&
+    run.process === "worker" &&
+    parseMapItemId(run.nodeId) === undefined;
   const claimed = new Map<string, number>();
   for (const w of writes)
     for (const e of w.events)
@@ -1137,6 +1163,7 @@ function checkHandlerClaims(writes: readonly NodeWrite[], runs: readonly Handler
   const violations: Violation[] = [];
   for (const run of runs) {
     const seq = claimed.get(`${run.executionId}/${run.nodeId}/${run.attempt}`);
+    if (lazy(run)) continue;
     if (seq === undefined || (run.seq !== undefined && seq > run.seq))
       violations.push({
         rule: "handler-claimed",

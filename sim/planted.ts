@@ -41,10 +41,13 @@ export function queueTwice(store: Store): Store {
   });
 }
 
-/** Fan-in broken: an `any`/`count:N` join's claim records one dependency fewer than its message carried. */
+/**
+ * Fan-in broken: an `any`/`count:N` join's claim — written before it runs, or carried by its first
+ * write (a lazy claim) — records one dependency fewer than its message carried.
+ */
 export function claimWithTooFewDeps(store: Store): Store {
   return overrideTransition(store, (executionId, nodeId, condition, patch, event) => {
-    const claimFromPending = patch.status === "RUNNING" && condition.status.includes("PENDING");
+    const claimFromPending = condition.status.includes("PENDING") && condition.attempt === 0;
     if (claimFromPending && patch.okDeps !== undefined && patch.okDeps.length > 0)
       return store.transitionNode(
         executionId,
@@ -53,6 +56,52 @@ export function claimWithTooFewDeps(store: Store): Store {
         { ...patch, okDeps: patch.okDeps.slice(1) },
         event,
       );
+    return store.transitionNode(executionId, nodeId, condition, patch, event);
+  });
+}
+
+/**
+ * Lazy claims broken (shared/engine/attempt-fence.ts): a claim carried by an attempt's ending is
+ * accepted whatever the node's state, so a copy of the message that also ran ends the node again.
+ */
+export function carriedClaimsUnconditional(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) => {
+    const carried =
+      patch.status !== undefined &&
+      patch.status !== "RUNNING" &&
+      condition.status.length === 1 &&
+      condition.status[0] === "PENDING" &&
+      condition.attempt === 0;
+    const anyState: NodeCondition = {
+      status: ["PENDING", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "SKIPPED"],
+    };
+    return store.transitionNode(executionId, nodeId, carried ? anyState : condition, patch, event);
+  });
+}
+
+/**
+ * Claims broken: the claim of a later attempt (from QUEUED) is answered as written but never is,
+ * so its handler runs with no claim accepted — which only a node's first attempt may (lazily).
+ */
+export function retryClaimsUnwritten(store: Store): Store {
+  // Once per node, so that the world still ends soon after.
+  const faked = new Set<string>();
+  return overrideTransition(store, async (executionId, nodeId, condition, patch, event) => {
+    const retryClaim =
+      patch.status === "RUNNING" &&
+      condition.status.length === 1 &&
+      condition.status[0] === "QUEUED" &&
+      (condition.attempt ?? 0) > 1 &&
+      condition.leaseToken === undefined;
+    const key = `${executionId}/${nodeId}`;
+    const current = retryClaim && !faked.has(key) ? await store.getNode(executionId, nodeId) : undefined;
+    if (current?.status === "QUEUED" && current.attempt === condition.attempt) {
+      faked.add(key);
+      return {
+        ok: true,
+        record: { ...current, status: "RUNNING", ...(patch.lease ? { lease: patch.lease } : {}) },
+      };
+    }
     return store.transitionNode(executionId, nodeId, condition, patch, event);
   });
 }
@@ -404,7 +453,7 @@ export function unsequencedHistory(store: Store): Store {
             nodeId,
             condition,
             patch,
-            event && bare(event),
+            event && bareAll(event),
             options,
           )) satisfies Store["failNode"];
       if (property === "takeTask")

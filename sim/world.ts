@@ -294,8 +294,12 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
         roots: fanOutDraw.int(1, 2),
       }
     : undefined;
+  // Claims written before the run (0), or with the first write of a first attempt (attempt-fence.ts):
+  // from a stream of its own, so the other draws of a seed stay as they were.
+  const claimAfterSeconds = root.fork("claim").pick([0, 1, 5, 5]);
   const engineOptions: EngineOptions = {
     leaseSeconds: profile.leaseSeconds,
+    claimAfterSeconds,
     sweep: profile.sweep,
     fanIn: profile.fanIn,
     payloads: profile.payloads,
@@ -739,6 +743,9 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     cancelAccepted,
     keys: { plans, refused: keyRefusals, answered: conflictsAnswered },
     handlerRuns: runs,
+    claimAfterMs:
+      ((options.plantEngine ? options.plantEngine(engineOptions) : engineOptions).claimAfterSeconds ?? 0) *
+      1000,
     ...(externals ? { externals: externals.facts() } : {}),
   });
   const violations: Violation[] = [...checked.violations];

@@ -24,6 +24,7 @@ export const taskMessageSchema = z
       .catch(undefined),
     check: z.literal(true).optional(),
     hops: z.number().int().min(0).max(1000).optional(),
+    early: z.number().int().min(0).max(100).optional(),
     lease: z.string().min(1).max(256).optional(),
   })
   .transform(({ trace, ...message }): TaskMessage => (trace === undefined ? message : { ...message, trace }));

@@ -33,7 +33,7 @@ const TABLE_ACTIONS: Readonly<Record<WeftFunctionKind, readonly string[]>> = {
 
 /** The indexes each function queries: the listings (api), the sweeper's due index. */
 const INDEX_QUERIES: Readonly<Record<WeftFunctionKind, readonly string[]>> = {
-  api: [INDEX.byWorkflow, INDEX.all],
+  api: [INDEX.byWorkflow],
   worker: [],
   sweeper: [INDEX.due],
   dlq: [],

@@ -253,7 +253,7 @@ export class WeftOrchestrator extends Construct {
     const stringKey = (name: string) => ({ name, type: dynamodb.AttributeType.STRING });
     // Keys only: listing reads the records, and no execution update (status included) costs an index write.
     const listing = { projectionType: dynamodb.ProjectionType.KEYS_ONLY };
-    // A workflow's executions, newest first.
+    // A workflow's executions, newest first, over shards (keys.ts); all executions merge every workflow's.
     this.table.addGlobalSecondaryIndex({
       indexName: INDEX.byWorkflow,
       partitionKey: stringKey(ATTR.gsi1pk),
@@ -266,13 +266,6 @@ export class WeftOrchestrator extends Construct {
       partitionKey: stringKey(ATTR.gsi2pk),
       sortKey: stringKey(ATTR.gsi2sk),
       projectionType: dynamodb.ProjectionType.KEYS_ONLY,
-    });
-    // All executions, newest first, over eight shards.
-    this.table.addGlobalSecondaryIndex({
-      indexName: INDEX.all,
-      partitionKey: stringKey(ATTR.gsi3pk),
-      sortKey: stringKey(ATTR.gsi3sk),
-      ...listing,
     });
 
     // Payloads over 4 KiB (shared/domain/payload.ts). Keys are content-addressed, so no versioning:

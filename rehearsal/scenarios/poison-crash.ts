@@ -40,7 +40,8 @@ export const poisonCrashScenario: Scenario = {
         (operation === "UpdateItem" || operation === "TransactWriteItems") &&
         body.includes(`EX#${executionId}`) &&
         body.includes('"N#a"') &&
-        body.includes('"RUNNING"'),
+        // The write carrying its claim: before it runs, or (lazy) with its ending.
+        body.includes('"NodeStarted"'),
     });
     ctx.consumers.worker.setFailedInvocationVisibility(1);
     // The DLQ consumer, not a sweep, is to fail the execution (the compressed schedule would race it;

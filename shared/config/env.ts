@@ -68,6 +68,8 @@ export interface WeftConfig {
   eventBusName: string;
   payloadBucket: string;
   leaseSeconds: number;
+  /** EngineOptions.claimAfterSeconds. */
+  claimAfterSeconds: number;
   /** Attempts of a node whose definition names none (EngineOptions.defaultMaxAttempts). */
   defaultMaxAttempts: number;
   /** The worker function's timeout (EngineOptions.workerTimeoutSeconds); undefined when not known. */
@@ -90,11 +92,12 @@ export interface WeftConfig {
 /** The engine's tunables alone, for callers without the AWS resource names (the local runtime). */
 export type EngineSettings = Pick<
   WeftConfig,
-  "leaseSeconds" | "defaultMaxAttempts" | "workerTimeoutSeconds" | "sweep"
+  "leaseSeconds" | "claimAfterSeconds" | "defaultMaxAttempts" | "workerTimeoutSeconds" | "sweep"
 >;
 
 const ENGINE_KEYS = [
   "leaseSeconds",
+  "claimAfterSeconds",
   "defaultMaxAttempts",
   "workerTimeoutSeconds",
   "sweepFirstCheckSeconds",
@@ -109,6 +112,7 @@ function toEngineSettings(value: Pick<Settings, (typeof ENGINE_KEYS)[number]>): 
   if (value.sweepGraceSeconds !== undefined) sweep.graceMs = value.sweepGraceSeconds * 1000;
   return {
     leaseSeconds: value.leaseSeconds,
+    claimAfterSeconds: value.claimAfterSeconds,
     defaultMaxAttempts: value.defaultMaxAttempts,
     ...(value.workerTimeoutSeconds === undefined ? {} : { workerTimeoutSeconds: value.workerTimeoutSeconds }),
     sweep,

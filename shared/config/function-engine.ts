@@ -93,6 +93,7 @@ export function powertoolsEngineLogger(logger: Logger): EngineLogger {
 export function engineOptionsFromConfig(config: EngineSettings, logger?: Logger): EngineOptions {
   return {
     leaseSeconds: config.leaseSeconds,
+    claimAfterSeconds: config.claimAfterSeconds,
     defaultMaxAttempts: config.defaultMaxAttempts,
     ...(config.workerTimeoutSeconds === undefined
       ? {}

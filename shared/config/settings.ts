@@ -8,7 +8,7 @@
 import * as z from "zod";
 import { LIMITS } from "../domain/definition.js";
 import { DEFAULT_RETRY } from "../domain/graph.js";
-import { DEFAULT_SWEEP } from "../engine/context.js";
+import { DEFAULT_CLAIM_AFTER_SECONDS, DEFAULT_SWEEP } from "../engine/context.js";
 import { DEFAULT_METRIC_LIMITS } from "../engine/metric-dimensions.js";
 import {
   DEFAULT_WORKER_TIMEOUT_SECONDS,
@@ -125,6 +125,13 @@ export const SETTINGS = {
     description:
       "How long a worker holds a node's lease before another may take it over (renewed by heartbeat).",
     setBy: { kind: "prop", prop: "leaseDuration", propType: "duration", context: "weft:leaseSeconds" },
+  }),
+  claimAfterSeconds: setting({
+    env: "WEFT_CLAIM_AFTER_SECONDS",
+    schema: numberWithDefault(wholeNumber("seconds", 0, 3600), DEFAULT_CLAIM_AFTER_SECONDS),
+    description:
+      "How long a node's first attempt runs before its claim is written; one that ends sooner writes its record once, its claim carried by its ending (docs/guarantees.md, lazy claims). 0 claims every attempt before it runs.",
+    setBy: { kind: "environment", by: "not set by the construct: the default, or yours on a function" },
   }),
   defaultMaxAttempts: setting({
     env: "WEFT_DEFAULT_MAX_ATTEMPTS",

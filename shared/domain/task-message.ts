@@ -29,6 +29,12 @@ export interface TaskMessage {
    */
   hops?: number;
   /**
+   * How many times a message found its execution not written yet and was sent again: a start sends
+   * its entries' messages before it writes the execution (engine/executions.ts), so a message may
+   * outrun the write it follows — or follow a start that died before it. A few times, then dropped.
+   */
+  early?: number;
+  /**
    * The lease token a timer watches (an external task's lease, engine/external.ts): once its node
    * holds another lease, or the message is a plain copy without it, the timer does nothing.
    */

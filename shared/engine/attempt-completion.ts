@@ -7,14 +7,16 @@ import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
+import { type AttemptFence, fenceOf } from "./attempt-fence.js";
 import type { EngineContext } from "./context.js";
 import type { ByMessage, CompletionPropagation } from "./contracts.js";
 import { HISTORY, nodeEvent, publishNodeEvent } from "./lifecycle.js";
 import { nodeCompleted } from "./metrics.js";
 
 /**
- * The completion write of an attempt — fenced on its lease, and refused once it was told to stop,
- * even when it finished before its next heartbeat — then its lifecycle event and its dependants.
+ * The completion write of an attempt — fenced on its lease (or, not claimed yet, carrying its
+ * claim: attempt-fence.ts), and refused once it was told to stop, even when it finished before its
+ * next heartbeat — then its lifecycle event and its dependants.
  * `detail` goes on its NodeCompleted event (a map's counts, a child's id).
  */
 export async function completeAttempt(
@@ -24,20 +26,23 @@ export async function completeAttempt(
   graph: WorkflowGraph,
   node: GraphNode,
   record: NodeRecord,
-  lease: Lease,
+  fenced: AttemptFence | Lease,
   output: Payload,
   options: { keepOne?: boolean; arrivals?: ArrivalBatcher; detail?: Record<string, unknown> } = {},
 ): Promise<{ ok: true; next: ByMessage | undefined } | { ok: false; current: NodeRecord | undefined }> {
   const now = ctx.clock.now();
   const { detail, ...propagationOptions } = options;
-  const done = await ctx.store.transitionNode(
-    execution.executionId,
-    node.id,
-    { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+  const fence = fenceOf(fenced);
+  const done = await fence.write(
+    (condition, patch, events) =>
+      ctx.store.transitionNode(execution.executionId, node.id, condition, patch, events),
+    { notCancelRequested: true },
     { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
-    nodeEvent(ctx, HISTORY.nodeCompleted, now, node.id, record.attempt, detail),
+    [nodeEvent(ctx, HISTORY.nodeCompleted, now, node.id, record.attempt, detail)],
   );
   if (!done.ok) {
+    // The refused claim of an attempt not claimed yet: its worker handles it (worker.ts).
+    if (fence.refusal) return { ok: false, current: done.current };
     // Completed already, this same attempt (two handlings of one waiting node's check): the other
     // may have died before its propagation, and its message be gone with this one's; driven here.
     const current = done.current;

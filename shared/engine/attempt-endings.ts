@@ -12,6 +12,7 @@ import { backoffDelayMs, shouldRetry } from "../domain/retry.js";
 import type { NodeCondition } from "../ports.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { completeAttempt } from "./attempt-completion.js";
+import { type AttemptFence, fenceOf, type NodeWriter } from "./attempt-fence.js";
 import type { EngineContext } from "./context.js";
 import type { AttemptEnd, ByMessage } from "./contracts.js";
 import type { DeadLetters } from "./dead-letters.js";
@@ -38,10 +39,12 @@ export class AttemptEndings {
     graph: WorkflowGraph,
     node: GraphNode,
     record: NodeRecord,
-    lease: Lease,
+    fenced: AttemptFence | Lease,
     output: Payload,
     options: { keepOne?: boolean; arrivals?: ArrivalBatcher } = {},
   ): Promise<{ completed: boolean; next?: ByMessage }> {
+    const fence = fenceOf(fenced);
+    const { lease } = fence;
     const done = await completeAttempt(
       this.ctx,
       this.propagation,
@@ -49,12 +52,14 @@ export class AttemptEndings {
       graph,
       node,
       record,
-      lease,
+      fence,
       output,
       options,
     );
     if (done.ok) return done.next ? { completed: true, next: done.next } : { completed: true };
-    if (isCancelRequested(done.current, lease)) await this.stopCancelled(execution, node, record, lease);
+    // Not claimed yet: the refusal is its claim's, handled by the worker (worker.ts).
+    if (fence.refusal) return { completed: false };
+    if (isCancelRequested(done.current, lease)) await this.stopCancelled(execution, node, record, fence);
     else
       this.ctx.logger.warn("completion refused: the lease passed to another attempt", {
         executionId: execution.executionId,
@@ -74,29 +79,28 @@ export class AttemptEndings {
     graph: WorkflowGraph,
     node: GraphNode,
     record: NodeRecord,
-    lease: Lease,
+    fenced: AttemptFence | Lease,
     error: ErrorInfo & { retryable: boolean },
     retryAfterSeconds?: number,
     onlyIfLeaseExpired = false,
   ): Promise<AttemptEnd> {
     const { store, clock, ids } = this.ctx;
     const now = clock.now();
-    const fenced: NodeCondition = {
-      status: ["RUNNING"],
-      leaseToken: lease.token,
-      // Recovery must lose to a heartbeat that renewed the lease meanwhile.
-      ...(onlyIfLeaseExpired ? { leaseExpiredBy: now } : {}),
-    };
+    const fence = fenceOf(fenced);
+    const { lease } = fence;
+    // Recovery must lose to a heartbeat that renewed the lease meanwhile.
+    const expired: Omit<NodeCondition, "status"> = onlyIfLeaseExpired ? { leaseExpiredBy: now } : {};
+    const transition: NodeWriter = (condition, patch, events) =>
+      store.transitionNode(execution.executionId, node.id, condition, patch, events);
     if (shouldRetry(node.retry, record.attempt, error.retryable)) {
       const delayMs =
         retryAfterSeconds !== undefined
           ? retryAfterSeconds * 1000
           : backoffDelayMs(node.retry, record.attempt, () => ids.random());
       const attempt = record.attempt + 1;
-      const retried = await store.transitionNode(
-        execution.executionId,
-        node.id,
-        { ...fenced, notCancelRequested: true },
+      const retried = await fence.write(
+        transition,
+        { ...expired, notCancelRequested: true },
         {
           status: "QUEUED",
           attempt,
@@ -108,10 +112,10 @@ export class AttemptEndings {
           // A map's items or a child of this attempt are its own: the next attempt starts afresh.
           ...(record.composite ? { composite: null } : {}),
         },
-        nodeEvent(this.ctx, HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error }),
+        [nodeEvent(this.ctx, HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error })],
       );
       if (!retried.ok && isCancelRequested(retried.current, lease))
-        return (await this.stopCancelled(execution, node, record, lease)) ? "cancelled" : "refused";
+        return (await this.stopCancelled(execution, node, record, fence)) ? "cancelled" : "refused";
       if (!retried.ok) return "refused";
       nodeRetried(this.ctx, record, now);
       await publishNodeEvent(this.ctx, execution, graph, "Node Retry Scheduled", node.id, attempt, error);
@@ -119,12 +123,12 @@ export class AttemptEndings {
       await sendTasks(this.ctx, [{ message, notBefore: now + delayMs }]);
       return "retried";
     }
-    const failed = await this.propagation.writeFailure(
-      execution.executionId,
-      node,
-      fenced,
+    const failed = await fence.write(
+      (condition, patch, events) =>
+        this.propagation.writeFailure(execution.executionId, node, condition, patch, events),
+      expired,
       { status: "FAILED", error, finishedAt: now, lease: null },
-      nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, record.attempt, { error }),
+      [nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, record.attempt, { error })],
     );
     if (!failed.ok) return "refused";
     await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
@@ -204,22 +208,24 @@ export class AttemptEndings {
     graph: WorkflowGraph,
     node: GraphNode,
     record: NodeRecord,
-    lease: Lease,
+    fenced: AttemptFence | Lease,
     reason: string,
   ): Promise<undefined> {
     const now = this.ctx.clock.now();
-    const skipped = await this.ctx.store.transitionNode(
-      execution.executionId,
-      node.id,
-      { status: ["RUNNING"], leaseToken: lease.token, notCancelRequested: true },
+    const fence = fenceOf(fenced);
+    const { lease } = fence;
+    const skipped = await fence.write(
+      (condition, patch, events) =>
+        this.ctx.store.transitionNode(execution.executionId, node.id, condition, patch, events),
+      { notCancelRequested: true },
       { status: "SKIPPED", finishedAt: now, lease: null },
-      nodeEvent(this.ctx, HISTORY.nodeSkipped, now, node.id, record.attempt, { reason }),
+      [nodeEvent(this.ctx, HISTORY.nodeSkipped, now, node.id, record.attempt, { reason })],
     );
     if (skipped.ok) {
       await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", node.id, record.attempt);
       await this.propagation.afterCompletion(execution, graph, node, { recovery: false, skipped: true });
     } else if (isCancelRequested(skipped.current, lease)) {
-      await this.stopCancelled(execution, node, record, lease);
+      await this.stopCancelled(execution, node, record, fence);
     }
     return undefined;
   }
@@ -236,20 +242,21 @@ export class AttemptEndings {
     execution: ExecutionRecord,
     node: GraphNode,
     record: NodeRecord,
-    lease: Lease,
+    fenced: AttemptFence | Lease,
   ): Promise<boolean> {
     const now = this.ctx.clock.now();
-    const stopped = await this.ctx.store.transitionNode(
-      execution.executionId,
-      node.id,
-      { status: ["RUNNING"], leaseToken: lease.token, ...(node.item ? {} : { executionEnding: true }) },
+    // Only a claimed attempt is told to stop (cancellation is requested of a RUNNING record).
+    const stopped = await fenceOf(fenced).write(
+      (condition, patch, events) =>
+        this.ctx.store.transitionNode(execution.executionId, node.id, condition, patch, events),
+      node.item ? {} : { executionEnding: true },
       {
         status: "CANCELLED",
         finishedAt: now,
         lease: null,
         error: { name: "Cancelled", message: "cancelled" },
       },
-      nodeEvent(this.ctx, HISTORY.nodeCancelled, now, node.id, record.attempt),
+      [nodeEvent(this.ctx, HISTORY.nodeCancelled, now, node.id, record.attempt)],
     );
     if (stopped.ok) nodeCancelled(this.ctx);
     return stopped.ok;

@@ -1,6 +1,7 @@
 /**
- * Runs one claimed attempt of a node's handler: supplies its AbortSignal, keeps the lease alive by
- * heartbeat (a write fenced by the lease token), and aborts on timeout, lost lease or cancellation.
+ * Runs one attempt of a node's handler: supplies its AbortSignal, keeps the lease alive by heartbeat
+ * (a write fenced by the lease token) — an attempt not claimed yet writes its claim at its first beat
+ * (attempt-fence.ts) — and aborts on timeout, lost lease or cancellation.
  * An attempt never outlives its worker invocation: its deadline is the earlier of its own timeout
  * and the invocation's (worker-time.ts), and reaching the invocation's ends it as `workerTimeout`.
  * Payloads are part of the attempt: the input and dependencies' outputs are resolved before the
@@ -12,9 +13,11 @@
  */
 import type { GraphNode } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
-import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
+import type { ExecutionRecord, HistoryEvent, NodeRecord } from "../domain/records.js";
 import { attemptTrace } from "../domain/trace.js";
+import type { NodeCondition, NodePatch } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
+import type { AttemptFence } from "./attempt-fence.js";
 import type { EngineContext } from "./context.js";
 import { prepareRun } from "./prepare.js";
 
@@ -42,7 +45,7 @@ export async function runAttempt(
   node: GraphNode,
   task: TaskType,
   record: NodeRecord,
-  lease: Lease,
+  fence: AttemptFence,
   deps: ReadonlyArray<readonly [string, Payload]>,
   /** When the worker invocation running the attempt must be done with it (Delivery.deadline). */
   invocationDeadline?: number,
@@ -64,16 +67,24 @@ export async function runAttempt(
     () => abort(cut ? "workerTimeout" : "timedOut"),
     () => {},
   );
+  // The first beat of an attempt not claimed yet is its claim (attempt-fence.ts), once it has run
+  // `claimAfterMs`; every later one renews the lease.
   const heartbeat = (async () => {
     const interval = Math.max(1, Math.floor(ctx.leaseMs / 3));
+    const token = fence.lease.token;
+    const write = (condition: NodeCondition, patch: NodePatch, events: readonly HistoryEvent[]) =>
+      store.transitionNode(execution.executionId, node.id, condition, patch, events);
     while (!stop.signal.aborted) {
-      await clock.sleep(interval, stop.signal);
-      const renewed = await store.transitionNode(
-        execution.executionId,
-        node.id,
-        { status: ["RUNNING"], leaseToken: lease.token },
-        { lease: { token: lease.token, expiresAt: clock.now() + ctx.leaseMs } },
-      );
+      await clock.sleep(fence.claimed ? interval : Math.min(interval, ctx.claimAfterMs), stop.signal);
+      const lease = { token, expiresAt: clock.now() + ctx.leaseMs };
+      const renewed = fence.claimed
+        ? await store.transitionNode(
+            execution.executionId,
+            node.id,
+            { status: ["RUNNING"], leaseToken: token },
+            { lease },
+          )
+        : await fence.claim(write, lease);
       if (!renewed.ok) return abort("leaseLost");
       if (renewed.record.cancelRequested) return abort("cancelled");
     }

@@ -28,6 +28,9 @@ export interface SweepSettings {
   graceMs: number;
 }
 
+/** EngineOptions.claimAfterSeconds when unset (attempt-fence.ts). */
+export const DEFAULT_CLAIM_AFTER_SECONDS = 5;
+
 export const DEFAULT_SWEEP: SweepSettings = { firstCheckMs: 120_000, idleMs: 300_000, graceMs: 120_000 };
 
 export interface EngineContext extends EnginePorts {
@@ -38,6 +41,11 @@ export interface EngineContext extends EnginePorts {
   tasks: TaskRegistry;
   graphs: GraphCache;
   leaseMs: number;
+  /**
+   * How long a node's first attempt runs before its claim is written (attempt-fence.ts); one that
+   * ends sooner writes its claim with its ending. 0: every attempt is claimed before it runs.
+   */
+  claimAfterMs: number;
   sweep: SweepSettings;
   /** Ready children a worker may run in the same invocation before it sends the next one. */
   maxContinuations: number;

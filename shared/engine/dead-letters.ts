@@ -5,11 +5,12 @@
  * and redriven without draining a queue. Redrive revives the execution: failed and cancelled nodes
  * get a new attempt or go back to waiting, and every completed node keeps its output.
  */
+
+import { mapLimit } from "../domain/concurrency.js";
 import { evaluateFanIn, tallyParents } from "../domain/fan-in.js";
 import type { WorkflowGraph } from "../domain/graph.js";
 import type { DeadLetterRecord, ErrorInfo, ExecutionRecord, NodeRecord } from "../domain/records.js";
 import type { Outcome, Page, TaskMessage } from "../ports.js";
-import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import { dispatchMode, fanInSource, unclaimedConditions } from "./dispatch-mode.js";
 import { outcomeIn } from "./fan-in.js";

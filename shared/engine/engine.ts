@@ -7,6 +7,7 @@ import type { TaskRegistry } from "../tasks/task-type.js";
 import { ArrivalBatcher } from "./arrival-batcher.js";
 import { cancelExecution } from "./cancellation.js";
 import {
+  DEFAULT_CLAIM_AFTER_SECONDS,
   DEFAULT_SWEEP,
   type EngineContext,
   type EngineLogger,
@@ -52,6 +53,12 @@ import { getWorkflow, registerWorkflow } from "./workflows.js";
 export interface EngineOptions {
   /** How long a claimed node's lease lasts before another worker may take over (default 60 s). */
   leaseSeconds?: number;
+  /**
+   * How long the first attempt of a node dispatched by its message (direct and join nodes) runs
+   * before its claim is written (default 5 s; attempt-fence.ts): one that ends sooner writes its
+   * claim with its ending, one write fewer. 0 claims every attempt before it runs.
+   */
+  claimAfterSeconds?: number;
   /** Sweeper timing (defaults suit production; tests shorten them). */
   sweep?: Partial<SweepSettings>;
   /**
@@ -123,6 +130,7 @@ export class Engine {
         defaultTimeoutSeconds: defaultNodeTimeoutSeconds(workerTimeoutSeconds),
       }),
       leaseMs: (options.leaseSeconds ?? 60) * 1000,
+      claimAfterMs: (options.claimAfterSeconds ?? DEFAULT_CLAIM_AFTER_SECONDS) * 1000,
       sweep: { ...DEFAULT_SWEEP, ...options.sweep },
       maxContinuations: options.maxContinuations ?? 16,
       workerTimeoutSeconds,

@@ -11,6 +11,7 @@ import { isTerminalExecution } from "../domain/states.js";
 import { executionTrace, startTrace } from "../domain/trace.js";
 import type { EngineContext } from "./context.js";
 import { continuedFailure } from "./dep-outputs.js";
+import { dispatchMode } from "./dispatch-mode.js";
 import { armDeadline } from "./execution-deadline.js";
 import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, traced } from "./lifecycle.js";
@@ -54,6 +55,13 @@ export class Executions {
         : await this.uploadedInput(executionId, request.inputRef);
     const now = this.ctx.clock.now();
     const start = request.start ?? true;
+    const key = request.idempotencyKey;
+    const graph = await this.ctx.graphs.get(workflow.name, workflow.version);
+    // Entries dispatched by their messages alone (the common start: not keyed, not a child) are sent
+    // before the record is written, so a start that dies in between leaves messages for an execution
+    // that never was (the worker drops them, worker.ts), never an execution that nobody runs: it
+    // needs no first look from the sweeper, and so no entry in its index (two index writes).
+    const sendFirst = start && key === undefined && !request.parent && entriesByMessage(this.ctx, graph);
     const record: ExecutionRecord = {
       executionId,
       workflow: workflow.name,
@@ -65,7 +73,7 @@ export class Executions {
       ...(start
         ? {
             startedAt: now,
-            sweepAt: now + this.ctx.sweep.firstCheckMs,
+            ...(sendFirst ? {} : { sweepAt: now + this.ctx.sweep.firstCheckMs }),
             ...deadlineOf(workflow.definition.timeoutSeconds, now),
           }
         : {}),
@@ -80,8 +88,11 @@ export class Executions {
       // Derived, never drawn from the ids port (domain/trace.ts says why).
       trace: startTrace(executionId, request.traceparent),
     };
-    const key = request.idempotencyKey;
     const keyed = key === undefined ? undefined : keyedRequest(input, start);
+    if (sendFirst) {
+      await armDeadline(this.ctx, record);
+      await this.propagation.startEntries(record, graph);
+    }
     // A child counts against its root's fan-out budget, in the write that creates it.
     const budget = request.parent ? { limit: this.ctx.fanOut.maxDescendants, now } : undefined;
     const created = await this.ctx.store.createExecution(
@@ -105,7 +116,8 @@ export class Executions {
       }
       return { executionId: created.existing.executionId, status: created.existing.status, created: false };
     }
-    if (start) await this.start(record);
+    if (sendFirst) await this.ctx.events.publish([executionLifecycleEvent(record)]);
+    else if (start) await this.start(record);
     return { executionId: record.executionId, status: record.status, created: true };
   }
 
@@ -268,6 +280,11 @@ export class Executions {
     await armDeadline(this.ctx, execution);
     await this.propagation.startEntries(execution, graph);
   }
+}
+
+/** Whether every entry of `graph` is dispatched by its message alone (dispatch-mode.ts: direct). */
+function entriesByMessage(ctx: EngineContext, graph: WorkflowGraph): boolean {
+  return graph.entries.every((index) => dispatchMode(ctx, graph.nodes[index]!) === "direct");
 }
 
 /** `{name: value}`, or `{nameRef: reference}` for a value left out of the response. */

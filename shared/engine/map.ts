@@ -16,6 +16,8 @@
  * re-drives ended items whose lane did not move on, and checks the map when its lease (its check
  * time) passes.
  */
+
+import { mapLimit } from "../domain/concurrency.js";
 import { TerminalError } from "../domain/errors.js";
 import { mapItemsExceeded, mapReservationKey, rootOf } from "../domain/fan-out.js";
 import { type GraphNode, resolveRetry, type WorkflowGraph } from "../domain/graph.js";
@@ -38,7 +40,6 @@ import type { Payload } from "../domain/payload.js";
 import type { ErrorInfo, ExecutionRecord, MapState, NodeRecord } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
 import type { MapItemsReservation } from "../ports.js";
-import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type { FailAttempt } from "./contracts.js";
 import { continuedFailure, loadDeps } from "./dep-outputs.js";

@@ -6,6 +6,7 @@
  * message can re-drive all of it after a crash.
  */
 
+import { mapLimit } from "../domain/concurrency.js";
 import { hasCode, TerminalError } from "../domain/errors.js";
 import { hasExpressions } from "../domain/expressions.js";
 import { type GraphNode, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../domain/graph.js";
@@ -22,7 +23,6 @@ import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports
 import type { TaskType } from "../tasks/task-type.js";
 import { cancelExecution } from "./cancellation.js";
 import { leaseWatch } from "./checks.js";
-import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type {
   AfterCompletionOptions,
@@ -237,7 +237,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     node: GraphNode,
     condition: NodeCondition,
     patch: NodePatch,
-    event: HistoryEvent,
+    event: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
     const written =
       node.onError === "continue"

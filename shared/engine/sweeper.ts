@@ -8,12 +8,12 @@
  * once are harmless; a named lease keeps normally only one working.
  */
 
+import { mapLimit } from "../domain/concurrency.js";
 import { requiredCompletions, tallyParents, verdictOf } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { type ExecutionRecord, type NodeRecord, type ParentLink, pendingNode } from "../domain/records.js";
 import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { isTerminalNode } from "../domain/states.js";
-import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, fanInSource, messageCarriesDeps, shardOf } from "./dispatch-mode.js";

@@ -4,6 +4,8 @@
  * the timers due in its window — one query per shard when nothing is due, whatever the number of
  * running executions — and sends each as a task message delayed to its time.
  */
+
+import { mapLimit } from "../domain/concurrency.js";
 import {
   delaySecondsUntil,
   sweepWindow,
@@ -13,7 +15,6 @@ import {
   unsent,
 } from "../domain/timers.js";
 import type { Store, TaskMessage } from "../ports.js";
-import { mapLimit } from "./concurrency.js";
 import type { EngineContext } from "./context.js";
 
 const PAGE = 100;

@@ -13,6 +13,7 @@ import type { TaskType } from "../tasks/task-type.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { runAttempt } from "./attempt.js";
 import { AttemptEndings } from "./attempt-endings.js";
+import { AttemptFence, type ClaimWay, claimable, type NodeWriter } from "./attempt-fence.js";
 import { Callbacks } from "./callbacks.js";
 import { CLEANUP_NODE_ID, cleanUpByMessage } from "./cancellation.js";
 import { leaseWatch } from "./checks.js";
@@ -41,6 +42,14 @@ import { readExecutionForTask } from "./reads.js";
 import { sendTasks, taskMessage } from "./send.js";
 import { WaitingKinds } from "./waiting-kind.js";
 import { expectedRunMs, mayContinue, RecentRunTimes, workerTimeoutError } from "./worker-time.js";
+
+/**
+ * A message for an execution not written yet is sent again this many times, 1 s later, then 2 s, 4 s…:
+ * 17 minutes in all, past the 15 minutes no Lambda invocation (the api's included) outlives, so no
+ * start can write its execution after its messages gave up.
+ */
+const EARLY_RESENDS = 10;
+const EARLY_RESEND_MS = 1000;
 
 // A map's items share one key: their run times are alike, and one entry per item would pile up.
 const runKey = (execution: ExecutionRecord, node: GraphNode) =>
@@ -115,6 +124,15 @@ export class TaskRunner {
       return deadlineByMessage(this.ctx, this.propagation, message.executionId);
     const execution = await readExecutionForTask(this.ctx, message.executionId);
     if (!execution) {
+      // A start sends its entries' messages before it writes the execution (executions.ts): this
+      // one may have outrun that write. Sent again a few times, later each time; then it follows a
+      // start that died before its write, and is dropped.
+      const early = message.early ?? 0;
+      if (message.attempt === 1 && early < EARLY_RESENDS) {
+        const notBefore = clock.now() + EARLY_RESEND_MS * 2 ** early;
+        await sendTasks(this.ctx, [{ message: { ...message, early: early + 1 }, notBefore }]);
+        return;
+      }
       logger.warn("task for an unknown execution dropped", { ...message });
       return;
     }
@@ -165,9 +183,16 @@ export class TaskRunner {
       { node, deps: message.deps },
       message.attempt,
       delivery.sentAt,
+      this.claimsLazily(node, task),
+      // Copies are the rule for a join (its racing deciders) and for a redelivery or a check.
+      dispatchMode(this.ctx, node) === "join" || delivery.receiveCount !== 1 || message.check === true,
     );
     if (!claim.ok) return this.onClaimRefused(execution, graph, node, message, claim.current, delivery);
-    let next = await this.runClaimed(execution, graph, node, task, claim.record, claim.lease, delivery);
+    let next = await this.runClaimed(execution, graph, node, task, claim.record, claim.fence, delivery);
+    // An attempt that ran before its claim was written (attempt-fence.ts) learns only now that the
+    // claim is refused: handled as a claim refused up front would have been.
+    const refused = claim.fence.refusal;
+    if (refused) return this.onClaimRefused(execution, graph, node, message, refused.current, delivery);
     // Continuation: a ready direct child runs in this same invocation (no queue round trip), while
     // the budget allows and it is expected to fit in the invocation's remaining time (worker-time.ts:
     // by its expected run time, since under the deployed defaults its whole timeout never fits);
@@ -202,12 +227,13 @@ export class TaskRunner {
         return;
       }
       try {
-        const childClaim = await this.claim(execution, graph, kept, 1, clock.now());
+        const lazy = this.claimsLazily(child, childTask);
+        const childClaim = await this.claim(execution, graph, kept, 1, clock.now(), lazy);
         // Refused: another claim (a duplicate message of a join's racing deciders, a redelivery)
         // or an end got there first, and carries it on.
         if (!childClaim.ok) return;
-        const { record, lease } = childClaim;
-        next = await this.runClaimed(execution, graph, child, childTask, record, lease, delivery, true);
+        const { record, fence } = childClaim;
+        next = await this.runClaimed(execution, graph, child, childTask, record, fence, delivery, true);
       } catch (error) {
         // The parent's work is done: a failure here must not fail the parent's message. The child
         // gets its own message instead (its own retries and dead-letter path); a duplicate of it,
@@ -238,6 +264,10 @@ export class TaskRunner {
    * a direct or join node — straight from PENDING, recording when it was queued (its message's send
    * time) and, for an `any`/`count:N` join, the dependencies its message carries as its inputs.
    * Such a node cancelled before its claim and revived by a redrive is QUEUED at attempt 1.
+   *
+   * `lazy` (a handler's first attempt of such a node, neither a waiting kind nor a map's item): the
+   * claim is not written here but with the attempt's first write (attempt-fence.ts); the record
+   * answered is the one it will write.
    */
   private async claim(
     execution: ExecutionRecord,
@@ -245,7 +275,10 @@ export class TaskRunner {
     { node, deps }: ByMessage,
     attempt: number,
     queuedAt: number | undefined,
-  ): Promise<Outcome<NodeRecord> & { lease: Lease }> {
+    lazy: boolean,
+    /** Read the node before running it unclaimed: the message may be a copy (a redelivery, a join's). */
+    peek = false,
+  ): Promise<Outcome<NodeRecord> & { fence: AttemptFence }> {
     const now = this.ctx.clock.now();
     const lease: Lease = { token: this.ctx.ids.token(), expiresAt: now + this.ctx.leaseMs };
     // The event that begins the attempt carries its span (domain/trace.ts): once per attempt, as
@@ -262,35 +295,61 @@ export class TaskRunner {
     const byMessage = attempt === 1 && claimedByMessage(mode) && (!carriesDeps || inputs !== undefined);
     // Made with the write that carries them (history-stamps.ts): queued (by its message), then started.
     const started = () => traced(nodeEvent(this.ctx, HISTORY.nodeStarted, now, node.id, attempt), span);
-    let result = byMessage
-      ? await this.ctx.store.transitionNode(
-          execution.executionId,
-          node.id,
-          { status: ["PENDING"], attempt: 0 },
-          {
-            status: "RUNNING",
-            attempt: 1,
-            lease,
-            startedAt: now,
-            queuedAt: queuedAt ?? now,
-            ...(inputs ? { okDeps: inputs } : {}),
-          },
-          [nodeEvent(this.ctx, HISTORY.nodeQueued, Math.min(queuedAt ?? now, now), node.id, 1), started()],
-        )
-      : undefined;
-    if (!result || (!result.ok && result.current?.status === "QUEUED" && result.current.attempt === attempt))
-      result = await this.ctx.store.transitionNode(
-        execution.executionId,
-        node.id,
-        { status: ["QUEUED"], attempt, dueBy: now },
-        { status: "RUNNING", lease, startedAt: now },
+    const fromPending: ClaimWay = {
+      condition: { status: ["PENDING"], attempt: 0 },
+      patch: {
+        status: "RUNNING",
+        attempt: 1,
+        startedAt: now,
+        queuedAt: queuedAt ?? now,
+        ...(inputs ? { okDeps: inputs } : {}),
+      },
+      events: [
+        nodeEvent(this.ctx, HISTORY.nodeQueued, Math.min(queuedAt ?? now, now), node.id, 1),
         started(),
-      );
-    if (result.ok) {
-      nodeStarted(this.ctx, result.record);
+      ],
+    };
+    const fromQueued = (recordInputs: boolean): ClaimWay => ({
+      condition: { status: ["QUEUED"], attempt, dueBy: now },
+      patch: { status: "RUNNING", startedAt: now, ...(recordInputs && inputs ? { okDeps: inputs } : {}) },
+      events: [started()],
+    });
+    const claimed = async (record: NodeRecord) => {
+      nodeStarted(this.ctx, record);
       await publishNodeEvent(this.ctx, execution, graph, "Node Started", node.id, attempt);
+    };
+    if (lazy && byMessage) {
+      // A revived node (QUEUED at attempt 1) keeps the inputs this attempt ran with.
+      const ways = [fromPending, fromQueued(true)];
+      if (peek) {
+        // A strongly consistent read costs a fifth of the claim's write (the store's getNode).
+        const current = await this.ctx.store.getNode(execution.executionId, node.id);
+        if (!claimable(current, ways)) return { ok: false, current, fence: AttemptFence.held(lease) };
+      }
+      const record: NodeRecord = {
+        executionId: execution.executionId,
+        nodeId: node.id,
+        status: "RUNNING",
+        attempt: 1,
+        okDeps: inputs ?? [],
+        badDeps: [],
+        lease,
+        startedAt: now,
+        queuedAt: queuedAt ?? now,
+      };
+      // Its metric is the claim's (when it was queued and started), whatever write carries it.
+      const fence = AttemptFence.unclaimed(lease, ways, () => claimed(record));
+      return { ok: true, record, fence };
     }
-    return { ...result, lease };
+    const write: NodeWriter = (condition, patch, events) =>
+      this.ctx.store.transitionNode(execution.executionId, node.id, condition, patch, events);
+    const fence = AttemptFence.unclaimed(
+      lease,
+      byMessage ? [fromPending, fromQueued(false)] : [fromQueued(false)],
+      claimed,
+    );
+    const result = await fence.claim(write, lease);
+    return { ...result, fence: AttemptFence.held(lease) };
   }
 
   private async runClaimed(
@@ -299,7 +358,7 @@ export class TaskRunner {
     node: GraphNode,
     task: TaskType,
     record: NodeRecord,
-    lease: Lease,
+    fence: AttemptFence,
     delivery: Delivery,
     continued = false,
   ): Promise<ByMessage | undefined> {
@@ -312,7 +371,7 @@ export class TaskRunner {
       const item = await this.maps.itemContext(execution, graph, node.item);
       if (!item) {
         // Its map attempt ended (failed, or cancelled): nothing left to do.
-        await this.endings.stopCancelled(execution, node, record, lease);
+        await this.endings.stopCancelled(execution, node, record, fence);
         return undefined;
       }
       ({ deps, bindings } = item);
@@ -331,13 +390,13 @@ export class TaskRunner {
         skip = await skipReason(this.ctx, execution, node, deps);
       } catch (error) {
         const { retryAfterSeconds, ...failure } = classifyError(error, node.retry);
-        await this.endings.retryOrFail(execution, graph, node, record, lease, failure, retryAfterSeconds);
+        await this.endings.retryOrFail(execution, graph, node, record, fence, failure, retryAfterSeconds);
         return undefined;
       }
-      if (skip !== undefined) return this.endings.skipClaimed(execution, graph, node, record, lease, skip);
+      if (skip !== undefined) return this.endings.skipClaimed(execution, graph, node, record, fence, skip);
       await this.waiting
         .get(task.composite)
-        .start({ execution, graph, node, record, lease, ...(bindings ? { bindings } : {}) });
+        .start({ execution, graph, node, record, lease: fence.lease, ...(bindings ? { bindings } : {}) });
       return undefined;
     }
     const result = await runAttempt(
@@ -346,7 +405,7 @@ export class TaskRunner {
       node,
       task,
       record,
-      lease,
+      fence,
       deps,
       delivery.deadline,
       bindings,
@@ -359,25 +418,27 @@ export class TaskRunner {
     switch (result.kind) {
       case "completed": {
         const keepOne = this.ctx.maxContinuations > 0 && delivery.deadline !== undefined;
-        const done = await this.endings.complete(execution, graph, node, record, lease, result.output, {
+        const done = await this.endings.complete(execution, graph, node, record, fence, result.output, {
           keepOne,
           ...(delivery.arrivals ? { arrivals: delivery.arrivals } : {}),
         });
         return done.next;
       }
       case "skipped":
-        return this.endings.skipClaimed(execution, graph, node, record, lease, result.reason);
+        return this.endings.skipClaimed(execution, graph, node, record, fence, result.reason);
       case "leaseLost":
+        // Not claimed yet, its claim was refused: the caller handles it as a refused claim.
+        if (fence.refusal) return undefined;
         this.ctx.logger.warn(
           "lease lost while running; the attempt's result is discarded",
           this.where(node, record),
         );
         return;
       case "cancelled":
-        await this.endings.stopCancelled(execution, node, record, lease);
+        await this.endings.stopCancelled(execution, node, record, fence);
         return;
       case "timedOut":
-        await this.endings.retryOrFail(execution, graph, node, record, lease, {
+        await this.endings.retryOrFail(execution, graph, node, record, fence, {
           name: "TimeoutError",
           message: `attempt ${record.attempt} exceeded the node timeout of ${node.timeoutSeconds} s`,
           retryable: true,
@@ -399,12 +460,12 @@ export class TaskRunner {
           leftMs: result.leftMs,
           continued,
         });
-        await this.endings.retryOrFail(execution, graph, node, record, lease, error);
+        await this.endings.retryOrFail(execution, graph, node, record, fence, error);
         return undefined;
       }
       case "threw": {
         const { retryAfterSeconds, ...error } = classifyError(result.error, node.retry);
-        await this.endings.retryOrFail(execution, graph, node, record, lease, error, retryAfterSeconds);
+        await this.endings.retryOrFail(execution, graph, node, record, fence, error, retryAfterSeconds);
         return undefined;
       }
     }
@@ -525,6 +586,15 @@ export class TaskRunner {
   ): Promise<void> {
     if (!record.composite) return Promise.resolve();
     return this.waiting.get(record.composite.kind).check({ execution, graph, node, record, recheck });
+  }
+
+  /**
+   * Whether a node's first attempt writes its claim only with its first write (attempt-fence.ts): a
+   * handler's, not a waiting kind's (which holds its record while it waits) nor a map item's (whose
+   * lanes are counted by their claims, map.ts).
+   */
+  private claimsLazily(node: GraphNode, task: TaskType): boolean {
+    return this.ctx.claimAfterMs > 0 && !task.composite && !node.item;
   }
 
   private where(node: GraphNode, record: NodeRecord): Record<string, unknown> {

@@ -450,10 +450,20 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect((await store.listExecutions({ workflow, status: "PENDING", limit: 5 })).items).toEqual([]);
       });
 
-      it("lists all workflows' executions newest first, filtered by status, in pages", async () => {
+      it("lists all registered workflows' executions newest first, filtered by status, in pages", async () => {
         const fresh = await makeStore();
         try {
           const s = fresh.store;
+          // The listing of all executions merges every registered workflow's (the DynamoDB store
+          // knows them from its workflow listing).
+          for (const name of ["alpha", "beta"])
+            await s.putWorkflowVersion({
+              name,
+              version: 1,
+              definitionHash: `hash-${name}`,
+              definition: { name, nodes: [{ id: "a", type: "noop" }] },
+              createdAt: 1_699_000_000_000,
+            });
           const records = Array.from({ length: 23 }, (_, i) =>
             execution({
               workflow: i % 3 === 0 ? "alpha" : "beta",

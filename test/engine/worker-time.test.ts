@@ -17,62 +17,11 @@ import { MemoryStore } from "../../shared/adapters/memory/store.js";
 import { randomIds } from "../../shared/adapters/system.js";
 import { Engine, type EngineOptions } from "../../shared/engine/engine.js";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
-import type { Clock, EnginePorts, ReceivedMessage, Store, TaskMessage } from "../../shared/ports.js";
+import type { EnginePorts, ReceivedMessage, Store, TaskMessage } from "../../shared/ports.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
 import { defineTask, type TaskType } from "../../shared/tasks/task-type.js";
 import { interceptTransitions } from "../support/faults.js";
-
-/** Virtual time: `drive` runs work to its end, moving time to the next timer whenever nothing can run. */
-class ManualClock implements Clock {
-  private t = Date.UTC(2026, 0, 1);
-  private timers: Array<{ at: number; fire: () => void }> = [];
-
-  now = (): number => this.t;
-
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const abort = () => {
-        this.timers = this.timers.filter((timer) => timer !== entry);
-        reject(new DOMException("The operation was aborted", "AbortError"));
-      };
-      const entry = {
-        at: this.t + Math.max(0, ms),
-        fire: () => {
-          signal?.removeEventListener("abort", abort);
-          resolve();
-        },
-      };
-      if (signal?.aborted) return abort();
-      signal?.addEventListener("abort", abort, { once: true });
-      this.timers.push(entry);
-    });
-  }
-
-  async drive<T>(work: Promise<T>, limitMs = 24 * 3600_000): Promise<T> {
-    let settled = false;
-    work.then(
-      () => {
-        settled = true;
-      },
-      () => {
-        settled = true;
-      },
-    );
-    const start = this.t;
-    while (!settled) {
-      for (let i = 0; i < 50 && !settled; i++) await new Promise((resolve) => setImmediate(resolve));
-      if (settled) break;
-      const next = Math.min(...this.timers.map((timer) => timer.at));
-      if (!Number.isFinite(next)) throw new Error("stuck: the work waits on nothing the clock can move");
-      if (next - start > limitMs) throw new Error("the work did not end within the limit");
-      this.t = Math.max(this.t, next);
-      const due = this.timers.filter((timer) => timer.at <= this.t);
-      this.timers = this.timers.filter((timer) => timer.at > this.t);
-      for (const timer of due) timer.fire();
-    }
-    return work;
-  }
-}
+import { ManualClock } from "../support/manual-clock.js";
 
 interface World {
   clock: ManualClock;
@@ -371,7 +320,8 @@ describe("continuation under the deployed defaults (300 s worker, default node t
 describe("continuation does not read the execution again, and cancellation still reaches the child", () => {
   /**
    * A chain a → b → c, continued in one invocation, cancelled between a's completion and b's claim
-   * (`before`) or just after b's claim (`after`).
+   * (`before`) or just after b's claim (`after`). Claims written before the handler runs
+   * (claimAfterSeconds 0); test/engine/lazy-claim.test.ts has the same races for lazy claims.
    */
   async function cancelAroundClaim(when: "before" | "after") {
     let engine!: Engine;
@@ -392,7 +342,7 @@ describe("continuation does not read the execution again, and cancellation still
         return result;
       }),
     );
-    engine = w.engine();
+    engine = w.engine({ claimAfterSeconds: 0 });
     await engine.registerWorkflow({
       name: "abc",
       nodes: [
@@ -460,7 +410,7 @@ describe("continuation does not read the execution again, and cancellation still
         return proceed();
       }),
     );
-    engine = w.engine();
+    engine = w.engine({ claimAfterSeconds: 0 });
     await engine.registerWorkflow({
       name: "ab",
       nodes: [

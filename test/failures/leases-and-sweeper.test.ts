@@ -108,6 +108,8 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
     });
     const backend = await createBackend(kind, {
       leaseSeconds: 1,
+      // Claimed before it runs: the zombie must hold a lease to lose.
+      claimAfterSeconds: 0,
       sweep: fastSweep,
       tasks: [hold],
       wrapStore: (store) =>

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
-import { interceptCalls, interceptTransitions, latch, sleep } from "../support/faults.js";
+import { carriesClaim, interceptCalls, interceptTransitions, latch, sleep } from "../support/faults.js";
 import { collectTask, countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 import { PATIENT } from "../support/progress.js";
 
@@ -101,7 +101,7 @@ describe.each(BACKEND_KINDS)("retries and dead letters (%s)", PATIENT, (kind) =>
       // The claim of node "load" crashes the worker every time while the fault is on.
       wrapStore: (store) =>
         interceptTransitions(store, (call, proceed) =>
-          poisoned && call.nodeId === "load" && call.patch.status === "RUNNING"
+          poisoned && call.nodeId === "load" && carriesClaim(call)
             ? Promise.reject(new Error("worker crashed"))
             : proceed(),
         ),

@@ -243,6 +243,7 @@ describe("engine configuration from the environment", () => {
     expect(config.sweep).toEqual({ firstCheckMs: 30_000, graceMs: 45_000 });
     expect(loadEngineSettings({ WEFT_SWEEP_IDLE_SECONDS: "600" })).toEqual({
       leaseSeconds: 60,
+      claimAfterSeconds: 5,
       defaultMaxAttempts: 3,
       sweep: { idleMs: 600_000 },
     });

@@ -7,6 +7,7 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from "../../local/runtime.js";
+import { HISTORY } from "../../shared/engine/lifecycle.js";
 import type { EnginePorts, Store } from "../../shared/ports.js";
 import { apiClient } from "../support/runtime.js";
 
@@ -35,14 +36,18 @@ function start(options: Partial<LocalRuntimeOptions> = {}): Promise<LocalRuntime
   });
 }
 
-/** A store whose claim of `nodeId` (QUEUED → RUNNING) always throws, as a crashing worker would. */
+/**
+ * A store whose claim of `nodeId` always throws, as a crashing worker would: the write that carries
+ * its NodeStarted — a claim before the run, or a lazy claim carried by the attempt's ending.
+ */
 function crashOnClaim(nodeId: string, calls: { count: number }) {
   return (ports: EnginePorts): EnginePorts => {
     const store = new Proxy(ports.store, {
       get(target, property) {
         if (property === "transitionNode") {
           return (...args: Parameters<Store["transitionNode"]>) => {
-            if (args[1] === nodeId && args[3].status === "RUNNING") {
+            const events = args[4] === undefined ? [] : [args[4]].flat();
+            if (args[1] === nodeId && events.some((e) => e.type === HISTORY.nodeStarted)) {
               calls.count++;
               return Promise.reject(new Error(`injected crash claiming ${nodeId}`));
             }

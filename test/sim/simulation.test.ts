@@ -12,11 +12,13 @@ import { openFindingOf } from "../../sim/open-findings.js";
 import {
   acceptStaleCompletions,
   cancellationsUnwritten,
+  carriedClaimsUnconditional,
   claimWithTooFewDeps,
   dropFirstBlobPut,
   globalKeys,
   inlineUpTo4K,
   queueTwice,
+  retryClaimsUnwritten,
   sameRequestAlways,
   skipsAsCancellations,
   skipsAsCompletions,
@@ -110,6 +112,16 @@ describe("deterministic simulation", () => {
 
   it("catches a planted bug: a zombie's completion accepted with a stale lease token", async () => {
     const seed = await firstCaught("superseded-write", { adjust: zombieHunt, plant: acceptStaleCompletions });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: a lazy claim carried by an ending accepted whatever the node's state", async () => {
+    const seed = await firstCaught("complete-once", { plant: carriedClaimsUnconditional });
+    expect(seed).toBeDefined();
+  });
+
+  it("catches a planted bug: a retry's claim answered as written but never written (its handler runs unclaimed)", async () => {
+    const seed = await firstCaught("handler-claimed", { plantEngineStore: retryClaimsUnwritten });
     expect(seed).toBeDefined();
   });
 

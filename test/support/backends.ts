@@ -49,6 +49,8 @@ export interface Backend {
 
 export interface BackendOptions {
   leaseSeconds?: number;
+  /** EngineOptions.claimAfterSeconds (0: claims written before the handler runs). */
+  claimAfterSeconds?: number;
   sweep?: Partial<SweepSettings>;
   tasks?: TaskType<unknown>[];
   /** Decorates the store (fault injection). */
@@ -76,6 +78,7 @@ export async function createBackend(kind: BackendKind, options: BackendOptions =
   const tasks = createTaskRegistry(options.tasks ?? []);
   const engineOptions: EngineOptions = {
     ...(options.leaseSeconds === undefined ? {} : { leaseSeconds: options.leaseSeconds }),
+    ...(options.claimAfterSeconds === undefined ? {} : { claimAfterSeconds: options.claimAfterSeconds }),
     ...(options.sweep === undefined ? {} : { sweep: options.sweep }),
     ...(options.fanIn === undefined ? {} : { fanIn: options.fanIn }),
     ...(options.payloads === undefined ? {} : { payloads: options.payloads }),

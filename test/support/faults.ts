@@ -1,4 +1,6 @@
 /** Store decorators that inject faults into the real engine in tests. */
+import type { HistoryEvent } from "../../shared/domain/records.js";
+import { HISTORY } from "../../shared/engine/lifecycle.js";
 import type { NodeCondition, NodePatch, Store } from "../../shared/ports.js";
 
 type TransitionNode = Store["transitionNode"];
@@ -7,7 +9,13 @@ type TransitionNode = Store["transitionNode"];
 export function interceptTransitions(
   store: Store,
   intercept: (
-    call: { executionId: string; nodeId: string; condition: NodeCondition; patch: NodePatch },
+    call: {
+      executionId: string;
+      nodeId: string;
+      condition: NodeCondition;
+      patch: NodePatch;
+      events: readonly HistoryEvent[];
+    },
     proceed: () => ReturnType<TransitionNode>,
   ) => ReturnType<TransitionNode>,
 ): Store {
@@ -15,8 +23,11 @@ export function interceptTransitions(
     get(target, property, receiver) {
       if (property === "transitionNode") {
         return (...args: Parameters<TransitionNode>) => {
-          const [executionId, nodeId, condition, patch] = args;
-          return intercept({ executionId, nodeId, condition, patch }, () => target.transitionNode(...args));
+          const [executionId, nodeId, condition, patch, event] = args;
+          const events = event === undefined ? [] : [event].flat();
+          return intercept({ executionId, nodeId, condition, patch, events }, () =>
+            target.transitionNode(...args),
+          );
         };
       }
       const value = Reflect.get(target, property, receiver);
@@ -55,3 +66,12 @@ export function latch(): { promise: Promise<void>; open(): void } {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Whether a node write carries its attempt's claim (its NodeStarted): the claim written before the
+ * handler runs, or — a lazy claim (shared/engine/attempt-fence.ts) — with its first heartbeat or its
+ * ending. Where a test crashes "the claim", this is the write.
+ */
+export function carriesClaim(call: { events: readonly HistoryEvent[] }): boolean {
+  return call.events.some((e) => e.type === HISTORY.nodeStarted);
+}

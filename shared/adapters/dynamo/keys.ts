@@ -12,7 +12,7 @@
  * | workflow listing      | `WORKFLOWS`       | `<name>`                 | name, latestVersion, createdAt (of version 1),    |
  * |                       |                   |                          | description (the latest version's, when it has)   |
  * | execution             | `EX#<id>`         | `EX`                     | the ExecutionRecord fields, sinksDone as a Number |
- * |                       |                   |                          | Set, history (list), gsi1/gsi3 listing keys       |
+ * |                       |                   |                          | Set, history (list), gsi1 listing keys            |
  * | node (map item: `I#`) | `EX#<id>`         | `N#<nodeId>`             | the NodeRecord fields (executionId and nodeId are |
  * |                       |                   |                          | read back from the keys), okDeps/badDeps as       |
  * |                       |                   |                          | Number Sets, history (list)                       |
@@ -57,16 +57,18 @@
  * millennia ahead, so TTL never deletes a lease (and a deleted lease would only be a free one).
  *
  * Global secondary indexes:
- * - `gsi1` — executions of one workflow, newest last: `gsi1pk = XW#<workflow>`,
- *   `gsi1sk = <createdAt, 15 digits>#<executionId>`.
- * - `gsi3` — executions of all workflows, write-sharded over 8 partitions so that a burst of new
- *   executions does not land on one hot index partition: `gsi3pk = XA#<shard 0..7>` (a hash of the
- *   execution id), `gsi3sk` as gsi1sk. Listing queries the 8 shards and merges newest first.
- * - Both listing indexes are KEYS_ONLY: a listing reads the records it finds (reads are cheap), and
- *   no write to an execution item after its creation — status changes included — costs an index
+ * - `gsi1` — the listing: executions of one workflow, write-sharded over LISTING_SHARDS (16)
+ *   partitions so that a burst of starts does not land on one hot index partition:
+ *   `gsi1pk = XW#<workflow>#<shard>` (a hash of the execution id),
+ *   `gsi1sk = <createdAt, 15 digits>#<executionId>`. One workflow's listing queries its 16 shards and
+ *   merges newest first; the listing of all executions merges every workflow's (their names from the
+ *   `WORKFLOWS` partition). One index entry per execution, one write unit at its start: a second,
+ *   all-executions index would cost every start another.
+ * - The listing index is KEYS_ONLY: a listing reads the records it shows (reads are cheap), and no
+ *   write to an execution item after its creation — status changes included — costs an index
  *   write.
  * - `gsi2` — the sweeper's due index (KEYS_ONLY, sparse): RUNNING executions that have a `sweepAt`,
- *   write-sharded like gsi3: `gsi2pk = SW#<shard 0..7>` (the same hash of the execution id),
+ *   write-sharded: `gsi2pk = SW#<shard 0..7>` (the same hash of the execution id),
  *   `gsi2sk = <sweepAt, 15 digits>#<executionId>`. Every execution write that sets `sweepAt` sets
  *   both keys in the same write; a write that removes `sweepAt` (patch null) or moves the status to
  *   SUCCEEDED/FAILED/CANCELLED removes `sweepAt` and both keys, so finished executions leave the
@@ -86,8 +88,6 @@ export const ATTR = {
   gsi1sk: "gsi1sk",
   gsi2pk: "gsi2pk",
   gsi2sk: "gsi2sk",
-  gsi3pk: "gsi3pk",
-  gsi3sk: "gsi3sk",
   history: "history",
   ttl: "expiresAt",
 } as const;
@@ -95,11 +95,14 @@ export const ATTR = {
 export const INDEX = {
   byWorkflow: "gsi1",
   due: "gsi2",
-  all: "gsi3",
 } as const;
 
-/** Number of write shards of the all-executions listing index. */
-export const LISTING_SHARDS = 8;
+/**
+ * Write shards of each workflow's listing (gsi1). An entry holds keys only (well under 1 KB), so a
+ * start costs one write unit on one shard: at DynamoDB's 1,000 write units per second per
+ * partition, 16 shards take 16,000 starts per second of one workflow (the goal: 10,000).
+ */
+export const LISTING_SHARDS = 16;
 
 /** Number of write shards of the due index (gsi2). */
 export const DUE_SHARDS = 8;
@@ -239,12 +242,9 @@ export function listingSortKey(createdAt: number, executionId: string): string {
   return `${pad(createdAt, 15)}#${executionId}`;
 }
 
-export function workflowListingPk(workflow: string): string {
-  return `XW#${workflow}`;
-}
-
-export function allListingPk(shard: number): string {
-  return `XA#${shard}`;
+/** One shard of a workflow's listing. Workflow names have no `#` (definition.ts). */
+export function workflowListingPk(workflow: string, shard: number): string {
+  return `XW#${workflow}#${shard}`;
 }
 
 /** The listing shard of an execution: FNV-1a of its id, modulo LISTING_SHARDS. */
@@ -300,10 +300,8 @@ export function listingKeys(
 ): Record<string, string> {
   const sortKey = listingSortKey(createdAt, executionId);
   return {
-    [ATTR.gsi1pk]: workflowListingPk(workflow),
+    [ATTR.gsi1pk]: workflowListingPk(workflow, listingShard(executionId)),
     [ATTR.gsi1sk]: sortKey,
-    [ATTR.gsi3pk]: allListingPk(listingShard(executionId)),
-    [ATTR.gsi3sk]: sortKey,
   };
 }
 

@@ -1,19 +1,18 @@
 /**
- * The store's two listings over sharded indexes: executions newest first (gsi1 for one workflow,
- * gsi3 across all), and the sweeper's due executions earliest first (gsi2). Both indexes hold keys
- * only, so the records are batch-read and checked against what the index said.
+ * The store's two listings over sharded indexes: executions newest first (gsi1: one workflow's
+ * shards, or every workflow's), and the sweeper's due executions earliest first (gsi2). Both indexes
+ * hold keys only, so the records are batch-read and checked against what the index said.
  */
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
+import { mapLimit } from "../../domain/concurrency.js";
 import { decodeCursor, encodeCursor } from "../../domain/cursor.js";
-import { invalidCursor } from "../../domain/errors.js";
-import type { ExecutionRecord, ExecutionStatus } from "../../domain/records.js";
+import type { ExecutionRecord } from "../../domain/records.js";
 import type { ExecutionQuery, Page } from "../../ports.js";
 import { EXECUTION_RECORD_ATTRIBUTES, executionFromItem } from "./codec.js";
 import { Expression } from "./expression.js";
 import {
   ATTR,
-  allListingPk,
   DUE_SHARDS,
   duePk,
   dueUpperBound,
@@ -34,58 +33,54 @@ interface DueShard {
   exhausted: boolean;
 }
 
-/** Cursor of listExecutions: per listing shard, where the previous page stopped. */
-interface ListingCursor {
-  /** Per shard: "" = not started, a sort key = continue below it, null = exhausted. */
-  p: Array<string | null>;
-}
+/** Cursor of listExecutions: the sort key the previous page ended at; every shard goes on below it. */
+const listingCursorSchema = z.object({ below: z.string().min(1) });
 
-export async function listExecutions(io: TableIO, query: ExecutionQuery): Promise<Page<ExecutionRecord>> {
+/** Queries of listing shards in flight at once (a listing of all executions reads 16 per workflow). */
+const LISTING_CONCURRENCY = 32;
+/** Rounds of reading a page may take when a status filter leaves too few (the page is then short). */
+const LISTING_ROUNDS = 5;
+
+/**
+ * Executions newest first: one workflow's (its LISTING_SHARDS shards of gsi1), or every workflow's
+ * (`workflows` names them). Each round reads the newest keys below the position from every shard,
+ * merges them, reads the records of the newest `want` only, and filters them by status; a page may be
+ * short (a status few match) and still have a `next`.
+ */
+export async function listExecutions(
+  io: TableIO,
+  query: ExecutionQuery,
+  workflows: () => Promise<readonly string[]>,
+): Promise<Page<ExecutionRecord>> {
   const limit = Math.max(1, Math.floor(query.limit));
-  const partitions =
-    query.workflow !== undefined
-      ? [
-          {
-            index: INDEX.byWorkflow,
-            pkName: ATTR.gsi1pk,
-            skName: ATTR.gsi1sk,
-            pk: workflowListingPk(query.workflow),
-          },
-        ]
-      : Array.from({ length: LISTING_SHARDS }, (_, shard) => ({
-          index: INDEX.all,
-          pkName: ATTR.gsi3pk,
-          skName: ATTR.gsi3sk,
-          pk: allListingPk(shard),
-        }));
-  const positions = readCursor(query.next, partitions.length);
-
-  // Read up to `limit` matching entries from every partition not yet exhausted, newest first.
-  const fetched = await Promise.all(
-    partitions.map(async (partition, i) => {
-      const position = positions[i];
-      if (position === null || position === undefined) return { entries: [], exhausted: true };
-      return readListingPartition(io, partition, position, limit, query.status);
-    }),
+  const names = query.workflow !== undefined ? [query.workflow] : await workflows();
+  const shards = names.flatMap((name) =>
+    Array.from({ length: LISTING_SHARDS }, (_, shard) => workflowListingPk(name, shard)),
   );
-
-  // Merge newest first and take one page.
-  const merged = fetched
-    .flatMap((result, partition) => result.entries.map((entry) => ({ ...entry, partition })))
-    .sort((a, b) => (a.sortKey < b.sortKey ? 1 : a.sortKey > b.sortKey ? -1 : 0))
-    .slice(0, limit);
-
-  const nextPositions = positions.map((position, i) => {
-    if (position === null) return null;
-    const taken = merged.filter((entry) => entry.partition === i);
-    const result = fetched[i]!;
-    if (result.exhausted && taken.length === result.entries.length) return null;
-    return taken.length > 0 ? taken[taken.length - 1]!.sortKey : (position ?? "");
-  });
-
-  const items = merged.map((entry) => entry.record);
-  const more = nextPositions.some((position) => position !== null);
-  return more ? { items, next: encodeCursor({ p: nextPositions } satisfies ListingCursor) } : { items };
+  let below = readCursor(query.next);
+  const items: ExecutionRecord[] = [];
+  for (let round = 0; round < LISTING_ROUNDS; round++) {
+    const want = query.status === undefined ? limit - items.length : Math.max(limit - items.length, 25);
+    const read = await mapLimit(shards, LISTING_CONCURRENCY, (pk) => readListingKeys(io, pk, below, want));
+    const all = read.flatMap((shard) => shard.entries).sort((a, b) => (a.sortKey < b.sortKey ? 1 : -1));
+    const taken = all.slice(0, want);
+    const more = all.length > taken.length || read.some((shard) => shard.more);
+    const records = new Map(
+      (await io.batchGetExecutions(taken.map((entry) => entry.executionId))).map((r) => [r.executionId, r]),
+    );
+    for (const [i, { sortKey, executionId }] of taken.entries()) {
+      const record = records.get(executionId);
+      if (record && (query.status === undefined || record.status === query.status)) items.push(record);
+      if (items.length === limit) {
+        // Full: the next page goes on below this entry, unless nothing is left below it.
+        const left = more || i < taken.length - 1;
+        return left ? { items, next: encodeCursor({ below: sortKey }) } : { items };
+      }
+    }
+    if (!more || taken.length === 0) return { items };
+    below = taken[taken.length - 1]!.sortKey;
+  }
+  return { items, next: encodeCursor({ below }) };
 }
 
 export async function listDueExecutions(io: TableIO, now: number, limit: number): Promise<ExecutionRecord[]> {
@@ -162,62 +157,36 @@ async function fillDueShard(io: TableIO, shard: DueShard, bound: string, need: n
   }
 }
 
-/**
- * Newest-first entries of one listing partition, with their records. The listing indexes hold keys
- * only (so an execution's status changes cost no index write): records are batch-read here and
- * the status filter applies to them.
- */
-async function readListingPartition(
+/** The newest `want` keys of one listing shard below `below` ("" = from the newest), keys only. */
+async function readListingKeys(
   io: TableIO,
-  partition: { index: string; pkName: string; skName: string; pk: string },
-  position: string,
-  limit: number,
-  status: ExecutionStatus | undefined,
-): Promise<{ entries: Array<{ sortKey: string; record: ExecutionRecord }>; exhausted: boolean }> {
-  const entries: Array<{ sortKey: string; record: ExecutionRecord }> = [];
-  let startKey: Record<string, unknown> | undefined;
-  for (;;) {
-    const e = new Expression();
-    let keyCondition = `${e.name(partition.pkName)} = ${e.value(partition.pk)}`;
-    if (position !== "") keyCondition += ` AND ${e.name(partition.skName)} < ${e.value(position)}`;
-    const remaining = limit - entries.length;
-    const result = await io.doc.send(
-      new QueryCommand({
-        TableName: io.tableName,
-        IndexName: partition.index,
-        KeyConditionExpression: keyCondition,
-        ProjectionExpression: e.projection([partition.skName, ATTR.pk]),
-        ExpressionAttributeNames: e.names,
-        ExpressionAttributeValues: e.values,
-        ScanIndexForward: false,
-        // With a status filter, read more per request: non-matching entries are dropped below.
-        Limit: status === undefined ? remaining : Math.max(remaining * 2, 50),
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    const found = (result.Items ?? []).map((item) => ({
-      sortKey: item[partition.skName] as string,
-      executionId: executionIdFromPk(item[ATTR.pk] as string),
-    }));
-    const records = new Map(
-      (await io.batchGetExecutions(found.map((f) => f.executionId))).map((r) => [r.executionId, r]),
-    );
-    for (const { sortKey, executionId } of found) {
-      const record = records.get(executionId);
-      if (record && (status === undefined || record.status === status)) entries.push({ sortKey, record });
-    }
-    startKey = result.LastEvaluatedKey;
-    if (!startKey) return { entries, exhausted: true };
-    if (entries.length >= limit) return { entries: entries.slice(0, limit), exhausted: false };
-  }
+  pk: string,
+  below: string,
+  want: number,
+): Promise<{ entries: Array<{ sortKey: string; executionId: string }>; more: boolean }> {
+  const e = new Expression();
+  let keyCondition = `${e.name(ATTR.gsi1pk)} = ${e.value(pk)}`;
+  if (below !== "") keyCondition += ` AND ${e.name(ATTR.gsi1sk)} < ${e.value(below)}`;
+  const result = await io.doc.send(
+    new QueryCommand({
+      TableName: io.tableName,
+      IndexName: INDEX.byWorkflow,
+      KeyConditionExpression: keyCondition,
+      ProjectionExpression: e.projection([ATTR.gsi1sk, ATTR.pk]),
+      ExpressionAttributeNames: e.names,
+      ExpressionAttributeValues: e.values,
+      ScanIndexForward: false,
+      Limit: want,
+    }),
+  );
+  const entries = (result.Items ?? []).map((item) => ({
+    sortKey: item[ATTR.gsi1sk] as string,
+    executionId: executionIdFromPk(item[ATTR.pk] as string),
+  }));
+  return { entries, more: result.LastEvaluatedKey !== undefined };
 }
 
-/** Each partition's last key read, or null once it is exhausted. */
-const listingCursorSchema = z.object({ p: z.array(z.string().nullable()) });
-
-function readCursor(next: string | undefined, partitions: number): Array<string | null> {
-  if (next === undefined || next === "") return Array.from({ length: partitions }, () => "");
-  const { p } = decodeCursor(next, listingCursorSchema);
-  if (p.length !== partitions) throw invalidCursor();
-  return p;
+function readCursor(next: string | undefined): string {
+  if (next === undefined || next === "") return "";
+  return decodeCursor(next, listingCursorSchema).below;
 }

@@ -282,6 +282,18 @@ export class DynamoStore implements Store {
     };
   }
 
+  /** Every workflow's name (the `WORKFLOWS` partition, every page). */
+  private async workflowNames(): Promise<string[]> {
+    const names: string[] = [];
+    let next: string | undefined;
+    do {
+      const page = await this.listWorkflows({ limit: 1000, ...(next === undefined ? {} : { next }) });
+      names.push(...page.items.map((workflow) => workflow.name));
+      next = page.next;
+    } while (next !== undefined);
+    return names;
+  }
+
   async listWorkflows(page: { limit: number; next?: string }): Promise<Page<WorkflowSummary>> {
     const limit = Math.floor(page.limit);
     if (!(limit > 0)) return { items: [] };
@@ -484,7 +496,7 @@ export class DynamoStore implements Store {
   }
 
   async listExecutions(query: ExecutionQuery): Promise<Page<ExecutionRecord>> {
-    return listExecutions(this.io, query);
+    return listExecutions(this.io, query, () => this.workflowNames());
   }
 
   // ── nodes ─────────────────────────────────────────────────────────────────────────────────────
@@ -571,7 +583,7 @@ export class DynamoStore implements Store {
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    event?: HistoryEvent | readonly HistoryEvent[],
     options: { sweepAt?: number } = {},
   ): Promise<Outcome<NodeRecord>> {
     const node = nodeWrite(executionId, nodeId, condition, patch, event, this.options.retentionDays);

@@ -23,16 +23,9 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         new CreateTableCommand({
           TableName: tableName,
           BillingMode: "PAY_PER_REQUEST",
-          AttributeDefinitions: [
-            ATTR.pk,
-            ATTR.sk,
-            ATTR.gsi1pk,
-            ATTR.gsi1sk,
-            ATTR.gsi2pk,
-            ATTR.gsi2sk,
-            ATTR.gsi3pk,
-            ATTR.gsi3sk,
-          ].map((name) => ({ AttributeName: name, AttributeType: "S" as const })),
+          AttributeDefinitions: [ATTR.pk, ATTR.sk, ATTR.gsi1pk, ATTR.gsi1sk, ATTR.gsi2pk, ATTR.gsi2sk].map(
+            (name) => ({ AttributeName: name, AttributeType: "S" as const }),
+          ),
           KeySchema: [
             { AttributeName: ATTR.pk, KeyType: "HASH" },
             { AttributeName: ATTR.sk, KeyType: "RANGE" },
@@ -47,7 +40,6 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
               ],
               Projection: { ProjectionType: "KEYS_ONLY" },
             },
-            listingIndex(INDEX.all, ATTR.gsi3pk, ATTR.gsi3sk),
           ],
         }),
       );

@@ -381,7 +381,7 @@ export class MemoryStore implements Store {
     nodeId: string,
     condition: NodeCondition,
     patch: NodePatch,
-    event?: HistoryEvent,
+    event?: HistoryEvent | readonly HistoryEvent[],
     options: { sweepAt?: number } = {},
   ): Promise<Outcome<NodeRecord>> {
     const result = this.transitionNodeNow(executionId, nodeId, condition, patch, event);

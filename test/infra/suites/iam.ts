@@ -145,7 +145,7 @@ export function iamSuite(): void {
         resource: { "Fn::Join": ["", [arn, `/index/${name}`]] },
       });
       const expected: Record<(typeof KINDS)[number], unknown[]> = {
-        api: [index("gsi1"), index("gsi3")],
+        api: [index("gsi1")],
         worker: [],
         sweeper: [index("gsi2")],
         dlq: [],

@@ -65,7 +65,7 @@ export function storageSuite(): void {
       });
     });
 
-    it("has the adapter's indexes: gsi1 and gsi3 (listing) and gsi2 (sparse due index), all keys only", () => {
+    it("has the adapter's indexes: gsi1 (the sharded listing) and gsi2 (sparse due index), keys only", () => {
       const listingProjection = { ProjectionType: "KEYS_ONLY" };
       base.template.hasResourceProperties("AWS::DynamoDB::Table", {
         GlobalSecondaryIndexes: Match.arrayEquals([
@@ -85,22 +85,12 @@ export function storageSuite(): void {
             ],
             Projection: { ProjectionType: "KEYS_ONLY" },
           },
-          {
-            IndexName: "gsi3",
-            KeySchema: [
-              { AttributeName: "gsi3pk", KeyType: "HASH" },
-              { AttributeName: "gsi3sk", KeyType: "RANGE" },
-            ],
-            Projection: listingProjection,
-          },
         ]),
         AttributeDefinitions: Match.arrayWith([
           { AttributeName: "gsi1pk", AttributeType: "S" },
           { AttributeName: "gsi1sk", AttributeType: "S" },
           { AttributeName: "gsi2pk", AttributeType: "S" },
           { AttributeName: "gsi2sk", AttributeType: "S" },
-          { AttributeName: "gsi3pk", AttributeType: "S" },
-          { AttributeName: "gsi3sk", AttributeType: "S" },
         ]),
       });
     });
