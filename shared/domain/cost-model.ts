@@ -19,12 +19,14 @@ export const PROTOCOL = {
     createWrites: 1,
     /** It enters the listing indexes gsi1 and gsi3 and the due index gsi2 (keys only). */
     createIndexWriteUnits: 3,
+    /** Created PENDING (`start: false`), then started by POST /executions/{id}/trigger: one write. */
+    triggerWrites: 1,
     /** With several sinks, each sink's completion is recorded on the execution (one sink ends it). */
     sinkWritesWhenSeveral: 1,
     /** Its end: one write; it leaves the due index. */
     endWrites: 1,
     endIndexWriteUnits: 1,
-    /** "Execution Started" and its end ("Execution Succeeded" / "Failed" / "Cancelled"). */
+    /** "Execution Started" (when it starts) and its end ("Execution Succeeded" / "Failed" / "Cancelled"). */
     events: 2,
   },
   node: {

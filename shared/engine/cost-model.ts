@@ -73,7 +73,12 @@ export function modelExecutionCost(
   const executionUnits = itemWriteUnits(P.itemBytes.execution + storedBytes(execution.input));
   own.dynamodb.writeUnits += P.execution.createWrites * executionUnits;
   own.dynamodb.indexWriteUnits += P.execution.createIndexWriteUnits;
-  own.eventbridge.events += 1;
+  if (execution.startedAt !== undefined) {
+    own.eventbridge.events += 1;
+    // Created PENDING (`start: false`) and started later by a trigger: one more write.
+    if (execution.startedAt > execution.createdAt)
+      own.dynamodb.writeUnits += P.execution.triggerWrites * executionUnits;
+  }
   own.s3.puts += blobsOf(execution.input).length * P.payloads.putsPerBlob;
   if (graph.sinks.length > 1)
     own.dynamodb.writeUnits +=
