@@ -12,10 +12,10 @@ const SERVICES = [
   ["s3", "S3"],
 ] as const;
 
-/** Dollars too small for cents: three significant digits. */
+/** Under a dollar: three significant digits (a run costs millionths). */
 export function formatUsd(usd: number): string {
   if (usd === 0) return "$0";
-  return usd >= 0.01 ? `$${usd.toFixed(2)}` : `$${usd.toPrecision(3)}`;
+  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toPrecision(3)}`;
 }
 
 const n = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(value < 1 ? 3 : 1));
