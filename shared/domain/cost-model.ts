@@ -26,6 +26,11 @@ export const PROTOCOL = {
     /** Its end: one write; it leaves the due index. */
     endWrites: 1,
     endIndexWriteUnits: 1,
+    /**
+     * An end that may leave work behind (not SUCCEEDED, an `any`/`count:N` fan-in, a map holding
+     * fan-out budget) stays in the sweeper's index until its cleanup: one more write then.
+     */
+    cleanupWrites: 1,
     /** "Execution Started" (when it starts) and its end ("Execution Succeeded" / "Failed" / "Cancelled"). */
     events: 2,
   },
@@ -40,6 +45,8 @@ export const PROTOCOL = {
     queueWrites: 1,
     /** A failure for good: the node and its execution's mark in one transaction (2 items × 2). */
     failWriteUnits: 4,
+    /** A terminal error (not retryable) keeps its task as a dead letter: one write. */
+    deadLetterWrites: 1,
     /** A cancellation: the node write fenced on its execution in one transaction. */
     cancelWriteUnits: 4,
     /** A skip (its `when`, or its only dependency skipped): one write. */
@@ -81,8 +88,6 @@ export const PROTOCOL = {
     checkWrites: 1,
     /** The reservation released: two transactions (2 items each). */
     releaseWriteUnits: 8,
-    /** The map pulls its execution's sweep time forward: one write on the execution. */
-    executionWrites: 1,
   },
   /** A value over the inline threshold is written once to S3 (content-addressed, per execution). */
   payloads: { putsPerBlob: 1 },

@@ -87,6 +87,10 @@ export function modelExecutionCost(
     own.dynamodb.writeUnits += P.execution.endWrites * executionUnits;
     own.dynamodb.indexWriteUnits += P.execution.endIndexWriteUnits;
     own.eventbridge.events += P.execution.events - 1;
+    const mayLeaveWork =
+      execution.status !== "SUCCEEDED" ||
+      graph.nodes.some((n) => n.fanIn.kind !== "all" || settings.tasks.get(n.type)?.composite === "map");
+    if (mayLeaveWork) own.dynamodb.writeUnits += P.execution.cleanupWrites * executionUnits;
   }
 
   // ── which nodes a continuation ran (no message of their own) ─────────────────────────────────
@@ -120,7 +124,8 @@ export function modelExecutionCost(
       for (const index of node.parents) {
         const parent = graph.nodes[index]!;
         const record = records.get(parent.id);
-        if (!runByWorker(parent) || record?.status !== "COMPLETED" || isComposite(settings, parent)) continue;
+        // Any node a worker completes keeps a child (a deferred one too, once its message runs it).
+        if (inline(parent) || record?.status !== "COMPLETED" || isComposite(settings, parent)) continue;
         if (keptChild(parent)?.id !== node.id) continue;
         const depth = hopsOf(parent, seen) + 1;
         if (depth <= settings.maxContinuations) value = depth;
@@ -201,8 +206,7 @@ export function modelExecutionCost(
         r.sqs.messages += items * M.itemMessages;
         r.s3.puts += chunks.reduce((sum, chunk) => sum + blobsOf(chunk).length, 0);
         if (record.status === "COMPLETED") {
-          r.dynamodb.writeUnits +=
-            lanes * M.laneArrivalWrites + M.checkWrites + M.releaseWriteUnits + M.executionWrites;
+          r.dynamodb.writeUnits += lanes * M.laneArrivalWrites + M.checkWrites + M.releaseWriteUnits;
           r.sqs.messages += M.checkMessages;
           // Items' time, at most: every lane busy from the map's start to its end.
           if (record.startedAt !== undefined && record.finishedAt !== undefined)
@@ -223,6 +227,7 @@ export function modelExecutionCost(
       case "FAILED":
         r.dynamodb.writeUnits +=
           node.onError === "continue" ? P.node.completionWrites : P.node.failWriteUnits;
+        if (record.error?.retryable === false) r.dynamodb.writeUnits += P.node.deadLetterWrites;
         if (nodeEvents) r.eventbridge.events += P.nodeEvents.perEnd;
         break;
       case "SKIPPED":

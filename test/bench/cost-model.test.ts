@@ -41,7 +41,37 @@ const settings = {
 const slack = (workload: Workload) =>
   workload.definition.nodes.filter((n) => (n.dependsOn?.length ?? 0) > 1).length;
 
+/**
+ * Beside the bench's workloads: a retry (its message, its write), a skip, a durable wait (queued by
+ * a write) and node events — the transitions the bench's happy paths never make.
+ */
+const retried: Workload = {
+  name: "retried",
+  description: "a retried node, a skipped one, a wait, node events",
+  definition: {
+    name: "cost-retried",
+    description: "cost model: retries, skips, waits, node events",
+    events: { nodes: true },
+    nodes: [
+      { id: "a", type: "pass" },
+      {
+        id: "flaky",
+        type: "fail",
+        dependsOn: ["a"],
+        params: { times: 1, message: "the first try fails" },
+        retry: { maxAttempts: 3, backoff: { initialSeconds: 1, jitter: "none" } },
+      },
+      { id: "skipped", type: "pass", dependsOn: ["a"], when: "{% false %}" },
+      { id: "nap", type: "wait", dependsOn: ["a"], params: { seconds: 2 } },
+      { id: "end", type: "pass", dependsOn: ["flaky", "nap"] },
+    ],
+    // NodeSpec names only the bench's own node types; the runtime takes any registered definition.
+  } as unknown as Workload["definition"],
+  executions: 1,
+};
+
 const WORKLOADS: Workload[] = [
+  retried,
   chain(10),
   manySmall(3),
   sizedChain(8 * 1024, 3),
