@@ -3,7 +3,7 @@
  * per node and in total, for N executions, beside Step Functions Standard and Express for the same
  * runs. Loaded only for this command (it compiles the definition and loads the task types).
  */
-import type { ModeledRequests } from "../shared/domain/cost-model.js";
+import { formatUsd, type ModeledRequests } from "../shared/domain/cost-model.js";
 import { WeftError } from "../shared/domain/errors.js";
 import { compileGraph } from "../shared/domain/graph.js";
 import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
@@ -128,11 +128,6 @@ function costReport(
       expressUsd: estimate.stepFunctions.expressUsd * executions,
     },
   };
-}
-
-export function formatUsd(usd: number): string {
-  if (usd === 0) return "$0";
-  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toPrecision(3)}`;
 }
 
 const pad = (text: string, width: number) => text.padEnd(width);

@@ -155,6 +155,12 @@ export const itemWriteUnits = (bytes: number): number => Math.max(1, Math.ceil(b
 
 const million = 1e6;
 
+/** Dollars for people: cents from a dollar up, else three significant digits (a run costs millionths). */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return "$0";
+  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toPrecision(3)}`;
+}
+
 /** Dollars of the requests at PRICES. Write units include the index write units. */
 export function priceRequests(requests: ModeledRequests): ModeledCost {
   const { dynamodb, sqs, lambda, eventbridge, s3 } = requests;

@@ -2,6 +2,7 @@
  * An execution's modeled cost (GET /executions/{id} `cost`): the AWS requests its records add up to
  * under the engine's protocol, and their dollars at list prices. Modeled, not billed.
  */
+import { formatUsd } from "../../../shared/domain/cost-model.js";
 import type { ModeledCost } from "../api.js";
 
 const SERVICES = [
@@ -11,12 +12,6 @@ const SERVICES = [
   ["eventbridge", "EventBridge"],
   ["s3", "S3"],
 ] as const;
-
-/** Under a dollar: three significant digits (a run costs millionths). */
-export function formatUsd(usd: number): string {
-  if (usd === 0) return "$0";
-  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toPrecision(3)}`;
-}
 
 const n = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(value < 1 ? 3 : 1));
 
