@@ -1,29 +1,9 @@
 /** Per-node figures from the counts, and the cost model per million nodes at AWS list prices. */
+import { PRICES } from "../shared/domain/prices.js";
 import type { WorkloadRun } from "./run.js";
 
-/** us-east-1, on-demand list prices. */
-export const PRICES = {
-  dynamoWritePerMillionUnits: 0.625,
-  dynamoReadPerMillionUnits: 0.125,
-  sqsPerMillionRequests: 0.4,
-  lambdaPerMillionRequests: 0.2,
-  lambdaPerGbSecondArm64: 0.0000133334,
-  lambdaMemoryGb: 1,
-  eventBridgePerMillionEvents: 1.0,
-  /** S3 Standard: PUT, COPY, POST, LIST $0.005 per 1,000; GET, SELECT and all other $0.0004 per 1,000. */
-  s3PutPerMillionRequests: 5,
-  s3GetPerMillionRequests: 0.4,
-  /** S3 Standard, first 50 TB; DynamoDB Standard table class (beyond the free 25 GB). Per GB-month, GB = 2^30 bytes. */
-  s3StoragePerGbMonth: 0.023,
-  dynamoStoragePerGbMonth: 0.25,
-  /**
-   * Storage is paid for as long as values are kept: executions' items (DynamoDB TTL) and blobs (S3
-   * lifecycle) expire `retentionDays` after the execution finishes, WeftOrchestrator's default 30.
-   */
-  retentionDays: 30,
-  hoursPerMonth: 730,
-  stepFunctionsStandardPerMillionTransitions: 25,
-} as const;
+// One place for prices: shared/domain/prices.ts (the execution cost model applies them too).
+export { PRICES };
 
 export const FORMULAS = {
   dynamoWrite: "(table + index write units) per node × $0.625",

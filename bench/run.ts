@@ -45,6 +45,11 @@ export interface RunOptions {
    * the deployed one, 300 s: DEFAULT_WORKER_TIMEOUT_SECONDS).
    */
   workerTimeoutSeconds?: number;
+  /**
+   * Called once every execution has ended, before the runtime stops: the uncounted ports and the
+   * executions' ids (test/bench/cost-model.test.ts compares the cost model's counts with the run's).
+   */
+  afterRun?: (ports: EnginePorts, executionIds: readonly string[]) => Promise<void>;
 }
 
 export interface Distribution {
@@ -290,6 +295,10 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     // The last invocations may still be deleting their messages or publishing events.
     for (let waited = 0; watcher.inFlight() > 0 && waited < 10_000; waited += 20) await sleep(20);
     const calls = log.snapshot();
+    await options.afterRun?.(
+      raw!,
+      started.map((e) => e.executionId),
+    );
     const lastFinish = Math.max(...finished.map((f) => f.finishedAt));
 
     const latencies: number[] = [];

@@ -37,6 +37,10 @@ const OPTIONS = {
   "error-message": { type: "string" },
   retryable: { type: "boolean" },
   port: { type: "string" },
+  "output-bytes": { type: "string" },
+  executions: { type: "string" },
+  items: { type: "string" },
+  "node-ms": { type: "string" },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -145,6 +149,14 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [1, 1],
   },
   {
+    name: "cost",
+    args: "WORKFLOW [--version N] [--input JSON|@file] [--output-bytes N] [--executions N] [--items N] [--node-ms N]",
+    summary:
+      "the modeled AWS cost of a run before it happens, per node and in total, beside Step Functions Standard and Express",
+    options: ["version", "input", "output-bytes", "executions", "items", "node-ms"],
+    positionals: [1, 1],
+  },
+  {
     name: "console",
     args: "[--port P]",
     summary: `the web console on 127.0.0.1:P (default ${DEFAULT_CONSOLE_PORT}) for the API of --api, its calls signed (SigV4) unless on loopback`,
@@ -245,6 +257,10 @@ global options:
   --token T       a callback node's token: GET /executions/{id} (\`weft status ID --json\`) shows it
                   while the node waits, as does its \`Node Waiting For Callback\` event
   --output takes JSON text, @FILE or @- as --input does (at most 5 MiB).
+  --output-bytes N  cost: every node's output size in bytes (default 100; over 4 KiB: an S3 PUT each)
+  --executions N  cost: the runs to price (default 1)
+  --items N       cost: the items of a map whose list is an expression (a literal list counts itself)
+  --node-ms N     cost: how long each node runs (default 100): Lambda GB-s, Express's duration
   --port P        the port \`weft console\` listens on, on 127.0.0.1 (default ${DEFAULT_CONSOLE_PORT}; 0 picks a free one)
   --cancel-on-exit  run/watch: on Ctrl-C, cancel the execution (POST /executions/{id}/cancel) before
                   exiting. Without it Ctrl-C leaves the execution running — it runs on the API, not in

@@ -404,6 +404,12 @@ const show: Command = async (ctx, [name]) => {
   return EXIT.ok;
 };
 
+/** `weft cost`: loaded only for it (it compiles the definition and loads the task types). */
+const costCommand: Command = async (ctx, args) => {
+  const { cost } = await import("./cost.js");
+  return cost(ctx, args);
+};
+
 /** `weft console`: loaded only for it (it serves files and proxies). */
 const consoleCommand: Command = async (ctx) => {
   const port = integerOption("port", ctx.values.port, 0) ?? DEFAULT_CONSOLE_PORT;
@@ -527,6 +533,7 @@ export const HANDLERS: Record<string, Command> = {
   list,
   workflows,
   show,
+  cost: costCommand,
   console: consoleCommand,
   "dlq list": dlqList,
   "dlq redrive": dlqRedrive,

@@ -11,6 +11,7 @@ import {
   routePath,
 } from "../../shared/http/contract.js";
 
+export type { ModeledCost } from "../../shared/domain/cost-model.js";
 export type { WorkflowDefinition } from "../../shared/domain/definition.js";
 export type { ExecutionListItem } from "../../shared/engine/queries.js";
 export type { ExecutionView, NodeView } from "../../shared/engine/views.js";
@@ -18,6 +19,7 @@ export type {
   DeadLetter,
   DeadLettersPage,
   EventsPage,
+  ExecutionDescription,
   ExecutionRef,
   ExecutionsPage,
   RedriveResponse,

@@ -1,6 +1,7 @@
 /** createUpload and the execution routes: start, list, describe, trigger, cancel, events. */
 import { executionTrace, parseTraceparent } from "../../shared/domain/trace.js";
 import type { Engine } from "../../shared/engine/engine.js";
+import { executionCost } from "../../shared/engine/execution-cost.js";
 import type { TracedCreateRequest } from "../../shared/engine/executions.js";
 import {
   cancelBodySchema,
@@ -76,7 +77,8 @@ export function executionHandlers(engine: Engine, views: ViewSettings): RouteHan
         resolve: resolve === undefined ? views.resolveByDefault : resolve === "true",
         maxBytes: views.maxInlineBytes,
       });
-      return { status: 200, body: view };
+      // The modeled cost (shared/engine/cost-model.ts): what the protocol's counts give for its records.
+      return { status: 200, body: { ...view, cost: await executionCost(engine, id) } };
     },
     triggerExecution: async ({ params, body }) => {
       const { id } = validateParams(executionIdParamsSchema, params);

@@ -5,6 +5,7 @@
  * turns them into API Gateway routes, and the CLI's client calls them by name with these types. A
  * route missing from one of the three is therefore not possible.
  */
+import type { ModeledCost } from "../domain/cost-model.js";
 import type { WorkflowDefinition } from "../domain/definition.js";
 import type { ErrorInfo, ExecutionStatus } from "../domain/records.js";
 import type {
@@ -176,6 +177,12 @@ export interface SettledResponse {
   accepted: true;
 }
 
+/**
+ * GET /executions/{id}: the execution, and its modeled cost — AWS requests and dollars by service
+ * as the engine's protocol counts them for its records (shared/engine/cost-model.ts, docs/cost.md).
+ */
+export type ExecutionDescription = ExecutionView & { cost: ModeledCost };
+
 export interface RouteResponses {
   registerWorkflow: RegisterResponse;
   listWorkflows: WorkflowsPage;
@@ -183,7 +190,7 @@ export interface RouteResponses {
   createUpload: UploadTicket;
   startExecution: ExecutionRef;
   listExecutions: ExecutionsPage;
-  describeExecution: ExecutionView;
+  describeExecution: ExecutionDescription;
   triggerExecution: ExecutionRef;
   cancelExecution: ExecutionRef;
   listEvents: EventsPage;

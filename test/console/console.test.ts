@@ -294,6 +294,20 @@ describe("the web console", PATIENT, () => {
     expect(await panel.textContent()).toContain('"enriched": "a"');
     await poll(() => page.getByTestId("timeline").textContent()).toContain("ExecutionSucceeded");
 
+    // Its modeled cost: requests and dollars by service, as GET /executions/{id} gives them.
+    const costPanel = page.getByTestId("cost-panel");
+    await costPanel.locator("summary").click();
+    const described = (await api.call("GET", `/executions/${id}`)).body;
+    const writes =
+      described.cost.requests.dynamodb.writeUnits + described.cost.requests.dynamodb.indexWriteUnits;
+    expect(writes).toBeGreaterThan(0);
+    await poll(() => page.getByTestId("cost-dynamodb").textContent()).toContain(`${writes} write units`);
+    expect(await page.getByTestId("cost-total").textContent()).toMatch(/^\$\d/);
+    expect(await page.getByTestId("cost-sqs").textContent()).toContain(
+      `${described.cost.requests.sqs.messages} messages`,
+    );
+    expect(await costPanel.textContent()).toContain("us-east-1");
+
     await screenshot(
       page,
       "execution-succeeded",

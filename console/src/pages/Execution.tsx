@@ -8,12 +8,14 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import {
   call,
   type DeadLetter,
+  type ExecutionDescription,
   type ExecutionView,
   everyPage,
   type NodeView,
   type WorkflowResponse,
 } from "../api.js";
 import { ErrorNote, Fields, JsonBlock, Loading, StatusBadge } from "../components/common.js";
+import { CostPanel } from "../components/cost.js";
 import { definitionOf, layoutOf } from "../definitions.js";
 import {
   between,
@@ -36,7 +38,7 @@ const TIMELINE_SHOWN = 200;
 
 /** One instance per execution id (the app keys it so): its state never leaks into another's page. */
 export function ExecutionPage({ id, node }: { id: string; node?: string | undefined }) {
-  const [view, setView] = useState<ExecutionView>();
+  const [view, setView] = useState<ExecutionDescription>();
   const [error, setError] = useState<unknown>();
   const [workflow, setWorkflow] = useState<WorkflowResponse>();
   const [layout, setLayout] = useState<Layout>();
@@ -312,6 +314,7 @@ export function ExecutionPage({ id, node }: { id: string; node?: string | undefi
           </>
         )}
       </details>
+      <CostPanel cost={view.cost} />
       <Timeline events={events} start={view.startedAt ?? view.createdAt} onSelect={select} />
     </section>
   );
