@@ -6,7 +6,8 @@
  *   Lambda worker, offers it to its pool (`offer`): an entry in a small per-pool index. Retries,
  *   backoff and the sweeper's resends therefore work as for any node: each resend offers again,
  *   and an offer is kept once per node attempt.
- * - A worker polls (`poll`): the oldest offers of its pool, matched against its registration
+ * - A worker polls (`poll`): the oldest offers of its pool (a store may shard a pool: then of a
+ *   shard picked at random, and the next ones), matched against its registration
  *   (placement, its own limits), and taken in one atomic write — the offer withdrawn, the node
  *   claimed QUEUED → RUNNING with a fresh lease, the hold added to the worker at the version whose
  *   counts were checked (Store.takeTask). The worker gets the attempt's token (domain/attempt-
@@ -282,7 +283,8 @@ export class ExternalWorkers {
 
   private async takeOne(first: WorkerRecord): Promise<ExternalTask | undefined> {
     let worker = first;
-    const offers = await this.ctx.store.listReadyTasks(worker.pool, OFFERS_PER_POLL);
+    // From a random shard of the pool (the store's): polls spread over its shards, none waits.
+    const offers = await this.ctx.store.listReadyTasks(worker.pool, OFFERS_PER_POLL, this.ctx.ids.token());
     let pruned = false;
     for (const offer of offers) {
       if (placementRefusal(offer.runsOn, worker) !== undefined) continue;
