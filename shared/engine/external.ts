@@ -65,7 +65,7 @@ export type {
 
 /** How often a task's heartbeat is asked for when its node says nothing. */
 export const DEFAULT_TASK_HEARTBEAT_SECONDS = 30;
-/** Offers a poll reads at once, the oldest of its pool: offers no worker of the pool fits (yet) must not hide the others. */
+/** Offers a poll reads at once, the oldest of its shard of the pool: offers no worker of the pool fits (yet) must not hide the others. */
 const OFFERS_PER_POLL = 100;
 /** A long poll looks again after these pauses (then the last, repeated): an idle fleet reads little. */
 const POLL_PAUSES_MS = [250, 500, 1000, 2000, 4000];
