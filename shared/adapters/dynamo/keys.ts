@@ -137,7 +137,7 @@ export const OFFER_PREFIX = "OFFERED#";
 /**
  * Shards of the worker registry. Each task writes its worker's item three times — the take (a
  * transaction: twice the units), the release of its hold and the poll's heartbeat — about 8 write
- * units with a worker item of up to 2 KB (its holds); a partition takes about 1,000 write units a
+ * units with a worker item of 1–2 KB (one holding 4–8 tasks: bench/capacity.ts sizes); a partition takes about 1,000 write units a
  * second, so 125 tasks/s per shard: 64 shards carry 8,000 tasks/s fleet-wide (5,000 with 1.6×
  * room). One worker's item is its own ceiling (about 125 tasks/s for one worker). Listing the
  * registry (a registration counts its pool twice; GET /workers; the sweeper's pool gauges each
@@ -148,8 +148,9 @@ export const WORKER_SHARDS = 64;
 /**
  * Shards of each pool's offers. Each task puts and deletes its offer in transactions (4 write units
  * for an offer under 1 KB): 250 tasks/s per partition of 1,000 write units. A busy poll reads the
- * 100 oldest offers of one shard (about 35 KB, 9 read units strongly consistent) and takes one:
- * about 330 tasks/s per partition of 3,000 read units. So 250 tasks/s per shard, and 32 shards
+ * 100 oldest offers of one shard (about 31 KB of 300-byte offers, 8 read units strongly
+ * consistent) and takes one: about 370 tasks/s per partition of 3,000 read units. So 250 tasks/s
+ * per shard (the writes bound it), and 32 shards
  * carry 8,000 tasks/s in one pool (5,000 with 1.6× room); pools are apart. An idle look reads each
  * shard once: 32 Queries of about one read unit (docs/workers.md, what it costs).
  */
