@@ -21,7 +21,7 @@ import {
 import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
 import { TableIO } from "../../shared/adapters/dynamo/table-io.js";
-import { listReadyTasks } from "../../shared/adapters/dynamo/workers.js";
+import { listReadyTasks, pageWorkers } from "../../shared/adapters/dynamo/workers.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
 import { holdKey, type ReadyTask, workerExpiresAt } from "../../shared/domain/placement.js";
 import type { ExecutionRecord } from "../../shared/domain/records.js";
@@ -347,11 +347,14 @@ describe("DynamoStore worker and pool shards (emulator)", () => {
   });
   /** The table's reads and writes through workers.ts, each Query counted. */
   const counted = () => {
-    const calls = { queries: 0 };
+    const calls = { queries: 0, itemsRead: 0 };
     const doc = {
-      send: (command: { constructor: { name: string } }) => {
-        if (command.constructor.name === "QueryCommand") calls.queries++;
-        return t.clients.doc.send(command as never);
+      send: async (command: { constructor: { name: string } }) => {
+        const query = command.constructor.name === "QueryCommand";
+        if (query) calls.queries++;
+        const result = (await t.clients.doc.send(command as never)) as { Items?: unknown[] };
+        if (query) calls.itemsRead += result.Items?.length ?? 0;
+        return result;
       },
     } as unknown as typeof t.clients.doc;
     return { io: new TableIO(doc, t.table), calls };
@@ -378,6 +381,12 @@ describe("DynamoStore worker and pool shards (emulator)", () => {
       next = page.next;
     } while (next !== undefined);
     expect(paged.filter((id) => id.startsWith(pool))).toEqual(ids);
+    // A page reads a few ids of each shard, not `limit` of each.
+    const { io, calls } = counted();
+    const first = await pageWorkers(io, { limit: 25 }, 1);
+    expect(first.items.length).toBeGreaterThan(0);
+    expect(calls.queries).toBe(WORKER_SHARDS);
+    expect(calls.itemsRead).toBeLessThanOrEqual(WORKER_SHARDS * 3);
   });
 
   it("spreads a pool's offers over its shards; a poll starts where its `from` says, one Query when that shard has enough", async () => {

@@ -365,7 +365,8 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
         await store.offerTask(readyTask(uid("other"), { offeredAt: 1 }));
         return { name, tasks };
       };
-      const starts = Array.from({ length: 24 }, (_, i) => `poll-${i}`);
+      // A few starts (on DynamoDB a read of a sparse pool is up to 32 Queries; keys.ts shards tests try 64).
+      const starts = Array.from({ length: 8 }, (_, i) => `poll-${i}`);
       const keyOf = (task: ReadyTask) => `${task.executionId}/${task.nodeId}#${task.attempt}`;
 
       /** Each shard's offers in what was read come oldest first, and none passes an older one of its shard. */
@@ -381,7 +382,7 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
       };
 
       it("finds every offer of a pool holding fewer than `limit`, whatever shard it is in and wherever it starts", async () => {
-        const { name, tasks } = await pool(40);
+        const { name, tasks } = await pool(24);
         for (const from of starts) {
           const read = await store.listReadyTasks(name, 100, from);
           expect(read.map(keyOf).sort()).toEqual(tasks.map(keyOf).sort());
@@ -391,12 +392,13 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
         const alone = uid("pool");
         const task = readyTask(alone);
         await store.offerTask(task);
-        for (const from of starts) expect(await store.listReadyTasks(alone, 100, from)).toEqual([task]);
+        for (const from of starts.slice(0, 4))
+          expect(await store.listReadyTasks(alone, 100, from)).toEqual([task]);
         expect(await store.listReadyTasks(uid("empty"), 100, "poll")).toEqual([]);
       });
 
       it("gives at most `limit`, each once, and never passes an offer over for a newer one of its shard", async () => {
-        const { name, tasks } = await pool(40);
+        const { name, tasks } = await pool(24);
         for (const from of starts) {
           const read = await store.listReadyTasks(name, 5, from);
           expect(read).toHaveLength(5);
@@ -410,7 +412,7 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
         const { name, tasks } = await pool(6);
         const [gone, ...left] = tasks;
         await store.withdrawTask(gone!);
-        for (const from of starts.slice(0, 6)) {
+        for (const from of starts.slice(0, 4)) {
           const read = await store.listReadyTasks(name, 100, from);
           expect(read.map(keyOf).sort()).toEqual(left.map(keyOf).sort());
         }

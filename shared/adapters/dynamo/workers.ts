@@ -5,11 +5,7 @@
  * offer, claims its node and adds the hold to the worker in one transaction. No partition carries a
  * whole fleet's or a whole pool's traffic (the arithmetic beside the shard counts in keys.ts).
  */
-import {
-  DeleteCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, type TransactWriteCommandInput, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { decodeCursor, encodeCursor, workerCursorSchema } from "../../domain/cursor.js";
 import {
   type Hold,
@@ -238,8 +234,13 @@ function registryQuery(io: TableIO, shard: number, after?: string) {
  * A page of the registry by worker id (the sort key's byte order: ids are ASCII, so the code unit
  * order), without the registrations expired at `now`: DynamoDB's TTL deletes them within a day or
  * two, and until then they are skipped here (the page may then hold fewer than `limit`, with `next`
- * still given). Every shard is read after the cursor, `limit` each, in parallel; the page is the
- * first `limit` of them by id, so the next page starts after its last id in every shard.
+ * still given).
+ *
+ * Every shard is read after the cursor in parallel, a few each (ids hash evenly over the shards:
+ * about twice a shard's share of `limit`), so a page reads about twice what it shows, not `limit`
+ * per shard. The page is what is known complete: the ids up to the lowest last id of a shard that
+ * had more (every shard has given all of its ids up to there), at most `limit` of them — never
+ * empty while any is left, since that shard's last id is in it.
  */
 export async function pageWorkers(
   io: TableIO,
@@ -249,17 +250,25 @@ export async function pageWorkers(
   const limit = Math.floor(page.limit);
   if (!(limit > 0)) return { items: [] };
   const after = page.next === undefined ? undefined : decodeCursor(page.next, workerCursorSchema).k;
+  const perShard = Math.min(limit, 2 * Math.ceil(limit / WORKER_SHARDS) + 1);
   const shards = await Promise.all(
     shardNumbers(WORKER_SHARDS).map((shard) =>
-      io.queryPage({ ...registryQuery(io, shard, after), Limit: limit }),
+      io.queryPage({ ...registryQuery(io, shard, after), Limit: perShard }),
     ),
   );
+  let complete: string | undefined;
+  for (const shard of shards) {
+    const last = shard.items.at(-1)?.workerId as string | undefined;
+    if (shard.lastKey !== undefined && last !== undefined && (complete === undefined || last < complete))
+      complete = last;
+  }
   const found = shards
     .flatMap((shard) => shard.items)
     .map(workerFromItem)
     .sort((a, b) => byCodeUnits(a.workerId, b.workerId));
-  const items = found.slice(0, limit);
-  const more = found.length > limit || shards.some((shard) => shard.lastKey !== undefined);
+  const known = complete === undefined ? found : found.filter((worker) => worker.workerId <= complete);
+  const items = known.slice(0, limit);
+  const more = found.length > items.length || shards.some((shard) => shard.lastKey !== undefined);
   const lastId = items.at(-1)?.workerId;
   const live = items.filter((worker) => !workerExpired(worker, now));
   return more && lastId !== undefined ? { items: live, next: encodeCursor({ k: lastId }) } : { items: live };
