@@ -400,7 +400,7 @@ export interface Store {
    */
   putWorker(worker: WorkerRegistrationRecord, deadBefore: number): Promise<Outcome<WorkerRecord>>;
   getWorker(workerId: string): Promise<WorkerRecord | undefined>;
-  /** Every registered worker (a fleet is small: one partition, no scan). */
+  /** Every registered worker, by id (a Query per registry shard, no scan). */
   listWorkers(): Promise<WorkerRecord[]>;
   /**
    * A page of the registry by worker id, without the registrations expired at `now`
@@ -416,8 +416,14 @@ export interface Store {
   deleteWorker(workerId: string, version: number): Promise<boolean>;
   /** Offers a QUEUED external node to its pool: one offer per node attempt (again: no change). */
   offerTask(task: ReadyTask): Promise<void>;
-  /** A pool's offers, oldest first, at most `limit`. */
-  listReadyTasks(pool: string, limit: number): Promise<ReadyTask[]>;
+  /**
+   * A pool's offers, at most `limit`. Without `from`: the pool's oldest, oldest first. With `from`
+   * (a poll's: any string, a random token spreads the polls): a store may keep a pool's offers in
+   * shards and start at the shard `from` picks, going on to the others only while it found fewer
+   * than `limit` — the offers of each shard oldest first (an offer is never passed over for a newer
+   * one of its shard), every offer found when the pool holds fewer than `limit`.
+   */
+  listReadyTasks(pool: string, limit: number, from?: string): Promise<ReadyTask[]>;
   /** Takes an offer back (gone already: no change). */
   withdrawTask(task: ReadyTask): Promise<void>;
   /**

@@ -6,7 +6,8 @@
  *   Lambda worker, offers it to its pool (`offer`): an entry in a small per-pool index. Retries,
  *   backoff and the sweeper's resends therefore work as for any node: each resend offers again,
  *   and an offer is kept once per node attempt.
- * - A worker polls (`poll`): the oldest offers of its pool, matched against its registration
+ * - A worker polls (`poll`): the oldest offers of its pool (a store may shard a pool: then of a
+ *   shard picked at random, and the next ones), matched against its registration
  *   (placement, its own limits), and taken in one atomic write — the offer withdrawn, the node
  *   claimed QUEUED → RUNNING with a fresh lease, the hold added to the worker at the version whose
  *   counts were checked (Store.takeTask). The worker gets the attempt's token (domain/attempt-
@@ -64,7 +65,7 @@ export type {
 
 /** How often a task's heartbeat is asked for when its node says nothing. */
 export const DEFAULT_TASK_HEARTBEAT_SECONDS = 30;
-/** Offers a poll reads at once, the oldest of its pool: offers no worker of the pool fits (yet) must not hide the others. */
+/** Offers a poll reads at once, the oldest of its shard of the pool: offers no worker of the pool fits (yet) must not hide the others. */
 const OFFERS_PER_POLL = 100;
 /** A long poll looks again after these pauses (then the last, repeated): an idle fleet reads little. */
 const POLL_PAUSES_MS = [250, 500, 1000, 2000, 4000];
@@ -282,7 +283,8 @@ export class ExternalWorkers {
 
   private async takeOne(first: WorkerRecord): Promise<ExternalTask | undefined> {
     let worker = first;
-    const offers = await this.ctx.store.listReadyTasks(worker.pool, OFFERS_PER_POLL);
+    // From a random shard of the pool (the store's): polls spread over its shards, none waits.
+    const offers = await this.ctx.store.listReadyTasks(worker.pool, OFFERS_PER_POLL, this.ctx.ids.token());
     let pruned = false;
     for (const offer of offers) {
       if (placementRefusal(offer.runsOn, worker) !== undefined) continue;

@@ -6,6 +6,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WorkflowDefinition } from "../../shared/domain/definition.js";
 import type { Payload } from "../../shared/domain/payload.js";
+import type { ReadyTask } from "../../shared/domain/placement.js";
 import type {
   DeadLetterRecord,
   ExecutionRecord,
@@ -28,7 +29,12 @@ const keyed = (input: string, start: boolean): KeyedRequest => ({
   start,
 });
 
-export type StoreFactory = () => Promise<{ store: Store; cleanup?: () => Promise<void> }>;
+export type StoreFactory = () => Promise<{
+  store: Store;
+  cleanup?: () => Promise<void>;
+  /** The shard a store keeps an offer in (keys.ts offerShard); none: one list per pool. */
+  offerShard?: (task: ReadyTask) => number;
+}>;
 
 const uid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 

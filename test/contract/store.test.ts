@@ -1,7 +1,7 @@
 /** The Store contract on every adapter: in memory, and DynamoDB on the emulator (moto by default). */
 import { randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, GetCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   dueKeys,
@@ -11,14 +11,21 @@ import {
   nodeKey,
   offerItemKey,
   offerMarkerKey,
+  offerShard,
+  POOL_SHARDS,
+  poolReadShard,
+  WORKER_SHARDS,
   workerKey,
   workflowListingKey,
 } from "../../shared/adapters/dynamo/keys.js";
 import { DynamoStore } from "../../shared/adapters/dynamo/store.js";
 import { ensureTable } from "../../shared/adapters/dynamo/table.js";
+import { TableIO } from "../../shared/adapters/dynamo/table-io.js";
+import { listReadyTasks, pageWorkers } from "../../shared/adapters/dynamo/workers.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
 import { holdKey, type ReadyTask, workerExpiresAt } from "../../shared/domain/placement.js";
 import type { ExecutionRecord } from "../../shared/domain/records.js";
+import type { Store } from "../../shared/ports.js";
 import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
 import { describeStoreContract } from "./store.contract.js";
 import { describeStoreFenceContract } from "./store-fences.contract.js";
@@ -33,6 +40,7 @@ const emulatorStore = async () => {
   await ensureTable(clients.dynamo, table);
   return {
     store: new DynamoStore(clients.doc, table),
+    offerShard,
     async cleanup() {
       await clients.dynamo.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
       clients.destroy();
@@ -224,7 +232,7 @@ describe("DynamoStore worker and offer items (emulator)", () => {
   const t = emulatorTable("weft-workers");
   const raw = t.raw;
 
-  it("keeps a worker under WORKERS with its holds as a map, and an offer by time in its pool with a marker", async () => {
+  it("keeps a worker under its WORKERS shard with its holds as a map, and an offer by time in its pool's shard with a marker", async () => {
     const put = await t.store.putWorker(
       {
         workerId: "w1",
@@ -241,11 +249,11 @@ describe("DynamoStore worker and offer items (emulator)", () => {
     );
     if (!put.ok) throw new Error("refused");
     const worker = put.record;
-    expect(workerKey("w1")).toEqual({ pk: "WORKERS", sk: "W#w1" });
+    expect(workerKey("w1")).toEqual({ pk: expect.stringMatching(/^WORKERS#\d\d$/), sk: "W#w1" });
     // Its expiry is the table's TTL attribute, in epoch seconds: DynamoDB deletes it after the
     // retention; a heartbeat moves it on.
     expect(await raw(workerKey("w1"))).toMatchObject({
-      pk: "WORKERS",
+      pk: workerKey("w1").pk,
       holds: {},
       version: 1,
       expiresAt: workerExpiresAt(1),
@@ -269,10 +277,15 @@ describe("DynamoStore worker and offer items (emulator)", () => {
     };
     await t.store.offerTask(task);
     const offer = offerItemKey(task);
-    expect(offer).toEqual({ pk: "POOL#gpu", sk: `000000000005000#${executionId}/n#1#2` });
+    const shard = String(offerShard(task)).padStart(2, "0");
+    expect(offer).toEqual({ pk: `POOL#gpu#${shard}`, sk: `000000000005000#${executionId}/n#1#2` });
     expect(await raw(offer)).toMatchObject({ nodeId: "n#1", attempt: 2, offeredAt: 5_000 });
-    expect(offerMarkerKey(task)).toEqual({ pk: `OFFER#${executionId}`, sk: "n#1#2" });
-    expect(await raw(offerMarkerKey(task))).toMatchObject({ pool: "gpu", offerSk: offer.sk });
+    expect(offerMarkerKey(task)).toEqual({ pk: `OFFERED#${executionId}`, sk: "n#1#2" });
+    expect(await raw(offerMarkerKey(task))).toMatchObject({
+      pool: "gpu",
+      offerPk: offer.pk,
+      offerSk: offer.sk,
+    });
 
     await t.store.transitionNode(
       executionId,
@@ -304,6 +317,139 @@ describe("DynamoStore worker and offer items (emulator)", () => {
     expect(await raw(offerMarkerKey(task))).toBeUndefined();
     expect((await raw(workerKey("w1")))?.holds).toEqual({ [holdKey(executionId, "n#1")]: hold });
     expect(await raw(nodeKey(executionId, "n#1"))).toMatchObject({ status: "RUNNING", attempt: 2 });
+  });
+});
+
+/** What the contract cannot see: how the registry and the pools spread over their shards. */
+describe("DynamoStore worker and pool shards (emulator)", () => {
+  const t = emulatorTable("weft-shards");
+  const raw = t.raw;
+  const registration = (workerId: string, pool: string) => ({
+    workerId,
+    pool,
+    executors: [],
+    capabilities: {},
+    labels: [],
+    maxParallel: 1,
+    registeredAt: 1,
+    heartbeatAt: 1,
+    heartbeatSeconds: 30,
+  });
+  const task = (pool: string, nodeId: string, offeredAt: number): ReadyTask => ({
+    pool,
+    executionId: randomUUID(),
+    nodeId,
+    attempt: 1,
+    workflow: "wf",
+    version: 1,
+    runsOn: { pool },
+    offeredAt,
+  });
+  /** The table's reads and writes through workers.ts, each Query counted. */
+  const counted = () => {
+    const calls = { queries: 0, itemsRead: 0 };
+    const doc = {
+      send: async (command: { constructor: { name: string } }) => {
+        const query = command.constructor.name === "QueryCommand";
+        if (query) calls.queries++;
+        const result = (await t.clients.doc.send(command as never)) as { Items?: unknown[] };
+        if (query) calls.itemsRead += result.Items?.length ?? 0;
+        return result;
+      },
+    } as unknown as typeof t.clients.doc;
+    return { io: new TableIO(doc, t.table), calls };
+  };
+
+  it("spreads the registry over its shards by worker id, and lists and pages it whole", async () => {
+    const pool = `p-${randomUUID().slice(0, 8)}`;
+    const ids = Array.from({ length: 96 }, (_, i) => `${pool}-w${String(i).padStart(2, "0")}`);
+    for (const id of ids) {
+      const put = await t.store.putWorker(registration(id, pool), 0);
+      expect(put.ok).toBe(true);
+    }
+    const partitions = new Set(ids.map((id) => workerKey(id).pk));
+    expect(partitions.size).toBeGreaterThan(WORKER_SHARDS / 4);
+    for (const id of ids.slice(0, 8)) expect(await raw(workerKey(id))).toMatchObject({ workerId: id });
+    expect((await t.store.listWorkers()).map((w) => w.workerId).filter((id) => id.startsWith(pool))).toEqual(
+      ids,
+    );
+    const paged: string[] = [];
+    let next: string | undefined;
+    do {
+      const page = await t.store.pageWorkers({ limit: 25, ...(next === undefined ? {} : { next }) }, 1);
+      paged.push(...page.items.map((w) => w.workerId));
+      next = page.next;
+    } while (next !== undefined);
+    expect(paged.filter((id) => id.startsWith(pool))).toEqual(ids);
+    // A page reads a few ids of each shard, not `limit` of each.
+    const { io, calls } = counted();
+    const first = await pageWorkers(io, { limit: 25 }, 1);
+    expect(first.items.length).toBeGreaterThan(0);
+    expect(calls.queries).toBe(WORKER_SHARDS);
+    expect(calls.itemsRead).toBeLessThanOrEqual(WORKER_SHARDS * 3);
+  });
+
+  it("spreads a pool's offers over its shards; a poll starts where its `from` says, one Query when that shard has enough", async () => {
+    const pool = `p-${randomUUID().slice(0, 8)}`;
+    const tasks = Array.from({ length: 64 }, (_, i) => task(pool, `n${i}`, 10_000 + i));
+    for (const offer of tasks) await t.store.offerTask(offer);
+    const shards = new Set(tasks.map(offerShard));
+    expect(shards.size).toBeGreaterThan(POOL_SHARDS / 2);
+    for (const offer of tasks.slice(0, 8))
+      expect(await raw(offerItemKey(offer))).toMatchObject({ nodeId: offer.nodeId });
+
+    const firsts = new Set<number>();
+    for (let i = 0; i < 64; i++) {
+      const from = `poll-${i}`;
+      const start = poolReadShard(from);
+      const { io, calls } = counted();
+      const [first, ...rest] = await listReadyTasks(io, pool, 1, from);
+      expect(rest).toEqual([]);
+      const oldestOfShard = (shard: number) => tasks.filter((offer) => offerShard(offer) === shard)[0];
+      if (shards.has(start)) {
+        // Its own shard's oldest, read with one Query.
+        expect(first).toEqual(oldestOfShard(start));
+        expect(calls.queries).toBe(1);
+      } else {
+        // Its shard empty: the oldest of the first shard after it that holds one.
+        let shard = start;
+        while (!shards.has(shard)) shard = (shard + 1) % POOL_SHARDS;
+        expect(first).toEqual(oldestOfShard(shard));
+      }
+      firsts.add(offerShard(first!));
+    }
+    // The polls start all over the pool: none waits behind the others.
+    expect(firsts.size).toBeGreaterThan(POOL_SHARDS / 4);
+    // Without `from` (the sweeper's gauges): the pool's oldest, exactly.
+    expect(await t.store.listReadyTasks(pool, 5)).toEqual(tasks.slice(0, 5));
+  });
+
+  it("ignores the items of before the shards: a worker registers again, and an attempt offered then is offered again", async () => {
+    const pool = `p-${randomUUID().slice(0, 8)}`;
+    const old = task(pool, "n", 5_000);
+    const put = async (item: Record<string, unknown>) =>
+      t.clients.doc.send(new PutCommand({ TableName: t.table, Item: item }));
+    // As the unsharded table held them: a worker under WORKERS, an offer under POOL#<pool>, its marker.
+    await put({
+      pk: "WORKERS",
+      sk: `W#${pool}-w`,
+      ...registration(`${pool}-w`, pool),
+      holds: {},
+      version: 1,
+    });
+    const legacySk = `000000000005000#${old.executionId}/n#1`;
+    await put({ pk: `POOL#${pool}`, sk: legacySk, ...old });
+    await put({ pk: `OFFER#${old.executionId}`, sk: "n#1", pool, offerSk: legacySk });
+
+    expect(await t.store.getWorker(`${pool}-w`)).toBeUndefined();
+    expect(await t.store.touchWorker(`${pool}-w`, 2)).toBeUndefined();
+    expect(await t.store.listReadyTasks(pool, 10)).toEqual([]);
+    // The sweeper's resend of the still QUEUED node offers it again, in its shard.
+    const again = { ...old, offeredAt: 9_000 };
+    await t.store.offerTask(again);
+    expect(await t.store.listReadyTasks(pool, 10)).toEqual([again]);
+    const store: Store = t.store;
+    expect(await store.listReadyTasks(pool, 10, "poll")).toEqual([again]);
   });
 });
 

@@ -91,9 +91,12 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
   describe(`Store contract, external workers: ${label}`, () => {
     let store: Store;
     let cleanup: (() => Promise<void>) | undefined;
+    let shardOf: (task: ReadyTask) => number = () => 0;
 
     beforeAll(async () => {
-      ({ store, cleanup } = await makeStore());
+      const made = await makeStore();
+      ({ store, cleanup } = made);
+      if (made.offerShard) shardOf = made.offerShard;
     });
     afterAll(async () => {
       await cleanup?.();
@@ -348,6 +351,71 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
         // Withdrawn, the attempt may be offered again.
         await store.offerTask({ ...task, offeredAt: 4_000 });
         expect(await store.listReadyTasks(pool, 10)).toEqual([kept, { ...task, offeredAt: 4_000 }]);
+      });
+    });
+
+    describe("a poll's read of a sharded pool (a `from` of its own)", () => {
+      /** `count` offers of a new pool at scattered times, each of a node of its own. */
+      const pool = async (count: number) => {
+        const name = uid("pool");
+        const tasks = Array.from({ length: count }, (_, i) =>
+          readyTask(name, { nodeId: `n${i}`, offeredAt: 10_000 + ((i * 7_919) % 1_000) * 10 }),
+        );
+        for (const task of tasks) await store.offerTask(task);
+        await store.offerTask(readyTask(uid("other"), { offeredAt: 1 }));
+        return { name, tasks };
+      };
+      // A few starts (on DynamoDB a read of a sparse pool is up to 32 Queries; keys.ts shards tests try 64).
+      const starts = Array.from({ length: 8 }, (_, i) => `poll-${i}`);
+      const keyOf = (task: ReadyTask) => `${task.executionId}/${task.nodeId}#${task.attempt}`;
+
+      /** Each shard's offers in what was read come oldest first, and none passes an older one of its shard. */
+      const expectShardsOldestFirst = (read: ReadyTask[], all: ReadyTask[]) => {
+        const readKeys = new Set(read.map(keyOf));
+        for (const shard of new Set(read.map(shardOf))) {
+          const mine = read.filter((task) => shardOf(task) === shard);
+          expect(mine).toEqual([...mine].sort((a, b) => a.offeredAt - b.offeredAt));
+          const newest = mine.at(-1)!.offeredAt;
+          const older = all.filter((task) => shardOf(task) === shard && task.offeredAt < newest);
+          for (const task of older) expect(readKeys.has(keyOf(task))).toBe(true);
+        }
+      };
+
+      it("finds every offer of a pool holding fewer than `limit`, whatever shard it is in and wherever it starts", async () => {
+        const { name, tasks } = await pool(24);
+        for (const from of starts) {
+          const read = await store.listReadyTasks(name, 100, from);
+          expect(read.map(keyOf).sort()).toEqual(tasks.map(keyOf).sort());
+          expectShardsOldestFirst(read, tasks);
+        }
+        // One offer alone is found from every start.
+        const alone = uid("pool");
+        const task = readyTask(alone);
+        await store.offerTask(task);
+        for (const from of starts.slice(0, 4))
+          expect(await store.listReadyTasks(alone, 100, from)).toEqual([task]);
+        expect(await store.listReadyTasks(uid("empty"), 100, "poll")).toEqual([]);
+      });
+
+      it("gives at most `limit`, each once, and never passes an offer over for a newer one of its shard", async () => {
+        const { name, tasks } = await pool(24);
+        for (const from of starts) {
+          const read = await store.listReadyTasks(name, 5, from);
+          expect(read).toHaveLength(5);
+          expect(new Set(read.map(keyOf)).size).toBe(5);
+          for (const task of read) expect(task.pool).toBe(name);
+          expectShardsOldestFirst(read, tasks);
+        }
+      });
+
+      it("finds an offer taken or withdrawn nowhere any more", async () => {
+        const { name, tasks } = await pool(6);
+        const [gone, ...left] = tasks;
+        await store.withdrawTask(gone!);
+        for (const from of starts.slice(0, 4)) {
+          const read = await store.listReadyTasks(name, 100, from);
+          expect(read.map(keyOf).sort()).toEqual(left.map(keyOf).sort());
+        }
       });
     });
 

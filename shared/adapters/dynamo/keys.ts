@@ -27,21 +27,26 @@
  * | named lease           | `LEASE#<name>`    | `LEASE`                  | owner, expiresAt (epoch ms, see below)            |
  * | dead letter           | `DLQ`             | `<record id>`            | the DeadLetterRecord fields but id (read back     |
  * |                       |                   |                          | from sk)                                          |
- * | external worker       | `WORKERS`         | `W#<workerId>`           | the WorkerRecord fields: holds (a map by holdKey, |
- * |                       |                   |                          | each a Hold), version (bumped with holds)         |
- * | offer (a ReadyTask)   | `POOL#<pool>`     | `<offeredAt, 15 digits>` | the ReadyTask fields, runsOn as a map             |
- * |                       |                   | `#<offerKey>`            |                                                   |
- * | offer marker (one per | `OFFER#<id>`      | `<nodeId>#<attempt>`     | pool, offerSk (the offer's sort key)              |
+ * | external worker       | `WORKERS#<shard,  | `W#<workerId>`           | the WorkerRecord fields: holds (a map by holdKey, |
+ * |                       | 2 digits>`        |                          | each a Hold), version (bumped with holds)         |
+ * | offer (a ReadyTask)   | `POOL#<pool>#     | `<offeredAt, 15 digits>` | the ReadyTask fields, runsOn as a map             |
+ * |                       | <shard, 2 digits>`| `#<offerKey>`            |                                                   |
+ * | offer marker (one per | `OFFERED#<id>`    | `<nodeId>#<attempt>`     | pool, offerPk and offerSk (the offer's key)       |
  * | node attempt)         |                   |                          |                                                   |
  *
  * An execution and all its nodes share one partition, so one Query reads a whole execution (its
  * nodes, and its history for `listHistory`).
  *
- * External workers share the partition `WORKERS` (a fleet is small: listing it is one Query). A
- * pool's offers share `POOL#<pool>`, sorted by offer time, so a poll is one Query of the oldest. An
- * offer and its marker are written, and deleted, together in one transaction: the marker (found by
- * the node attempt alone) makes offering idempotent per attempt whatever the offer time, and tells
- * a withdrawal where the offer is.
+ * External workers are spread over WORKER_SHARDS partitions `WORKERS#<shard>` by a hash of their
+ * id (listing them is one Query per shard, in parallel, merged by id). A pool's offers are spread
+ * over POOL_SHARDS partitions `POOL#<pool>#<shard>` by a hash of their offer key, each sorted by
+ * offer time: a poll reads the oldest of a shard it picks at random and goes on to the next shards
+ * only while it has fewer than it asked for (workers/offers in workers.ts; the arithmetic beside
+ * the constants). Pool names and worker ids have no `#`, so no shard key is another's, and none
+ * is a key of before the shards (`WORKERS`, `POOL#<pool>`, `OFFER#<id>`: ignored, docs/workers.md).
+ * An offer and its marker are written, and deleted, together in one transaction: the marker (found
+ * by the node attempt alone) makes offering idempotent per attempt whatever the offer time, and
+ * tells a withdrawal where the offer is.
  *
  * Every workflow has one item in the partition `WORKFLOWS`, written in the transaction that creates
  * each of its versions (beside its head, the version and its hash index): listing workflows by name
@@ -126,11 +131,33 @@ export const LEASE_PREFIX = "LEASE#";
 export const DEAD_LETTER_PK = "DLQ";
 const TIMER_PREFIX = "TM#";
 export const DUE_PREFIX = "SW#";
-export const WORKERS_PK = "WORKERS";
+export const WORKERS_PREFIX = "WORKERS#";
 export const WORKFLOWS_PK = "WORKFLOWS";
 export const WORKER_PREFIX = "W#";
 export const POOL_PREFIX = "POOL#";
-export const OFFER_PREFIX = "OFFER#";
+export const OFFER_PREFIX = "OFFERED#";
+
+/**
+ * Shards of the worker registry. Each task writes its worker's item three times — the take (a
+ * transaction: twice the units), the release of its hold and the poll's heartbeat — about 8 write
+ * units with a worker item of 1–2 KB (one holding 4–8 tasks: bench/capacity.ts sizes); a partition takes about 1,000 write units a
+ * second, so 125 tasks/s per shard: 64 shards carry 8,000 tasks/s fleet-wide (5,000 with 1.6×
+ * room). One worker's item is its own ceiling (about 125 tasks/s for one worker). Listing the
+ * registry (a registration counts its pool twice; GET /workers; the sweeper's pool gauges each
+ * minute) is 64 Queries, in parallel, of about one read unit each.
+ */
+export const WORKER_SHARDS = 64;
+
+/**
+ * Shards of each pool's offers. Each task puts and deletes its offer in transactions (4 write units
+ * for an offer under 1 KB): 250 tasks/s per partition of 1,000 write units. A busy poll reads the
+ * 100 oldest offers of one shard (about 31 KB of 300-byte offers, 8 read units strongly
+ * consistent) and takes one: about 370 tasks/s per partition of 3,000 read units. So 250 tasks/s
+ * per shard (the writes bound it), and 32 shards
+ * carry 8,000 tasks/s in one pool (5,000 with 1.6× room); pools are apart. An idle look reads each
+ * shard once: 32 Queries of about one read unit (docs/workers.md, what it costs).
+ */
+export const POOL_SHARDS = 32;
 
 export function workflowHeadKey(name: string): Key {
   return { pk: `${WORKFLOW_PREFIX}${name}`, sk: "HEAD" };
@@ -214,19 +241,38 @@ export function deadLetterKey(id: string): Key {
   return { pk: DEAD_LETTER_PK, sk: id };
 }
 
+/** The registry shard of a worker: FNV-1a of its id, modulo WORKER_SHARDS. */
+export function workerShard(workerId: string): number {
+  return fnv1a(workerId) % WORKER_SHARDS;
+}
+
+export function workersPk(shard: number): string {
+  return `${WORKERS_PREFIX}${pad(shard, 2)}`;
+}
+
 export function workerKey(workerId: string): Key {
-  return { pk: WORKERS_PK, sk: `${WORKER_PREFIX}${workerId}` };
+  return { pk: workersPk(workerShard(workerId)), sk: `${WORKER_PREFIX}${workerId}` };
 }
 
-export function poolPk(pool: string): string {
-  return `${POOL_PREFIX}${pool}`;
+/** The shard of an offer in its pool: FNV-1a of its offer key (one per node attempt), modulo POOL_SHARDS. */
+export function offerShard(task: Pick<ReadyTask, "executionId" | "nodeId" | "attempt">): number {
+  return fnv1a(offerKey(task)) % POOL_SHARDS;
 }
 
-/** An offer in its pool's partition: oldest first, then by node attempt (offerKey is unique). */
+/** The shard a read of a pool's offers starts at: FNV-1a of what the reader gave, modulo POOL_SHARDS. */
+export function poolReadShard(from: string): number {
+  return fnv1a(from) % POOL_SHARDS;
+}
+
+export function poolPk(pool: string, shard: number): string {
+  return `${POOL_PREFIX}${pool}#${pad(shard, 2)}`;
+}
+
+/** An offer in its pool's shard: oldest first, then by node attempt (offerKey is unique). */
 export function offerItemKey(
   task: Pick<ReadyTask, "pool" | "executionId" | "nodeId" | "attempt" | "offeredAt">,
 ): Key {
-  return { pk: poolPk(task.pool), sk: `${keyInstant(task.offeredAt)}#${offerKey(task)}` };
+  return { pk: poolPk(task.pool, offerShard(task)), sk: `${keyInstant(task.offeredAt)}#${offerKey(task)}` };
 }
 
 /**

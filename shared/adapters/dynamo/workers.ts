@@ -1,15 +1,11 @@
 /**
  * The store's external workers (domain/placement.ts) on the table (key design in keys.ts): the
- * worker registry (one partition), the pools' offers (a partition per pool, oldest first) with their
- * per-attempt markers, and the take that withdraws an offer, claims its node and adds the hold to
- * the worker in one transaction.
+ * worker registry (WORKER_SHARDS partitions by worker id), the pools' offers (POOL_SHARDS partitions
+ * per pool, each oldest first) with their per-attempt markers, and the take that withdraws an
+ * offer, claims its node and adds the hold to the worker in one transaction. No partition carries a
+ * whole fleet's or a whole pool's traffic (the arithmetic beside the shard counts in keys.ts).
  */
-import {
-  DeleteCommand,
-  QueryCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, type TransactWriteCommandInput, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { decodeCursor, encodeCursor, workerCursorSchema } from "../../domain/cursor.js";
 import {
   type Hold,
@@ -31,10 +27,13 @@ import {
   nodeKey,
   offerItemKey,
   offerMarkerKey,
+  POOL_SHARDS,
   poolPk,
+  poolReadShard,
   WORKER_PREFIX,
-  WORKERS_PK,
+  WORKER_SHARDS,
   workerKey,
+  workersPk,
 } from "./keys.js";
 import type { TableIO } from "./table-io.js";
 
@@ -199,18 +198,31 @@ export async function getWorker(io: TableIO, workerId: string): Promise<WorkerRe
   return item && workerFromItem(item);
 }
 
-/** One Query of the registry's partition (paged to the end), by worker id as the memory store. */
+/** Every shard of the registry, one Query each (paged to the end) in parallel, merged by worker id. */
 export async function listWorkers(io: TableIO): Promise<WorkerRecord[]> {
-  const items = await io.queryAll(registryQuery(io));
-  return items.map(workerFromItem).sort((a, b) => a.workerId.localeCompare(b.workerId));
+  const shards = await Promise.all(
+    shardNumbers(WORKER_SHARDS).map((shard) => io.queryAll(registryQuery(io, shard))),
+  );
+  return shards
+    .flat()
+    .map(workerFromItem)
+    .sort((a, b) => a.workerId.localeCompare(b.workerId));
 }
 
-/** A strongly consistent Query of the registry's partition, every field of a worker. */
-function registryQuery(io: TableIO) {
+/**
+ * A strongly consistent Query of one registry shard, every field of a worker, by id; after `after`
+ * (a worker id) when given. A shard holds only worker items, so `sk > W#<after>` stays among them.
+ */
+function registryQuery(io: TableIO, shard: number, after?: string) {
   const e = new Expression();
+  const sk = e.name(ATTR.sk);
+  const range =
+    after === undefined
+      ? `begins_with(${sk}, ${e.value(WORKER_PREFIX)})`
+      : `${sk} > ${e.value(`${WORKER_PREFIX}${after}`)}`;
   return {
     TableName: io.tableName,
-    KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(WORKERS_PK)} AND begins_with(${e.name(ATTR.sk)}, ${e.value(WORKER_PREFIX)})`,
+    KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(workersPk(shard))} AND ${range}`,
     ProjectionExpression: e.projection(WORKER_RECORD_ATTRIBUTES),
     ExpressionAttributeNames: e.names,
     ExpressionAttributeValues: e.values,
@@ -219,9 +231,16 @@ function registryQuery(io: TableIO) {
 }
 
 /**
- * A page of the registry's partition by worker id (the sort key's byte order), without the
- * registrations expired at `now`: DynamoDB's TTL deletes them within a day or two, and until then
- * they are skipped here (the page may then hold fewer than `limit`, with `next` still given).
+ * A page of the registry by worker id (the sort key's byte order: ids are ASCII, so the code unit
+ * order), without the registrations expired at `now`: DynamoDB's TTL deletes them within a day or
+ * two, and until then they are skipped here (the page may then hold fewer than `limit`, with `next`
+ * still given).
+ *
+ * Every shard is read after the cursor in parallel, a few each (ids hash evenly over the shards:
+ * about twice a shard's share of `limit`), so a page reads about twice what it shows, not `limit`
+ * per shard. The page is what is known complete: the ids up to the lowest last id of a shard that
+ * had more (every shard has given all of its ids up to there), at most `limit` of them — never
+ * empty while any is left, since that shard's last id is in it.
  */
 export async function pageWorkers(
   io: TableIO,
@@ -231,19 +250,37 @@ export async function pageWorkers(
   const limit = Math.floor(page.limit);
   if (!(limit > 0)) return { items: [] };
   const after = page.next === undefined ? undefined : decodeCursor(page.next, workerCursorSchema).k;
-  const result = await io.doc.send(
-    new QueryCommand({
-      ...registryQuery(io),
-      Limit: limit,
-      ...(after === undefined ? {} : { ExclusiveStartKey: workerKey(after) }),
-    }),
+  const perShard = Math.min(limit, 2 * Math.ceil(limit / WORKER_SHARDS) + 1);
+  const shards = await Promise.all(
+    shardNumbers(WORKER_SHARDS).map((shard) =>
+      io.queryPage({ ...registryQuery(io, shard, after), Limit: perShard }),
+    ),
   );
-  const items = (result.Items ?? []).map((item) => workerFromItem(item as Item));
+  let complete: string | undefined;
+  for (const shard of shards) {
+    const last = shard.items.at(-1)?.workerId as string | undefined;
+    if (shard.lastKey !== undefined && last !== undefined && (complete === undefined || last < complete))
+      complete = last;
+  }
+  const found = shards
+    .flatMap((shard) => shard.items)
+    .map(workerFromItem)
+    .sort((a, b) => byCodeUnits(a.workerId, b.workerId));
+  const known = complete === undefined ? found : found.filter((worker) => worker.workerId <= complete);
+  const items = known.slice(0, limit);
+  const more = found.length > items.length || shards.some((shard) => shard.lastKey !== undefined);
   const lastId = items.at(-1)?.workerId;
   const live = items.filter((worker) => !workerExpired(worker, now));
-  return result.LastEvaluatedKey && lastId !== undefined
-    ? { items: live, next: encodeCursor({ k: lastId }) }
-    : { items: live };
+  return more && lastId !== undefined ? { items: live, next: encodeCursor({ k: lastId }) } : { items: live };
+}
+
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** 0 … count − 1. */
+function shardNumbers(count: number): number[] {
+  return Array.from({ length: count }, (_, shard) => shard);
 }
 
 /**
@@ -338,7 +375,12 @@ export async function offerTask(io: TableIO, task: ReadyTask): Promise<void> {
       {
         Put: {
           TableName: io.tableName,
-          Item: { ...offerMarkerKey(task), pool: task.pool, offerSk: offer[ATTR.sk] },
+          Item: {
+            ...offerMarkerKey(task),
+            pool: task.pool,
+            offerPk: offer[ATTR.pk],
+            offerSk: offer[ATTR.sk],
+          },
           ...absent,
         },
       },
@@ -346,31 +388,72 @@ export async function offerTask(io: TableIO, task: ReadyTask): Promise<void> {
   });
 }
 
-/** One Query of the pool's partition, oldest first (strongly consistent, as the store's reads). */
-export async function listReadyTasks(io: TableIO, pool: string, limit: number): Promise<ReadyTask[]> {
+/**
+ * A pool's offers, at most `limit`, strongly consistent (as the store's reads).
+ *
+ * - Without `from` (the sweeper's gauges): the pool's oldest, every shard read in parallel and
+ *   merged oldest first — exactly what one partition gave before the shards.
+ * - With `from` (a poll, with a random token): the oldest of the shard `from` hashes to, then of the
+ *   next shards in turn, only while fewer than `limit` were found — each shard oldest first. A busy
+ *   pool's poll is one Query of one shard; a sparse pool's reads the shards it needs, in rounds of
+ *   1, 2, 4, … in parallel (at most 6 round trips for 32 shards), so an idle look costs about one
+ *   read unit per shard and finds an offer whatever shard it is in. Polls start at random shards,
+ *   so every shard is read first by its share of them and none waits behind the others.
+ */
+export async function listReadyTasks(
+  io: TableIO,
+  pool: string,
+  limit: number,
+  from?: string,
+): Promise<ReadyTask[]> {
   const wanted = Math.floor(limit);
   if (!(wanted > 0)) return [];
+  if (from === undefined) {
+    const shards = await Promise.all(
+      shardNumbers(POOL_SHARDS).map((shard) => oldestOffers(io, pool, shard, wanted)),
+    );
+    return shards
+      .flat()
+      .sort((a, b) => byCodeUnits(a[ATTR.sk] as string, b[ATTR.sk] as string))
+      .slice(0, wanted)
+      .map(readyTaskFromItem);
+  }
+  const first = poolReadShard(from);
+  const found: Item[] = [];
+  let read = 0;
+  for (let round = 1; read < POOL_SHARDS && found.length < wanted; round *= 2) {
+    const shards = shardNumbers(Math.min(round, POOL_SHARDS - read)).map(
+      (step) => (first + read + step) % POOL_SHARDS,
+    );
+    const left = wanted - found.length;
+    const results = await Promise.all(shards.map((shard) => oldestOffers(io, pool, shard, left)));
+    for (const items of results) found.push(...items);
+    read += shards.length;
+  }
+  return found.slice(0, wanted).map(readyTaskFromItem);
+}
+
+/** The oldest offers of one shard of a pool, at most `limit` (paged until then). */
+async function oldestOffers(io: TableIO, pool: string, shard: number, limit: number): Promise<Item[]> {
   const items: Item[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const e = new Expression();
-    const result = await io.doc.send(
-      new QueryCommand({
-        TableName: io.tableName,
-        KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(poolPk(pool))}`,
-        ProjectionExpression: e.projection(READY_TASK_ATTRIBUTES),
-        ExpressionAttributeNames: e.names,
-        ExpressionAttributeValues: e.values,
-        ScanIndexForward: true,
-        ConsistentRead: true,
-        Limit: wanted - items.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(result.Items ?? []));
-    startKey = result.LastEvaluatedKey;
-  } while (startKey && items.length < wanted);
-  return items.slice(0, wanted).map(readyTaskFromItem);
+    const page = await io.queryPage({
+      TableName: io.tableName,
+      KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(poolPk(pool, shard))}`,
+      ProjectionExpression: e.projection([ATTR.sk, ...READY_TASK_ATTRIBUTES]),
+      ExpressionAttributeNames: e.names,
+      ExpressionAttributeValues: e.values,
+      ScanIndexForward: true,
+      ConsistentRead: true,
+      Limit: limit - items.length,
+      ExclusiveStartKey: startKey,
+    });
+    items.push(...page.items);
+    startKey = page.lastKey;
+  } while (startKey && items.length < limit);
+  return items.slice(0, limit);
 }
 
 /**
@@ -388,7 +471,7 @@ export async function withdrawTask(io: TableIO, task: ReadyTask): Promise<void> 
       {
         Delete: {
           TableName: io.tableName,
-          Key: { pk: poolPk(marker.pool as string), sk: marker.offerSk as string },
+          Key: { pk: marker.offerPk as string, sk: marker.offerSk as string },
         },
       },
       {

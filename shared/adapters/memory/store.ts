@@ -606,7 +606,11 @@ export class MemoryStore implements Store {
     if (!pool.has(key)) pool.set(key, copy(task));
   }
 
-  async listReadyTasks(pool: string, limit: number): Promise<ReadyTask[]> {
+  /**
+   * One list per pool, as one shard: the pool's oldest whatever `from` (a poll's start), which is
+   * what the port asks of a sharded store with a single shard.
+   */
+  async listReadyTasks(pool: string, limit: number, _from?: string): Promise<ReadyTask[]> {
     return [...(this.offers.get(pool)?.values() ?? [])]
       .sort((a, b) => a.offeredAt - b.offeredAt || offerKey(a).localeCompare(offerKey(b)))
       .slice(0, limit)
