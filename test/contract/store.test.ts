@@ -424,6 +424,21 @@ describe("DynamoStore worker and pool shards (emulator)", () => {
     expect(await t.store.listReadyTasks(pool, 5)).toEqual(tasks.slice(0, 5));
   });
 
+  it("hands a poll's `from` to the shards: one Query when its start shard holds enough", async () => {
+    const pool = `p-${randomUUID().slice(0, 8)}`;
+    const tasks = Array.from({ length: 64 }, (_, i) => task(pool, `n${i}`, 10_000 + i));
+    for (const offer of tasks) await t.store.offerTask(offer);
+    const from = Array.from({ length: 256 }, (_, i) => `poll-${i}`).find((f) =>
+      tasks.some((offer) => offerShard(offer) === poolReadShard(f)),
+    )!;
+    const { io, calls } = counted();
+    const store: Store = new DynamoStore(io.doc, t.table);
+    const read = await store.listReadyTasks(pool, 1, from);
+    expect(read).toHaveLength(1);
+    expect(offerShard(read[0]!)).toBe(poolReadShard(from));
+    expect(calls.queries).toBe(1);
+  });
+
   it("ignores the items of before the shards: a worker registers again, and an attempt offered then is offered again", async () => {
     const pool = `p-${randomUUID().slice(0, 8)}`;
     const old = task(pool, "n", 5_000);

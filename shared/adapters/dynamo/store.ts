@@ -950,8 +950,8 @@ export class DynamoStore implements Store {
     return offerTask(this.io, task);
   }
 
-  async listReadyTasks(pool: string, limit: number): Promise<ReadyTask[]> {
-    return listReadyTasks(this.io, pool, limit);
+  async listReadyTasks(pool: string, limit: number, from?: string): Promise<ReadyTask[]> {
+    return listReadyTasks(this.io, pool, limit, from);
   }
 
   async withdrawTask(task: ReadyTask): Promise<void> {
