@@ -45,6 +45,27 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
     log.op(op, items);
     log.ddb.readUnits += units;
   };
+  /**
+   * The due index (gsi2, keys only) is written when an execution's `sweepAt` comes, goes or moves:
+   * an entry put or deleted costs 1 write unit, a key changed 2 (shared/adapters/dynamo/keys.ts).
+   * Read from the store around the call, uncounted.
+   */
+  const dueIndexed = async <T>(executionId: string, call: () => Promise<T>): Promise<T> => {
+    const due = async () => {
+      const record = await ports.store.getExecution(executionId);
+      return record &&
+        record.status !== "SUCCEEDED" &&
+        record.status !== "FAILED" &&
+        record.status !== "CANCELLED"
+        ? record.sweepAt
+        : undefined;
+    };
+    const before = await due();
+    const result = await call();
+    const after = await due();
+    if (before !== after) log.ddb.indexWriteUnits += before !== undefined && after !== undefined ? 2 : 1;
+    return result;
+  };
   const counted: Store = {
     getWorkflowVersion: async (name, version) => {
       read(version === undefined ? "DynamoDB.Query" : "DynamoDB.GetItem");
@@ -72,9 +93,9 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
         log.op("DynamoDB.TransactWriteItems", items);
         log.ddb.writeUnits += 2 * items;
       }
-      // The new execution enters the listing indexes gsi1, gsi3 and the due index gsi2.
-      log.ddb.indexWriteUnits += 3;
-      return store.createExecution(record, event, keyed, budget);
+      // The new execution enters the listing index gsi1, and the due index gsi2 when it has a sweepAt.
+      log.ddb.indexWriteUnits += 1;
+      return dueIndexed(record.executionId, () => store.createExecution(record, event, keyed, budget));
     },
     reserveMapItems: async (reservation, limit, now, fence) => {
       // The marker's Put, the count's Update and the map node's ConditionCheck.
@@ -101,9 +122,8 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
     },
     transitionExecution: async (id, from, patch, event, guard) => {
       write();
-      // The listing indexes are keys-only (no write on a status change); finishing leaves the due index.
-      if (patch.sweepAt === null) log.ddb.indexWriteUnits += 1;
-      return store.transitionExecution(id, from, patch, event, guard);
+      // The listing index is keys-only (no write on a status change).
+      return dueIndexed(id, () => store.transitionExecution(id, from, patch, event, guard));
     },
     recordSinkDone: async (id, sink) => {
       write();
@@ -147,7 +167,7 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       // A transaction of two items (the node and its execution's mark): 2 write units each.
       log.op("DynamoDB.TransactWriteItems");
       log.ddb.writeUnits += 4;
-      return store.failNode(...args);
+      return dueIndexed(args[0], () => store.failNode(...args));
     },
     recordArrival: async (request) => {
       if (request.outcome === "bad") fencedWrite();
@@ -173,7 +193,7 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
     },
     pullSweepAt: async (id, at) => {
       write();
-      return store.pullSweepAt(id, at);
+      return dueIndexed(id, () => store.pullSweepAt(id, at));
     },
     acquireLease: async (...args) => {
       write();

@@ -8,6 +8,7 @@ import { WeftError } from "../shared/domain/errors.js";
 import { compileGraph } from "../shared/domain/graph.js";
 import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 import { PRICES } from "../shared/domain/prices.js";
+import { DEFAULT_CLAIM_AFTER_SECONDS, DEFAULT_MAX_CONTINUATIONS } from "../shared/engine/context.js";
 import { estimateRun, type RunEstimate } from "../shared/engine/cost-estimate.js";
 import { DEFAULT_FAN_IN } from "../shared/engine/dispatch-mode.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
@@ -52,7 +53,8 @@ export const cost: Command = async (ctx, [name]) => {
         tasks: createTaskRegistry(),
         fanIn: DEFAULT_FAN_IN,
         workerMemoryGb: PRICES.lambdaMemoryGb,
-        maxContinuations: 16,
+        maxContinuations: DEFAULT_MAX_CONTINUATIONS,
+        claimAfterMs: DEFAULT_CLAIM_AFTER_SECONDS * 1000,
       },
     );
   } catch (error) {

@@ -17,15 +17,19 @@ export const PROTOCOL = {
   execution: {
     /** Created RUNNING in one write (a transaction of 2 items with an idempotency key, 3 for a child). */
     createWrites: 1,
-    /** It enters the listing indexes gsi1 and gsi3 and the due index gsi2 (keys only). */
-    createIndexWriteUnits: 3,
+    /** It enters the listing index gsi1 (keys only). */
+    createIndexWriteUnits: 1,
+    /**
+     * A start the sweeper looks at first (keyed, a child's, triggered, or an entry not dispatched by
+     * its message: engine/executions.ts): it enters the due index gsi2, and leaves it at its end.
+     */
+    firstLookIndexWriteUnits: 2,
     /** Created PENDING (`start: false`), then started by POST /executions/{id}/trigger: one write. */
     triggerWrites: 1,
     /** With several sinks, each sink's completion is recorded on the execution (one sink ends it). */
     sinkWritesWhenSeveral: 1,
-    /** Its end: one write; it leaves the due index. */
+    /** Its end: one write. */
     endWrites: 1,
-    endIndexWriteUnits: 1,
     /**
      * An end that may leave work behind (not SUCCEEDED, an `any`/`count:N` fan-in, a map holding
      * fan-out budget) stays in the sweeper's index until its cleanup: one more write then.
@@ -35,7 +39,11 @@ export const PROTOCOL = {
     events: 2,
   },
   node: {
-    /** A node run by a worker: its claim (PENDING or QUEUED → RUNNING) and its completion. */
+    /**
+     * A node run by a worker: its claim (PENDING or QUEUED → RUNNING) and its completion — but the
+     * first attempt of a direct or join node that ends within `claimAfterSeconds` writes no claim of
+     * its own: its ending carries it (engine/attempt-fence.ts).
+     */
     claimWrites: 1,
     completionWrites: 1,
     /** Each attempt beyond the first: RUNNING → QUEUED with its not-before time, and its message. */

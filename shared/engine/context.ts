@@ -28,6 +28,9 @@ export interface SweepSettings {
   graceMs: number;
 }
 
+/** EngineOptions.maxContinuations when unset (worker.ts). */
+export const DEFAULT_MAX_CONTINUATIONS = 16;
+
 /** EngineOptions.claimAfterSeconds when unset (attempt-fence.ts). */
 export const DEFAULT_CLAIM_AFTER_SECONDS = 5;
 

@@ -27,6 +27,8 @@ export interface CostSettings {
   workerMemoryGb: number;
   /** Continuations one message may run (EngineOptions.maxContinuations, default 16). */
   maxContinuations: number;
+  /** EngineOptions.claimAfterSeconds in ms (attempt-fence.ts): shorter first attempts carry their claim. */
+  claimAfterMs: number;
 }
 
 /** One node's share of the modeled cost. */
@@ -73,6 +75,14 @@ export function modelExecutionCost(
   const executionUnits = itemWriteUnits(P.itemBytes.execution + storedBytes(execution.input));
   own.dynamodb.writeUnits += P.execution.createWrites * executionUnits;
   own.dynamodb.indexWriteUnits += P.execution.createIndexWriteUnits;
+  // Sent its entries before its record (engine/executions.ts): no first look, so no due index.
+  const sentFirst =
+    execution.idempotencyKey === undefined &&
+    execution.parent === undefined &&
+    execution.startedAt === execution.createdAt &&
+    graph.entries.every((index) => modeOf(graph.nodes[index]!) === "direct");
+  if (execution.startedAt !== undefined && !sentFirst)
+    own.dynamodb.indexWriteUnits += P.execution.firstLookIndexWriteUnits;
   if (execution.startedAt !== undefined) {
     own.eventbridge.events += 1;
     // Created PENDING (`start: false`) and started later by a trigger: one more write.
@@ -85,7 +95,6 @@ export function modelExecutionCost(
       execution.sinksDone.length * P.execution.sinkWritesWhenSeveral * executionUnits;
   if (FINAL.has(execution.status)) {
     own.dynamodb.writeUnits += P.execution.endWrites * executionUnits;
-    own.dynamodb.indexWriteUnits += P.execution.endIndexWriteUnits;
     own.eventbridge.events += P.execution.events - 1;
     const mayLeaveWork =
       execution.status !== "SUCCEEDED" ||
@@ -175,7 +184,18 @@ export function modelExecutionCost(
       // Dispatched by a write first (deferred, arrivals), then by its message unless continued.
       if (mode === "deferred" || mode === "fanIn") r.dynamodb.writeUnits += P.node.queueWrites;
       if (!continued) r.sqs.messages += P.node.messages;
-      r.dynamodb.writeUnits += attempts * P.node.claimWrites;
+      // A first attempt by message, not a waiting kind: its claim rides its ending when it was short.
+      const byMessage = mode === "direct" || mode === "join";
+      const firstMs =
+        attempts === 1 && record.startedAt !== undefined
+          ? (record.finishedAt ?? Number.POSITIVE_INFINITY) - record.startedAt
+          : 0;
+      const carried =
+        byMessage &&
+        !isComposite(settings, node) &&
+        settings.claimAfterMs > 0 &&
+        firstMs < settings.claimAfterMs;
+      r.dynamodb.writeUnits += (attempts - (carried ? 1 : 0)) * P.node.claimWrites;
       r.dynamodb.writeUnits += (attempts - 1) * P.node.retryWrites;
       r.sqs.messages += (attempts - 1) * P.node.retryMessages;
       if (nodeEvents) r.eventbridge.events += attempts * P.nodeEvents.perAttemptStarted + (attempts - 1);

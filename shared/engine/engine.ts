@@ -8,6 +8,7 @@ import { ArrivalBatcher } from "./arrival-batcher.js";
 import { cancelExecution } from "./cancellation.js";
 import {
   DEFAULT_CLAIM_AFTER_SECONDS,
+  DEFAULT_MAX_CONTINUATIONS,
   DEFAULT_SWEEP,
   type EngineContext,
   type EngineLogger,
@@ -132,7 +133,7 @@ export class Engine {
       leaseMs: (options.leaseSeconds ?? 60) * 1000,
       claimAfterMs: (options.claimAfterSeconds ?? DEFAULT_CLAIM_AFTER_SECONDS) * 1000,
       sweep: { ...DEFAULT_SWEEP, ...options.sweep },
-      maxContinuations: options.maxContinuations ?? 16,
+      maxContinuations: options.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS,
       workerTimeoutSeconds,
       runTimes: new RecentRunTimes(),
       fanIn: { ...DEFAULT_FAN_IN, ...options.fanIn },

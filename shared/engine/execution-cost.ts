@@ -8,6 +8,7 @@ import { compileGraph } from "../domain/graph.js";
 import { PRICES } from "../domain/prices.js";
 import type { EnginePorts } from "../ports.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
+import { DEFAULT_CLAIM_AFTER_SECONDS, DEFAULT_MAX_CONTINUATIONS } from "./context.js";
 import { type CostSettings, modelExecutionCost } from "./cost-model.js";
 import { DEFAULT_FAN_IN, type FanInSettings } from "./dispatch-mode.js";
 
@@ -15,7 +16,7 @@ import { DEFAULT_FAN_IN, type FanInSettings } from "./dispatch-mode.js";
 export interface CostSource {
   ports: Pick<EnginePorts, "store">;
   tasks: TaskRegistry;
-  options: { fanIn?: Partial<FanInSettings>; maxContinuations?: number };
+  options: { fanIn?: Partial<FanInSettings>; maxContinuations?: number; claimAfterSeconds?: number };
 }
 
 export function costSettings(source: Pick<CostSource, "tasks" | "options">): CostSettings {
@@ -24,7 +25,8 @@ export function costSettings(source: Pick<CostSource, "tasks" | "options">): Cos
     fanIn: { ...DEFAULT_FAN_IN, ...source.options.fanIn },
     // The deployed worker's memory (infra/lib/functions.ts): the engine is not told its own.
     workerMemoryGb: PRICES.lambdaMemoryGb,
-    maxContinuations: source.options.maxContinuations ?? 16,
+    maxContinuations: source.options.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS,
+    claimAfterMs: (source.options.claimAfterSeconds ?? DEFAULT_CLAIM_AFTER_SECONDS) * 1000,
   };
 }
 

@@ -50,6 +50,9 @@ import { expectedRunMs, mayContinue, RecentRunTimes, workerTimeoutError } from "
  */
 const EARLY_RESENDS = 10;
 const EARLY_RESEND_MS = 1000;
+/** The first handling of such a message reads again after 10, 20, 40, 80 and 160 ms. */
+const EARLY_PAUSE_MS = 10;
+const EARLY_PAUSE_MAX_MS = 160;
 
 // A map's items share one key: their run times are alike, and one entry per item would pile up.
 const runKey = (execution: ExecutionRecord, node: GraphNode) =>
@@ -122,7 +125,9 @@ export class TaskRunner {
       return cleanUpByMessage(this.ctx, this.propagation, message.executionId);
     if (message.nodeId === DEADLINE_NODE_ID)
       return deadlineByMessage(this.ctx, this.propagation, message.executionId);
-    const execution = await readExecutionForTask(this.ctx, message.executionId);
+    let execution = await readExecutionForTask(this.ctx, message.executionId);
+    if (!execution && message.attempt === 1 && message.early === undefined)
+      execution = await this.readWrittenLate(message.executionId);
     if (!execution) {
       // A start sends its entries' messages before it writes the execution (executions.ts): this
       // one may have outrun that write. Sent again a few times, later each time; then it follows a
@@ -586,6 +591,19 @@ export class TaskRunner {
   ): Promise<void> {
     if (!record.composite) return Promise.resolve();
     return this.waiting.get(record.composite.kind).check({ execution, graph, node, record, recheck });
+  }
+
+  /**
+   * Most often a start's write is a moment behind its messages (executions.ts): read again after
+   * short pauses, 10 ms doubling to 160 ms, before the message is sent again for later.
+   */
+  private async readWrittenLate(executionId: string): Promise<ExecutionRecord | undefined> {
+    for (let pause = EARLY_PAUSE_MS; pause <= EARLY_PAUSE_MAX_MS; pause *= 2) {
+      await this.ctx.clock.sleep(pause);
+      const execution = await this.ctx.store.getExecution(executionId);
+      if (execution) return execution;
+    }
+    return undefined;
   }
 
   /**

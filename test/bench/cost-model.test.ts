@@ -8,8 +8,9 @@
  * Tolerance, for write units and messages only: racing deciders of a node with several parents
  * (each parent finishing may try to decide it: a refused conditional write, or a duplicate message
  * its claim refuses) and arrivals that share a write when parents finish in one invocation are
- * timing, not protocol. So the count may differ from the model by at most one per node with several
- * parents (in these runs it differs by 0 to 2 in all); with none, it is exact.
+ * timing, not protocol — the more so since a short first attempt writes once (its claim rides its
+ * completion), so parents finish closer together. So the count may differ from the model by at most
+ * one per parent beyond the first of each node with several; with none, it is exact.
  */
 import { describe, expect, it } from "vitest";
 import { runWorkload } from "../../bench/run.js";
@@ -35,11 +36,12 @@ const settings = {
   fanIn: DEFAULT_FAN_IN,
   workerMemoryGb: 1,
   maxContinuations: 16,
+  claimAfterMs: 5000,
 };
 
-/** One per node with several parents (see the header). */
+/** Per node with several parents, one per parent beyond the first (see the header). */
 const slack = (workload: Workload) =>
-  workload.definition.nodes.filter((n) => (n.dependsOn?.length ?? 0) > 1).length;
+  workload.definition.nodes.reduce((sum, n) => sum + Math.max(0, (n.dependsOn?.length ?? 0) - 1), 0);
 
 /**
  * Beside the bench's workloads: a retry (its message, its write), a skip, a durable wait (queued by

@@ -21,6 +21,7 @@ const settings = {
   fanIn: DEFAULT_FAN_IN,
   workerMemoryGb: 1,
   maxContinuations: 16,
+  claimAfterMs: 5000,
 };
 const graphOf = (nodes: unknown[]) =>
   compileGraph({ name: "w", nodes } as Parameters<typeof compileGraph>[0]);
@@ -72,8 +73,9 @@ describe("estimateRun", () => {
     expect(byId.join?.requests.sqs.messages).toBe(0);
     // src, w1 and w2 by message; w0 by continuation; the merge inline.
     expect(run.cost.requests.sqs.messages).toBe(3);
-    // Claims and completions of four tasks, the merge's write, the execution's create and end.
-    expect(run.cost.requests.dynamodb.writeUnits).toBe(4 * 2 + 1 + 2);
+    // The completions of four tasks (each 100 ms, under claimAfterSeconds: their claims ride their
+    // completions), the merge's write, the execution's create and end.
+    expect(run.cost.requests.dynamodb.writeUnits).toBe(4 + 1 + 2);
     expect(run.cost.requests.s3.puts).toBe(0);
     expect(run.nodeRuns).toBe(5);
     expect(run.durationMs).toBe(200);
