@@ -2,7 +2,7 @@
  * The engine as a deployed function builds it: configuration from the environment, the AWS ports,
  * the function's Powertools logger for the engine's own logs (a "weft-engine" one by default) and
  * metrics, and the task registry the function asks for: the worker every task type's runtime
- * (createEngineFromEnv in wiring.ts), the others their params alone (shared/tasks/declared.ts), so
+ * (createEngineFromEnv in worker-engine.ts), the others their params alone (shared/tasks/declared.ts), so
  * each function bundles only what it runs.
  */
 import { Logger } from "@aws-lambda-powertools/logger";

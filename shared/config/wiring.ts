@@ -3,17 +3,15 @@
  * No engine logic lives here.
  */
 
-import { EventBridgeSender } from "../tasks/emit-eventbridge.js";
-import { createFullTaskRegistry } from "../tasks/full-registry.js";
 import { AwsLambdaInvoker } from "../tasks/lambda-aws.js";
 import { AwsSecretStore } from "../tasks/secrets-aws.js";
-import { collectTaskTypes, type TaskModule } from "../tasks/task-modules.js";
+import type { TaskModule } from "../tasks/task-modules.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import type { AwsClientOptions, CoreAwsClients } from "./aws-clients.js";
 import type { WeftConfig } from "./env.js";
-import { deployedHttpEgress } from "./function-engine.js";
 import { createCoreAwsClients } from "./s3-clients.js";
 import { createTaskAwsClients, type TaskAwsClients } from "./task-clients.js";
+import { deployedTaskRegistry } from "./worker-engine.js";
 
 export type {
   AwsClientOptions,
@@ -24,7 +22,8 @@ export type { AwsEndpoints } from "./env.js";
 export { engineOptionsFromConfig, powertoolsEngineLogger } from "./function-engine.js";
 export { createAwsPorts, createCoreAwsClients } from "./s3-clients.js";
 export { createTaskAwsClients, type TaskAwsClients } from "./task-clients.js";
-export { createEngineFromEnv } from "./worker-engine.js";
+
+export { createEngineFromEnv, deployedTaskRegistry } from "./worker-engine.js";
 
 export interface AwsClients extends CoreAwsClients, TaskAwsClients {
   /** Releases the clients' sockets (the local runtime calls it on stop; Lambda never needs to). */
@@ -50,24 +49,21 @@ export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
 }
 
 /**
- * Every task type a deployed function knows: the built-ins, `http`, `lambda` (invoking the user's
- * functions), `emit` (to the lifecycle bus or a named one), and the custom task types of the modules
- * bundled into it (the construct's `tasks` folder). The api function needs them too: params are
- * checked at submit.
+ * deployedTaskRegistry (worker-engine.ts) on clients made at once: the local runtime's and the
+ * tests' way; the deployed worker makes the Lambda and secret clients on first use instead.
  */
 export function createDeployedTaskRegistry(
   config: WeftConfig,
   clients: Pick<AwsClients, "eventBridge" | "lambda" | "secretsManager" | "ssm">,
   taskModules: readonly TaskModule[] = [],
 ): TaskRegistry {
-  return createFullTaskRegistry({
-    customTasks: collectTaskTypes(taskModules),
-    lambda: new AwsLambdaInvoker(clients.lambda),
-    events: new EventBridgeSender(clients.eventBridge),
-    lifecycleBusName: config.eventBusName,
-    http: {
-      egress: deployedHttpEgress(config),
+  return deployedTaskRegistry(
+    config,
+    {
+      eventBridge: clients.eventBridge,
+      lambda: new AwsLambdaInvoker(clients.lambda),
       secrets: new AwsSecretStore(clients.secretsManager, clients.ssm),
     },
-  });
+    taskModules,
+  );
 }
