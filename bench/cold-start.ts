@@ -110,9 +110,14 @@ export function splitOutputs(metafile: Metafile, entryFile: string) {
         visit(path.resolve(ROOT, imported));
   };
   visit(entryFile);
+  /** The outputs that import `file`, by `import` or `import()`. */
+  const importersOf = (file: string) =>
+    [...byFile.entries()]
+      .filter(([, { output }]) => output.imports.some((i) => path.resolve(ROOT, i.path) === file))
+      .map(([importer]) => importer);
   const describe = (file: string) => {
     const { output } = byFile.get(file)!;
-    return { file, bytes: output.bytes, contents: contentsOf(output) };
+    return { file, bytes: output.bytes, contents: contentsOf(output), importedBy: importersOf(file) };
   };
   return {
     init: [...atInit].map(describe),
@@ -127,6 +132,8 @@ export interface LazyChunk {
   bytes: number;
   /** Its packages, largest first. */
   packages: PackageBytes[];
+  /** The chunks that import it (file names as `file`): it loads no sooner than one of them. */
+  importedBy: string[];
 }
 
 /** Bundles one entry as the construct does; returns the entry's path, what loads at init and what later. */
@@ -154,7 +161,12 @@ async function bundle(entry: string, outDir: string) {
     /** Every module of the asset. */
     allInputs: allContents.map(([input]) => input),
     lazyChunks: lazy
-      .map((o) => ({ file: path.relative(outDir, o.file), bytes: o.bytes, packages: packagesOf(o.contents) }))
+      .map((o) => ({
+        file: path.relative(outDir, o.file),
+        bytes: o.bytes,
+        packages: packagesOf(o.contents),
+        importedBy: o.importedBy.map((file) => path.relative(outDir, file)),
+      }))
       .sort((a, b) => b.bytes - a.bytes),
   };
 }
@@ -305,10 +317,23 @@ const LOADED_WHEN: Array<[RegExp, string]> = [
   [/^bowser$/, "never in Node (the SDK's browser user agent)"],
 ];
 
-export function loadedWhen(chunk: LazyChunk): string {
+/**
+ * When a lazy chunk loads: by the packages it holds, else when the chunks that import it do (a
+ * chunk of code shared by two lazy ones loads with the first of them).
+ */
+export function loadedWhen(chunk: LazyChunk, chunks: readonly LazyChunk[], seen = new Set<string>()): string {
   const reasons = new Set<string>();
   for (const { name } of chunk.packages)
     for (const [pattern, reason] of LOADED_WHEN) if (pattern.test(name)) reasons.add(reason);
+  if (reasons.size === 0 && !seen.has(chunk.file)) {
+    seen.add(chunk.file);
+    for (const importer of chunk.importedBy) {
+      const from = chunks.find((c) => c.file === importer);
+      if (from !== undefined)
+        for (const reason of loadedWhen(from, chunks, seen).split("; ")) reasons.add(reason);
+    }
+  }
+  reasons.delete("on first use");
   return reasons.size === 0 ? "on first use" : [...reasons].join("; ");
 }
 
@@ -337,7 +362,7 @@ export function renderColdStart(result: ColdStartResult): string[] {
         .filter((c) => c.bytes >= 1000)
         .map(
           (c) =>
-            `| ${r.bundle} | ${kb(c.bytes)} | ${loadedWhen(c)} | ${c.packages
+            `| ${r.bundle} | ${kb(c.bytes)} | ${loadedWhen(c, r.lazyChunks)} | ${c.packages
               .slice(0, 3)
               .map((p) => `${p.name} ${kb(p.bytes)}`)
               .join(", ")} |`,

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import {
   bundleFunction,
   COLD_START_TARGETS,
+  loadedWhen,
   MINIMAL_BUNDLE,
   measureColdStart,
   packageOf,
@@ -24,6 +25,23 @@ describe("bench: cold start", () => {
     expect(packageOf("node_modules/@aws-sdk/client-s3/dist-es/index.js")).toBe("@aws-sdk/client-s3");
     expect(packageOf("node_modules/a/node_modules/@smithy/core/dist-es/x.js")).toBe("@smithy/core");
     expect(packageOf("shared/engine/engine.ts")).toBe("weft");
+  });
+
+  it("says when a lazy chunk loads: by its packages, else with the chunks that import it", () => {
+    const chunk = (file: string, names: string[], importedBy: string[]) => ({
+      file,
+      bytes: 1000,
+      packages: names.map((name) => ({ name, bytes: 1000 })),
+      importedBy,
+    });
+    const chunks = [
+      chunk("chunks/s3.mjs", ["@aws-sdk/client-s3"], ["index.mjs"]),
+      chunk("chunks/shared.mjs", ["@smithy/core"], ["chunks/s3.mjs"]),
+      chunk("chunks/other.mjs", ["weft"], ["index.mjs"]),
+    ];
+    expect(loadedWhen(chunks[0]!, chunks)).toBe("first payload over the inline threshold (S3)");
+    expect(loadedWhen(chunks[1]!, chunks)).toBe("first payload over the inline threshold (S3)");
+    expect(loadedWhen(chunks[2]!, chunks)).toBe("on first use");
   });
 
   it("sets each bundle's bytes and load beside its baseline's", () => {
