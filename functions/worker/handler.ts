@@ -3,7 +3,7 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
-import { createEngineFromEnv } from "../../shared/config/wiring.js";
+import { createEngineFromEnv } from "../../shared/config/worker-engine.js";
 import type { TaskModule } from "../../shared/tasks/task-modules.js";
 import { captureWith, TRACER_OPTIONS, traceInvocation, xrayTracing } from "../common/tracing.js";
 import { createWorkerHandler, type WorkerHandler } from "./app.js";

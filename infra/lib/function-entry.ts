@@ -71,8 +71,8 @@ export function writeFunctionEntry(options: {
 }
 
 /**
- * NodejsFunction bundles with the project's esbuild, and without one falls back to Docker, whose
- * error says nothing of esbuild: say what is missing instead.
+ * The construct bundles with the project's esbuild (functions.ts, bundledCode), and without one CDK
+ * would fall back to Docker, whose error says nothing of esbuild: say what is missing instead.
  */
 export function assertEsbuildInstalled(projectRoot: string): void {
   try {
@@ -88,7 +88,7 @@ const LOCK_FILES = ["package-lock.json", "yarn.lock", "pnpm-lock.yaml", "bun.loc
 
 /**
  * The project the functions are bundled in: the nearest folder at or above `from` with a lock file
- * (esbuild runs there, and NodejsFunction reads the lock file's folder as its project root).
+ * (esbuild runs there, resolving the packages the functions bundle from that folder).
  */
 export function findProjectRoot(from: string): { projectRoot: string; lockFile: string } {
   let dir = path.resolve(from);

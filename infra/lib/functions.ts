@@ -1,15 +1,15 @@
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Duration, Lazy, type RemovalPolicy } from "aws-cdk-lib";
+import { AssetHashType, DockerImage, Duration, Lazy, type RemovalPolicy } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as lambda from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, OutputFormat, SourceMapMode } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { PLATFORM_VARIABLES } from "../../shared/config/settings.js";
 import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../../shared/engine/worker-time.js";
-import { FUNCTION_BUNDLE } from "./bundle-options.js";
+import { FUNCTION_ENTRY_FILE, functionBuildOptions } from "./bundle-options.js";
 
 /** The four Lambda functions weft deploys. */
 export const WEFT_FUNCTION_KINDS = ["api", "worker", "sweeper", "dlq"] as const;
@@ -37,8 +37,8 @@ export interface WeftFunctionProps {
 }
 
 /**
- * One weft Lambda function: nodejs22.x on arm64, bundled locally by esbuild to ESM with source
- * maps, X-Ray tracing, its own log group with retention, and its own role that starts with
+ * One weft Lambda function: nodejs22.x on arm64, bundled locally by esbuild to split ESM with
+ * source maps (bundledCode), X-Ray tracing, its own log group with retention, and its own role that starts with
  * nothing but the right to write to that log group (no AWS managed policy). Everything else is
  * granted by the orchestrator.
  */
@@ -90,28 +90,10 @@ export class WeftFunction extends Construct {
       if (props.bundle === undefined || !existsSync(props.bundle.entry)) {
         throw new Error(`weft: the ${props.kind} function has neither code nor an entry file to bundle`);
       }
-      this.function = new NodejsFunction(this, "Function", {
+      this.function = new lambda.Function(this, "Function", {
         ...common,
-        entry: props.bundle.entry,
-        handler: "handler",
-        projectRoot: props.bundle.projectRoot,
-        depsLockFilePath: props.bundle.lockFile,
-        bundling: {
-          forceDockerBundling: false,
-          // The options of bundle-options.ts (the cold-start bench bundles with the same).
-          format: OutputFormat.ESM,
-          target: FUNCTION_BUNDLE.target,
-          mainFields: [...FUNCTION_BUNDLE.mainFields],
-          banner: FUNCTION_BUNDLE.banner,
-          minify: FUNCTION_BUNDLE.minify,
-          sourceMap: FUNCTION_BUNDLE.sourcemap,
-          // Linked map: esbuild adds the sourceMappingURL comment that --enable-source-maps follows.
-          sourceMapMode: SourceMapMode.DEFAULT,
-          sourcesContent: FUNCTION_BUNDLE.sourcesContent,
-          // Bundle the AWS SDK too: the functions run the exact versions pinned in package-lock.json,
-          // not whatever the Lambda runtime happens to ship.
-          externalModules: [...FUNCTION_BUNDLE.external],
-        },
+        code: bundledCode(props.kind, props.bundle),
+        handler: "index.handler",
       });
     }
 
@@ -163,3 +145,42 @@ export const DEFAULT_FUNCTION_SETTINGS: Record<
     description: "weft DLQ consumer: records dead-lettered work",
   },
 };
+
+/**
+ * The function's asset: its entry bundled at synth time by the project's esbuild with the options of
+ * bundle-options.ts (the cold-start bench builds with the same), split into `index.mjs` and the
+ * chunks it loads on first use. NodejsFunction cannot split (it writes one file), hence this local
+ * bundling; the Docker image is never pulled, as the local bundler either succeeds or throws.
+ * Hashed by output: the asset changes exactly when the bundle does.
+ */
+function bundledCode(kind: WeftFunctionKind, bundle: NonNullable<WeftFunctionProps["bundle"]>): lambda.Code {
+  return lambda.Code.fromAsset(path.dirname(bundle.entry), {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      image: DockerImage.fromRegistry("weft-bundles-locally-with-esbuild"),
+      // CDK keys its cache of bundled assets by source folder and bundling options (not the local
+      // bundler, a function), the same for the four entries of one folder: the entry's name, here
+      // and nowhere else (Docker never runs), tells them apart.
+      environment: { WEFT_FUNCTION_ENTRY: path.basename(bundle.entry) },
+      local: {
+        tryBundle(outputDir) {
+          const esbuild = createRequire(path.join(bundle.projectRoot, "package.json"))(
+            "esbuild",
+          ) as typeof import("esbuild");
+          const result = esbuild.buildSync(
+            functionBuildOptions({
+              entry: bundle.entry,
+              outdir: outputDir,
+              absWorkingDir: bundle.projectRoot,
+            }),
+          );
+          if (result.errors.length > 0 || !existsSync(path.join(outputDir, FUNCTION_ENTRY_FILE)))
+            throw new Error(
+              `weft: esbuild could not bundle the ${kind} function: ${result.errors.map((e) => e.text).join("; ")}`,
+            );
+          return true;
+        },
+      },
+    },
+  });
+}

@@ -1,19 +1,19 @@
 /**
- * The AWS clients every weft function uses (DynamoDB, SQS, EventBridge, S3) and the engine's ports
- * on them. The clients only the worker's task types call (Lambda, Secrets Manager, SSM) are made in
- * wiring.ts, so the functions that never run those types do not bundle them.
+ * The AWS clients every weft function makes at init (DynamoDB, SQS, EventBridge) and the engine's
+ * ports on them. S3, which the functions call only for payloads over the inline threshold, is made
+ * in s3-clients.ts, which the functions load on first use; the clients only the worker's task types
+ * call (Lambda, Secrets Manager, SSM) in wiring.ts. So a function's init loads neither.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
-import { S3Client } from "@aws-sdk/client-s3";
+import type { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoStore, documentClient } from "../adapters/dynamo/store.js";
 import { EventBridgePublisher } from "../adapters/eventbridge/publisher.js";
-import { S3BlobStore } from "../adapters/s3/blobs.js";
 import { SqsTaskQueue } from "../adapters/sqs/queue.js";
 import { randomIds, systemClock } from "../adapters/system.js";
-import type { EnginePorts } from "../ports.js";
+import type { BlobStore, EnginePorts } from "../ports.js";
 import type { AwsEndpoints, WeftConfig } from "./env.js";
 
 export interface AwsClientOptions {
@@ -45,14 +45,19 @@ export interface ClientEndpoints extends AwsEndpoints {
   ssm?: string;
 }
 
-export interface CoreAwsClients {
+/** The clients a function makes at init. */
+export interface InitAwsClients {
   dynamo: DynamoDBClient;
   doc: DynamoDBDocumentClient;
   sqs: SQSClient;
   eventBridge: EventBridgeClient;
-  s3: S3Client;
   /** Releases the clients' sockets (the local runtime calls it on stop; Lambda never needs to). */
   destroy(): void;
+}
+
+/** Those and S3 (s3-clients.ts makes them): what the local runtime and the tests use. */
+export interface CoreAwsClients extends InitAwsClients {
+  s3: S3Client;
 }
 
 /** The settings every client shares (region, credentials, attempts), with its endpoint, instrumented by `capture`. */
@@ -79,48 +84,36 @@ export interface ClientConfig {
   endpoint?: string;
 }
 
-export function createCoreAwsClients(options: AwsClientOptions = {}): CoreAwsClients {
+export function createInitAwsClients(options: AwsClientOptions = {}): InitAwsClients {
   const make = clientMaker(options);
   // The document client shares the DynamoDB client's middleware, so capturing that one covers both.
   const dynamo = make("dynamodb", (config) => new DynamoDBClient(config));
   const doc = documentClient(dynamo);
   const sqs = make("sqs", (config) => new SQSClient(config));
   const eventBridge = make("eventbridge", (config) => new EventBridgeClient(config));
-  // Emulators on an IP address serve buckets by path (there is no bucket.127.0.0.1 host).
-  const s3 = make(
-    "s3",
-    (config) => new S3Client({ ...config, forcePathStyle: config.endpoint !== undefined }),
-  );
   return {
     dynamo,
     doc,
     sqs,
     eventBridge,
-    s3,
     destroy() {
       doc.destroy();
       dynamo.destroy();
       sqs.destroy();
       eventBridge.destroy();
-      s3.destroy();
     },
   };
 }
 
-/** The engine's ports on DynamoDB, SQS and EventBridge. */
-export function createAwsPorts(
-  config: WeftConfig,
-  clients: CoreAwsClients = createCoreAwsClients(
-    config.endpoint === undefined ? {} : { endpoint: config.endpoint },
-  ),
-): EnginePorts {
+/** The engine's ports on DynamoDB, SQS and EventBridge, with the given blob store. */
+export function awsPortsWith(config: WeftConfig, clients: InitAwsClients, blobs: BlobStore): EnginePorts {
   return {
     store: new DynamoStore(
       clients.doc,
       config.tableName,
       config.retentionDays === undefined ? {} : { retentionDays: config.retentionDays },
     ),
-    blobs: new S3BlobStore(clients.s3, config.payloadBucket),
+    blobs,
     queue: new SqsTaskQueue(clients.sqs, config.queueUrl),
     events: new EventBridgePublisher(clients.eventBridge, config.eventBusName),
     clock: systemClock,

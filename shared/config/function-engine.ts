@@ -2,13 +2,14 @@
  * The engine as a deployed function builds it: configuration from the environment, the AWS ports,
  * the function's Powertools logger for the engine's own logs (a "weft-engine" one by default) and
  * metrics, and the task registry the function asks for: the worker every task type's runtime
- * (createEngineFromEnv in wiring.ts), the others their params alone (shared/tasks/declared.ts), so
+ * (createEngineFromEnv in worker-engine.ts), the others their params alone (shared/tasks/declared.ts), so
  * each function bundles only what it runs.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { Metrics } from "@aws-lambda-powertools/metrics";
 import { sharedIsolatedExpressions } from "../adapters/expressions/isolated.js";
 import { PowertoolsMetricsPort } from "../adapters/metrics-powertools.js";
+import { LazyBlobStore } from "../adapters/s3/lazy.js";
 import type { EngineLogger } from "../engine/context.js";
 import { Engine, type EngineOptions } from "../engine/engine.js";
 import { declaredTaskRegistry } from "../tasks/declared.js";
@@ -17,9 +18,9 @@ import { collectTaskTypes, type TaskModule } from "../tasks/task-modules.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import {
   type AwsClientOptions,
-  type CoreAwsClients,
-  createAwsPorts,
-  createCoreAwsClients,
+  awsPortsWith,
+  createInitAwsClients,
+  type InitAwsClients,
 } from "./aws-clients.js";
 import { httpEgressPolicy } from "./egress.js";
 import { type EngineSettings, loadConfig, type WeftConfig } from "./env.js";
@@ -35,7 +36,7 @@ export interface FunctionEngineOptions {
   /** The function's task registry, from the configuration, the core clients and the settings for more. */
   tasks: (from: {
     config: WeftConfig;
-    clients: CoreAwsClients;
+    clients: InitAwsClients;
     clientOptions: AwsClientOptions;
     taskModules: readonly TaskModule[];
   }) => TaskRegistry;
@@ -51,8 +52,12 @@ export function functionEngineFromEnv(
     ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
     ...(options.capture === undefined ? {} : { capture: options.capture }),
   };
-  const clients = createCoreAwsClients(clientOptions);
-  const ports = { ...createAwsPorts(config, clients), expressions: sharedIsolatedExpressions() };
+  const clients = createInitAwsClients(clientOptions);
+  // S3 only for payloads over the inline threshold: its client loads on the first of those.
+  const blobs = new LazyBlobStore(async () =>
+    (await import("./s3-clients.js")).createS3BlobStore(config, clientOptions),
+  );
+  const ports = { ...awsPortsWith(config, clients, blobs), expressions: sharedIsolatedExpressions() };
   return new Engine(
     options.metrics === undefined
       ? ports

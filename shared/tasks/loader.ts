@@ -5,15 +5,15 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { createTaskRegistry } from "./builtins.js";
-import { type EventSender, emitTask } from "./emit.js";
-import { type HttpTaskOptions, httpTask } from "./http.js";
-import { type LambdaInvoker, lambdaTask } from "./lambda.js";
+import { assembleTaskRegistry, type TaskRegistryOptions } from "./full-registry.js";
 import { importModuleFile } from "./module-import.js";
 import { isTaskModuleFile } from "./task-files.js";
-import { addCustomTasks, collectTaskTypes, type TaskModule } from "./task-modules.js";
+import { collectTaskTypes, type TaskModule } from "./task-modules.js";
 import type { TaskRegistry, TaskType } from "./task-type.js";
 
+// The registry from task types already imported lives apart too (full-registry.ts): a bundle
+// that reaches this module's importModuleFile gets tsx and esbuild as chunks it never loads.
+export { createFullTaskRegistry, type TaskRegistryOptions } from "./full-registry.js";
 // What a bundled function needs of custom task modules lives apart (task-modules.ts): no folder reading, no http runtime.
 export { collectTaskTypes, isTaskType, type TaskModule } from "./task-modules.js";
 
@@ -50,55 +50,11 @@ export async function loadTaskModules(dir: string, generation = 0): Promise<Task
   return collectTaskTypes(modules);
 }
 
-export interface TaskRegistryOptions {
-  /** A folder of custom task modules (see loadTaskModules). */
-  customTasksDir?: string;
-  /** > 0: import the folder's modules afresh, as this generation (loadTaskModules). */
-  reloadGeneration?: number;
-  /** Custom task types given directly (e.g. imported by a bundled function). */
-  customTasks?: readonly TaskType<unknown>[];
-  /** Enables the `lambda` task type. */
-  lambda?: LambdaInvoker;
-  /** Enables the `emit` task type; needs `lifecycleBusName`, its default bus. */
-  events?: EventSender;
-  lifecycleBusName?: string;
-  /**
-   * The `http` task type's options: response limit, egress policy (default: public addresses only;
-   * the local runtime passes its own), host resolver, and the store of secret references.
-   */
-  http?: HttpTaskOptions;
-}
-
 /** Built-ins + http + lambda (with an invoker) + emit (with a sender) + the custom task types. */
 export async function buildTaskRegistry(options: TaskRegistryOptions = {}): Promise<TaskRegistry> {
   const { customTasksDir, reloadGeneration, ...rest } = options;
   const fromDir = customTasksDir === undefined ? [] : await loadTaskModules(customTasksDir, reloadGeneration);
   return assembleTaskRegistry(rest, fromDir, `the folder ${path.resolve(customTasksDir ?? ".")}`);
-}
-
-/** buildTaskRegistry without a folder to read: synchronous, for a Lambda bundle's static imports. */
-export function createFullTaskRegistry(
-  options: Omit<TaskRegistryOptions, "customTasksDir" | "reloadGeneration"> = {},
-): TaskRegistry {
-  return assembleTaskRegistry(options, [], "");
-}
-
-function assembleTaskRegistry(
-  options: Omit<TaskRegistryOptions, "customTasksDir" | "reloadGeneration">,
-  fromDir: readonly TaskType[],
-  dirLabel: string,
-): TaskRegistry {
-  const standard: TaskType<unknown>[] = [httpTask(options.http)];
-  if (options.lambda) standard.push(lambdaTask(options.lambda));
-  if (options.events) {
-    if (!options.lifecycleBusName)
-      throw new Error("the emit task type needs lifecycleBusName, the bus it emits to by default");
-    standard.push(emitTask(options.events, options.lifecycleBusName));
-  }
-  return addCustomTasks(createTaskRegistry(standard), [
-    ...fromDir.map((task) => ({ task, from: dirLabel })),
-    ...(options.customTasks ?? []).map((task) => ({ task, from: "customTasks" })),
-  ]);
 }
 
 function reason(error: unknown): string {

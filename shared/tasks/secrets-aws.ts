@@ -3,7 +3,7 @@ import { GetSecretValueCommand, type SecretsManagerClient } from "@aws-sdk/clien
 import { GetParameterCommand, type SSMClient } from "@aws-sdk/client-ssm";
 import { classifyAwsError } from "./aws-errors.js";
 import { TerminalError } from "./errors.js";
-import { type SecretStore, SSM_PREFIX } from "./secrets.js";
+import { AWS_SECRET_STORE, type SecretStore, SSM_PREFIX } from "./secrets.js";
 
 /** Errors the same read meets again (a missing secret is "not found" instead: the caller says so). */
 const TERMINAL_SECRET_ERRORS = new Set([
@@ -19,7 +19,7 @@ const NOT_FOUND = new Set(["ResourceNotFoundException", "ParameterNotFound"]);
 const isNotFound = (error: unknown) => error instanceof Error && NOT_FOUND.has(error.name);
 
 export class AwsSecretStore implements SecretStore {
-  readonly description = "AWS Secrets Manager and SSM Parameter Store";
+  readonly description = AWS_SECRET_STORE;
 
   constructor(
     private readonly secretsManager: SecretsManagerClient,

@@ -35,6 +35,12 @@ export function isSecretRef(value: unknown): value is SecretRef {
 }
 
 /** Where secrets are read from: AWS (secrets-aws.ts), weft.config.json locally, or a chain of them. */
+/**
+ * What messages call the AWS store (secrets-aws.ts); here, apart from the SDK clients, for the
+ * worker's lazy store (lazy-aws.ts), which names it before it loads.
+ */
+export const AWS_SECRET_STORE = "AWS Secrets Manager and SSM Parameter Store";
+
 export interface SecretStore {
   /** Where it looks, for messages ("Secrets Manager / SSM", "weft.config.json secrets"). */
   readonly description: string;

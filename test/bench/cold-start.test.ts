@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import {
   bundleFunction,
   COLD_START_TARGETS,
+  loadedWhen,
   MINIMAL_BUNDLE,
   measureColdStart,
   packageOf,
@@ -26,15 +27,35 @@ describe("bench: cold start", () => {
     expect(packageOf("shared/engine/engine.ts")).toBe("weft");
   });
 
+  it("says when a lazy chunk loads: by its packages, else with the chunks that import it", () => {
+    const chunk = (file: string, names: string[], importedBy: string[]) => ({
+      file,
+      bytes: 1000,
+      packages: names.map((name) => ({ name, bytes: 1000 })),
+      importedBy,
+    });
+    const chunks = [
+      chunk("chunks/s3.mjs", ["@aws-sdk/client-s3"], ["index.mjs"]),
+      chunk("chunks/shared.mjs", ["@smithy/core"], ["chunks/s3.mjs"]),
+      chunk("chunks/other.mjs", ["weft"], ["index.mjs"]),
+    ];
+    expect(loadedWhen(chunks[0]!, chunks)).toBe("first payload over the inline threshold (S3)");
+    expect(loadedWhen(chunks[1]!, chunks)).toBe("first payload over the inline threshold (S3)");
+    expect(loadedWhen(chunks[2]!, chunks)).toBe("on first use");
+  });
+
   it("sets each bundle's bytes and load beside its baseline's", () => {
     const row = (bundle: string, bytes: number, load: number) => ({
       bundle,
       bytes,
+      entryBytes: bytes,
+      totalBytes: bytes,
       runs: 3,
       loadMs: { median: load, min: load, max: load },
       loadMsWithSourceMaps: load + 1,
       cpuMs: load,
       packages: [],
+      lazyChunks: [],
     });
     const run = (rows: ReturnType<typeof row>[]) => ({
       date: "2026-11-29T00:00:00.000Z",
@@ -69,6 +90,10 @@ describe("bench: cold start", () => {
       ]) {
         expect(Number.isFinite(x) && x > 0, String(x)).toBe(true);
       }
+      // Split: the entry, then what init loads with it, then every chunk of the asset.
+      expect(row.entryBytes).toBeLessThanOrEqual(row.bytes);
+      expect(row.bytes).toBeLessThan(row.totalBytes);
+      expect(row.totalBytes).toBe(row.bytes + row.lazyChunks.reduce((sum, c) => sum + c.bytes, 0));
       expect(row.loadMs.min).toBeLessThanOrEqual(row.loadMs.median);
       expect(row.loadMs.median).toBeLessThanOrEqual(row.loadMs.max);
       // The packages account for the whole module but the banner and esbuild's glue.
@@ -82,36 +107,59 @@ describe("bench: cold start", () => {
 
     const table = renderColdStart(result);
     expect(table).toContain(
-      "| bundle | KB | load ms (median) | min–max ms | CPU ms | load ms with source maps | top 5 packages (KB) |",
+      "| bundle | KB at init | entry KB | all chunks KB | load ms (median) | min–max ms | CPU ms | load ms with source maps | top 5 packages at init (KB) |",
     );
     for (const row of result.rows)
       expect(table.some((line) => line.startsWith(`| ${row.bundle} | `))).toBe(true);
+    // The worker's lazy chunks, each with when it loads.
+    expect(table).toContain("| bundle | chunk KB | loads on | top 3 packages (KB) |");
+    expect(table.some((line) => line.startsWith("| worker | ") && line.includes("first `http` task"))).toBe(
+      true,
+    );
   });
 
   it("bundles into each function only what it runs (issue 27)", { timeout: 300_000 }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "weft-bundles-"));
     try {
       for (const kind of WEFT_FUNCTION_KINDS) {
-        const { packages, inputs } = await bundleFunction(kind, path.join(dir, kind));
-        const names = packages.map((p) => p.name);
+        const { packages, allPackages, allInputs, lazyChunks } = await bundleFunction(
+          kind,
+          path.join(dir, kind),
+        );
+        const atInit = packages.map((p) => p.name);
+        const inAsset = allPackages.map((p) => p.name);
         // zod's locales: only English, which zod configures itself (import * as z, not { z }).
         expect(
-          inputs.filter((input) => /zod\/v4\/locales\/(?!en\.js)/.test(input)),
+          allInputs.filter((input) => /zod\/v4\/locales\/(?!en\.js)/.test(input)),
           kind,
         ).toEqual([]);
-        // The http task's runtime (undici, the secret stores) and the lambda task's client: the worker's alone.
+        // The http task's runtime (undici, the secret stores) and the lambda task's client: the
+        // worker's alone, and even there loaded on first use, not at init.
         const workerOnly = [
           "undici",
           "@aws-sdk/client-lambda",
           "@aws-sdk/client-ssm",
           "@aws-sdk/client-secrets-manager",
         ];
-        if (kind === "worker") expect(names).toEqual(expect.arrayContaining(workerOnly));
+        if (kind === "worker") expect(inAsset).toEqual(expect.arrayContaining(workerOnly));
         else
           expect(
-            names.filter((name) => workerOnly.includes(name)),
+            inAsset.filter((name) => workerOnly.includes(name)),
             kind,
           ).toEqual([]);
+        // Loaded on first use by every function: S3 (payloads over the inline threshold), the
+        // credential providers Lambda's environment never needs.
+        const lazy = [
+          ...workerOnly,
+          "@aws-sdk/client-s3",
+          "@aws-sdk/nested-clients",
+          "@aws-sdk/credential-provider-ini",
+        ];
+        expect(
+          atInit.filter((name) => lazy.includes(name)),
+          kind,
+        ).toEqual([]);
+        expect(lazyChunks.length, kind).toBeGreaterThan(0);
       }
     } finally {
       await rm(dir, { recursive: true, force: true });

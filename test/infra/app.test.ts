@@ -4,7 +4,7 @@
  * as a validation plugin; then cfn-lint the templates.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -92,6 +92,8 @@ describe("sample app (infra/bin/app.ts)", () => {
       const map = JSON.parse(readFileSync(path.join(dir, "index.mjs.map"), "utf8"));
       expect(map.version).toBe(3);
       expect(map.sourcesContent).toBeUndefined();
+      // Split (infra/lib/bundle-options.ts): what the function loads on first use sits in chunks.
+      expect(readdirSync(path.join(dir, "chunks")).some((file) => file.endsWith(".mjs"))).toBe(true);
     }
   });
 
