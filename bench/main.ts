@@ -27,6 +27,7 @@ import {
   renderColdStart,
   renderColdStartComparison,
 } from "./cold-start.js";
+import { compareFiles } from "./compare.js";
 import { FORMULAS, PRICES } from "./cost.js";
 import { type EngineCpuResult, measureEngineCpu } from "./engine-cpu.js";
 import { type ExpressionCostResult, measureExpressionCost, renderExpressionCost } from "./expressions.js";
@@ -297,6 +298,19 @@ if (isMain && process.argv.includes("--cli-only")) {
   await writeFile(
     path.join(dir, "expressions-latest.md"),
     `# Expression evaluation, ${when.date} (Node ${when.node})\n\n${lines.join("\n")}\n`,
+  );
+  console.log(lines.join("\n"));
+  process.exit(0);
+} else if (isMain && process.argv.includes("--compare")) {
+  // Two runs side by side with Step Functions (compare.ts): --compare BEFORE.json AFTER.json.
+  const at = process.argv.indexOf("--compare");
+  const [beforePath, afterPath] = [process.argv[at + 1], process.argv[at + 2]];
+  if (!beforePath || !afterPath) throw new Error("--compare takes two result files: BEFORE.json AFTER.json");
+  const lines = await compareFiles(beforePath, afterPath);
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
+  await writeFile(
+    path.join(dir, "compare-latest.md"),
+    `# Before and after, with Step Functions\n\n${lines.join("\n")}\n`,
   );
   console.log(lines.join("\n"));
   process.exit(0);

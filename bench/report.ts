@@ -161,8 +161,9 @@ export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCp
   const cpuNodes = cpuRows.reduce((sum, e) => sum + e.nodes, 0);
   const cpuOverall = cpuNodes === 0 ? 0 : cpuRows.reduce((sum, e) => sum + e.cpuMs, 0) / cpuNodes;
   const cpuWorst = Math.max(0, ...cpus);
+  // Issue 27's goals: ≤ 2 write units and ≤ $2 per million nodes on every workload.
   return [
-    figure("DynamoDB write units per node", 3, true, (r) => r.perNode.ddbWriteUnits),
+    figure("DynamoDB write units per node", 2, true, (r) => r.perNode.ddbWriteUnits),
     figure("SQS requests per node", 3, true, (r) => r.perNode.sqsBilledRequests),
     // The target's model of AWS: Lambda billed for the handler's time with each AWS call at
     // in-region latency, measured with the engine's own concurrency.
@@ -170,8 +171,8 @@ export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCp
       ? [
           figure(
             "modeled cost per million nodes ($), Lambda as measured at 6 ms per AWS call",
-            3,
-            false,
+            2,
+            true,
             (r) => modeled.get(r.workload)?.total ?? Number.NaN,
             `${on} + memory-6ms`,
           ),
@@ -180,8 +181,8 @@ export function targets(rows: readonly ResultRow[], engineCpu: readonly EngineCp
     // The earlier model: every AWS call of an invocation summed as if one after another, no CPU.
     figure(
       "modeled cost per million nodes ($), Lambda at 6 ms per AWS call summed as if sequential",
-      3,
-      false,
+      2,
+      true,
       (r) => r.cost.totalAtAwsLatency,
     ),
     // For reference: Lambda billed for the duration measured here, against an emulator hundreds of
