@@ -38,7 +38,7 @@ export async function completeAttempt(
       ctx.store.transitionNode(execution.executionId, node.id, condition, patch, events),
     { notCancelRequested: true },
     { status: "COMPLETED", output, finishedAt: now, lease: null, error: null },
-    [nodeEvent(ctx, HISTORY.nodeCompleted, now, node.id, record.attempt, detail)],
+    () => [nodeEvent(ctx, HISTORY.nodeCompleted, now, node.id, record.attempt, detail)],
   );
   if (!done.ok) {
     // The refused claim of an attempt not claimed yet: its worker handles it (worker.ts).

@@ -112,7 +112,7 @@ export class AttemptEndings {
           // A map's items or a child of this attempt are its own: the next attempt starts afresh.
           ...(record.composite ? { composite: null } : {}),
         },
-        [nodeEvent(this.ctx, HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error })],
+        () => [nodeEvent(this.ctx, HISTORY.nodeRetryScheduled, now, node.id, attempt, { delayMs, error })],
       );
       if (!retried.ok && isCancelRequested(retried.current, lease))
         return (await this.stopCancelled(execution, node, record, fence)) ? "cancelled" : "refused";
@@ -128,7 +128,7 @@ export class AttemptEndings {
         this.propagation.writeFailure(execution.executionId, node, condition, patch, events),
       expired,
       { status: "FAILED", error, finishedAt: now, lease: null },
-      [nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, record.attempt, { error })],
+      () => [nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, record.attempt, { error })],
     );
     if (!failed.ok) return "refused";
     await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
@@ -219,7 +219,7 @@ export class AttemptEndings {
         this.ctx.store.transitionNode(execution.executionId, node.id, condition, patch, events),
       { notCancelRequested: true },
       { status: "SKIPPED", finishedAt: now, lease: null },
-      [nodeEvent(this.ctx, HISTORY.nodeSkipped, now, node.id, record.attempt, { reason })],
+      () => [nodeEvent(this.ctx, HISTORY.nodeSkipped, now, node.id, record.attempt, { reason })],
     );
     if (skipped.ok) {
       await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", node.id, record.attempt);
@@ -256,7 +256,7 @@ export class AttemptEndings {
         lease: null,
         error: { name: "Cancelled", message: "cancelled" },
       },
-      [nodeEvent(this.ctx, HISTORY.nodeCancelled, now, node.id, record.attempt)],
+      () => [nodeEvent(this.ctx, HISTORY.nodeCancelled, now, node.id, record.attempt)],
     );
     if (stopped.ok) nodeCancelled(this.ctx);
     return stopped.ok;

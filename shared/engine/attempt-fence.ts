@@ -79,16 +79,19 @@ export class AttemptFence {
     writer: NodeWriter,
     extra: Omit<NodeCondition, "status">,
     patch: NodePatch,
-    events: readonly HistoryEvent[],
+    /** The write's own events, made for each call (history-stamps.ts: an event is made with its write). */
+    events: () => readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
     const ways = this.unwritten;
-    if (!ways) return writer({ status: ["RUNNING"], leaseToken: this.lease.token, ...extra }, patch, events);
+    if (!ways)
+      return writer({ status: ["RUNNING"], leaseToken: this.lease.token, ...extra }, patch, events());
     let outcome: Outcome<NodeRecord> | undefined;
     for (const way of ways) {
       if (outcome && !outcome.ok && !matches(outcome.current, way.condition)) break;
+      // The claim's events were made as the attempt began; the write's own with each call.
       outcome = await writer({ ...way.condition, ...unclaimedExtra(extra) }, { ...way.patch, ...patch }, [
         ...way.events,
-        ...events,
+        ...events(),
       ]);
       if (outcome.ok) {
         this.unwritten = undefined;
@@ -116,7 +119,7 @@ export class AttemptFence {
    * record written, or the refusal.
    */
   claim(writer: NodeWriter, lease: Lease): Promise<Outcome<NodeRecord>> {
-    return this.write(writer, {}, { lease }, []);
+    return this.write(writer, {}, { lease }, () => []);
   }
 }
 
