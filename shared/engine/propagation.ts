@@ -127,7 +127,15 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
             message: taskMessage(execution, child.id, current.attempt),
             notBefore: current.notBefore ?? this.ctx.clock.now(),
           });
-        } else if (!isFinal(current)) direct.push({ node: child });
+        } else if (!isFinal(current)) {
+          // Not run yet — or being run right now, unclaimed (a lazy claim, attempt-fence.ts), in the
+          // invocation this recovery follows, which may die after its end with no message of its
+          // own: its message is a check, so finding it completed drives its propagation again
+          // (as far as a continuation goes).
+          if (depth < this.ctx.maxContinuations)
+            watches.push({ message: { ...taskMessage(execution, child.id, 1), check: true, hops: depth + 1 } });
+          else direct.push({ node: child });
+        }
         // Completed in the invocation this recovery follows, maybe, which went on to run its own
         // child (a continuation) and died: its propagation too, as far as a continuation goes.
         else if (current?.status === "COMPLETED" && depth < this.ctx.maxContinuations)
