@@ -80,6 +80,8 @@ export interface WeftConfig {
   httpAllow?: EgressAllow;
   /** The cap on distinct `workflow` and `pool` metric dimensions (WEFT_METRICS_MAX_*). */
   metricLimits: MetricLimits;
+  /** How long a name's latest workflow version is trusted by starts (WEFT_WORKFLOW_HEAD_CACHE_MS). */
+  workflowHeadCacheMs: number;
   /**
    * Endpoint override (moto, DynamoDB Local, LocalStack): one URL for every client, or one per service
    * (from AWS_ENDPOINT_URL_<SERVICE>); undefined for real AWS.
@@ -90,7 +92,7 @@ export interface WeftConfig {
 /** The engine's tunables alone, for callers without the AWS resource names (the local runtime). */
 export type EngineSettings = Pick<
   WeftConfig,
-  "leaseSeconds" | "defaultMaxAttempts" | "workerTimeoutSeconds" | "sweep"
+  "leaseSeconds" | "defaultMaxAttempts" | "workerTimeoutSeconds" | "sweep" | "workflowHeadCacheMs"
 >;
 
 const ENGINE_KEYS = [
@@ -100,6 +102,7 @@ const ENGINE_KEYS = [
   "sweepFirstCheckSeconds",
   "sweepIdleSeconds",
   "sweepGraceSeconds",
+  "workflowHeadCacheMs",
 ] as const satisfies readonly SettingKey[];
 
 function toEngineSettings(value: Pick<Settings, (typeof ENGINE_KEYS)[number]>): EngineSettings {
@@ -112,6 +115,7 @@ function toEngineSettings(value: Pick<Settings, (typeof ENGINE_KEYS)[number]>): 
     defaultMaxAttempts: value.defaultMaxAttempts,
     ...(value.workerTimeoutSeconds === undefined ? {} : { workerTimeoutSeconds: value.workerTimeoutSeconds }),
     sweep,
+    workflowHeadCacheMs: value.workflowHeadCacheMs,
   };
 }
 
