@@ -35,6 +35,7 @@ export class WorkflowVersions {
   /** Reads under way, so that concurrent misses of one version read it once. */
   private readonly loading = new Map<string, Promise<WorkflowVersionRecord | undefined>>();
   private readonly heads = new Map<string, { version: number; until: number }>();
+  private readonly headReads = new Map<string, Promise<WorkflowVersionRecord | undefined>>();
   private readonly maxBytes: number;
   private readonly headTtlMs: number;
 
@@ -81,7 +82,15 @@ export class WorkflowVersions {
       const kept = await this.version(name, head.version);
       if (kept) return kept;
     }
-    const record = await this.ports.store.getWorkflowVersion(name);
+    // Concurrent starts past the HEAD's time read it once between them.
+    let reading = this.headReads.get(name);
+    if (!reading) {
+      reading = this.ports.store.getWorkflowVersion(name);
+      this.headReads.set(name, reading);
+      const done = () => this.headReads.delete(name);
+      void reading.then(done, done);
+    }
+    const record = await reading;
     if (!record) {
       this.heads.delete(name);
       return undefined;
@@ -125,10 +134,8 @@ export class WorkflowVersions {
     if (!pending) {
       pending = this.ports.store.getWorkflowVersion(name, version);
       this.loading.set(key, pending);
-      void pending.then(
-        () => this.loading.delete(key),
-        () => this.loading.delete(key),
-      );
+      const done = () => this.loading.delete(key);
+      void pending.then(done, done);
     }
     const record = await pending;
     // A version not found is not remembered: it may be registered a moment later.
