@@ -21,7 +21,7 @@ import { CallLog } from "./calls.js";
 import { PartitionTally, type PartitionUse } from "./capacity-partitions.js";
 import { motoPorts } from "./run.js";
 import type { EnginePorts } from "./types.js";
-import { BENCH_TASKS, fanout, manySmall, mapOf } from "./workloads.js";
+import { BENCH_TASKS, manySmall, mapOf } from "./workloads.js";
 
 /** A definition as POST /workflows takes it (external nodes have types the bench's NodeSpec does not). */
 export interface LoadDefinition {
@@ -41,6 +41,11 @@ export interface Load {
   /** The goal of issue 27 for this unit, per second, and what it is per. */
   goal: number;
   goalScope: string;
+  /**
+   * What the goal is per: one workflow's starts, one execution's units, or the whole fleet's. A
+   * per-execution key counts toward the goal only when the goal is per execution.
+   */
+  goalPer: "workflow" | "execution" | "fleet";
   definitions: LoadDefinition[];
   /** Executions to start: the workflow's name and the input of each. */
   starts: Array<{ workflow: string; input?: Record<string, unknown> }>;
@@ -78,8 +83,8 @@ export interface CapacitySizes {
 /** The issue's sizes: ≈500 starts, ≈2,000 wide, ≈2,000 items, ≈500 external tasks. */
 export const FULL_SIZES: CapacitySizes = {
   starts: 500,
-  // A workflow has at most LIMITS.maxNodes nodes: the source and the join leave the rest to the fan-out.
-  width: LIMITS.maxNodes - 2,
+  // A workflow has at most LIMITS.maxNodes nodes: the source, two joins and the end leave the rest.
+  width: LIMITS.maxNodes - 4,
   items: 2000,
   externalExecutions: 25,
   perPool: 10,
@@ -97,7 +102,7 @@ export function capacityLoads(sizes: CapacitySizes): Load[] {
   const { starts, width, items, externalExecutions, perPool } = sizes;
 
   const small = manySmall(starts).definition;
-  const wide = fanout(width).definition;
+  const wide = wideFanOut(width);
   const map = mapOf(items, MAP_LIMITS.maxConcurrency);
   const external: LoadDefinition = {
     name: "bench-capacity-external",
@@ -119,18 +124,20 @@ export function capacityLoads(sizes: CapacitySizes): Load[] {
       units: starts,
       goal: 10_000,
       goalScope: "starts/s per workflow",
+      goalPer: "workflow",
       definitions: [small],
       starts: Array.from({ length: starts }, (_, i) => ({ workflow: small.name, input: { i } })),
     },
     {
       name: "fan-out",
-      description: `one execution 1 → ${width} → 1 (${width + 2} nodes)`,
+      description: `one execution 1 → ${width} → ${wide.joins} joins → 1 (${wide.definition.nodes.length} nodes)`,
       unit: "node",
-      units: width + 2,
+      units: wide.definition.nodes.length,
       goal: 5_000,
       goalScope: "nodes/s per execution",
-      definitions: [wide],
-      starts: [{ workflow: wide.name }],
+      goalPer: "execution",
+      definitions: [wide.definition],
+      starts: [{ workflow: wide.definition.name }],
     },
     {
       name: "map",
@@ -139,6 +146,7 @@ export function capacityLoads(sizes: CapacitySizes): Load[] {
       units: items,
       goal: 5_000,
       goalScope: "map items/s per execution",
+      goalPer: "execution",
       definitions: [map.definition],
       starts: [{ workflow: map.definition.name, ...(map.input ? { input: map.input } : {}) }],
     },
@@ -149,6 +157,7 @@ export function capacityLoads(sizes: CapacitySizes): Load[] {
       units: externalExecutions * POOLS.length * perPool,
       goal: 5_000,
       goalScope: "external tasks/s fleet-wide",
+      goalPer: "fleet",
       definitions: [external],
       starts: Array.from({ length: externalExecutions }, (_, i) => ({
         workflow: external.name,
@@ -157,6 +166,30 @@ export function capacityLoads(sizes: CapacitySizes): Load[] {
       workers: POOLS.map((pool) => ({ pool, count: 2, maxParallel: 8 })),
     },
   ];
+}
+
+/**
+ * 1 → `width` → joins → 1: a node may depend on at most LIMITS.maxDependsOn others, so a fan-out
+ * wider than that is joined in parts (each a wide `all` fan-in recording arrivals in shards).
+ */
+function wideFanOut(width: number): { definition: LoadDefinition; joins: number } {
+  const workers = Array.from({ length: width }, (_, i) => `w${i}`);
+  const joins = Math.ceil(width / LIMITS.maxDependsOn);
+  const per = Math.ceil(width / joins);
+  const joinIds = Array.from({ length: joins }, (_, j) => `join${j}`);
+  return {
+    joins,
+    definition: {
+      name: `bench-capacity-fanout-${width}`,
+      description: "benchmark wide fan-out",
+      nodes: [
+        { id: "src", type: "pass" },
+        ...workers.map((id) => ({ id, type: "noop", dependsOn: ["src"] })),
+        ...joinIds.map((id, j) => ({ id, type: "merge", dependsOn: workers.slice(j * per, (j + 1) * per) })),
+        { id: "end", type: "noop", dependsOn: joinIds },
+      ],
+    },
+  };
 }
 
 const CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test" };

@@ -47,11 +47,12 @@ export interface CapacityLoadResult {
   units: number;
   goal: number;
   goalScope: string;
+  goalPer: string;
   executions: number;
   failedExecutions: number;
   seconds: number;
   rows: CapacityRow[];
-  /** The lowest ceiling of the shared shapes, and its shape: what caps this load. */
+  /** The lowest ceiling of the shapes the goal applies to, and its shape: what caps this load. */
   ceiling?: number;
   limitingShape?: string;
   goalMet?: boolean;
@@ -86,19 +87,21 @@ export function capacityOf(run: LoadRun): CapacityLoadResult {
     const writeUnitsPerUnit = busiest.writeUnits / per;
     const readUnitsPerUnit = busiest.readUnits / per;
     const row: CapacityRow = { shape, keys: uses.length, busiest, per, writeUnitsPerUnit, readUnitsPerUnit };
-    if (perExecution && load.unit === "start") {
+    if (perExecution && load.goalPer === "workflow") {
       row.note = "one partition per execution: starts do not share it";
     } else {
       const byWrites = writeUnitsPerUnit > 0 ? PARTITION_LIMITS.writeUnits / writeUnitsPerUnit : Infinity;
       const byReads = readUnitsPerUnit > 0 ? PARTITION_LIMITS.readUnits / readUnitsPerUnit : Infinity;
       row.ceiling = Math.min(byWrites, byReads);
       row.limitedBy = byWrites <= byReads ? "write" : "read";
-      row.goalMet = row.ceiling >= load.goal;
+      if (perExecution && load.goalPer === "fleet")
+        row.note = "within one execution; the goal is the fleet's, over many executions";
+      else row.goalMet = row.ceiling >= load.goal;
     }
     rows.push(row);
   }
   rows.sort((a, b) => (a.ceiling ?? Infinity) - (b.ceiling ?? Infinity) || a.shape.localeCompare(b.shape));
-  const limiting = rows.find((r) => r.ceiling !== undefined);
+  const limiting = rows.find((r) => r.goalMet !== undefined);
   const requests = run.partitions.reduce((sum, use) => sum + use.requests, 0);
   const seconds = Math.max(run.seconds, 0.001);
   const busiest = [...run.partitions]
@@ -118,6 +121,7 @@ export function capacityOf(run: LoadRun): CapacityLoadResult {
     units: load.units,
     goal: load.goal,
     goalScope: load.goalScope,
+    goalPer: load.goalPer,
     executions: run.executions,
     failedExecutions: run.failedExecutions,
     seconds: run.seconds,
@@ -184,7 +188,9 @@ export function renderCapacity(report: CapacityReport): string[] {
       const strong = row.busiest.readUnits > 0 ? row.busiest.strongReadUnits / row.busiest.readUnits : 0;
       lines.push(
         `| \`${row.shape}\` | ${row.keys} | \`${short(row.busiest.pk)}\` | ${row.busiest.requests} | ${units(row.writeUnitsPerUnit)} | ${units(row.readUnitsPerUnit)} (${Math.round(strong * 100)} %) | ${
-          row.ceiling === undefined ? `— (${row.note})` : `${round(row.ceiling)} (${row.limitedBy}s)`
+          row.ceiling === undefined
+            ? `— (${row.note})`
+            : `${round(row.ceiling)} (${row.limitedBy}s)${row.note === undefined ? "" : ` — ${row.note}`}`
         } | ${row.goalMet === undefined ? "—" : row.goalMet ? "yes" : "**no**"} |`,
       );
     }
