@@ -49,6 +49,7 @@ export async function measureCapacity(options: CapacityOptions): Promise<Capacit
       date: new Date().toISOString(),
       node: process.version,
       quick: options.quick,
+      sizes,
       backend: "moto",
       limits: PARTITION_LIMITS,
       loads: results,
@@ -60,7 +61,28 @@ export async function measureCapacity(options: CapacityOptions): Promise<Capacit
 
 export function capacityMarkdown(report: CapacityReport): string {
   const title = `# Capacity by partition, ${report.date} (Node ${report.node}, ${report.backend}${report.quick ? ", quick" : ""})`;
-  return `${[title, "", ...renderCapacity(report)].join("\n")}\n`;
+  const sizes = Object.entries(report.sizes)
+    .map(([name, value]) => `${name} ${value}`)
+    .join(", ");
+  return `${[title, "", `Sizes: ${sizes}.`, "", ...renderCapacity(report)].join("\n")}\n`;
+}
+
+/**
+ * `--capacity-sizes starts=500,width=500`: sizes over the full ones (the per-unit figures hardly
+ * depend on them; the emulator's time does).
+ */
+export function parseCapacitySizes(text: string): CapacitySizes {
+  const sizes: CapacitySizes = { ...FULL_SIZES };
+  for (const part of text.split(",")) {
+    const [name, value] = part.split("=");
+    const n = Number(value);
+    if (name === undefined || !(name in sizes) || !Number.isInteger(n) || n < 1)
+      throw new Error(
+        `--capacity-sizes takes name=whole number pairs, comma-separated, of ${Object.keys(FULL_SIZES).join(", ")}`,
+      );
+    sizes[name as keyof CapacitySizes] = n;
+  }
+  return sizes;
 }
 
 /** Writes capacity-latest.json and capacity-latest.md under `dir`. */

@@ -5,7 +5,7 @@
  * shards shows as more keys of the same shape, each with less load, and its ceiling rises by itself.
  */
 import { type PartitionUse, shapeOf } from "./capacity-partitions.js";
-import type { LoadRun } from "./capacity-run.js";
+import type { CapacitySizes, LoadRun } from "./capacity-run.js";
 
 /** DynamoDB's limits on one partition, per second. */
 export const PARTITION_LIMITS = { writeUnits: 1000, readUnits: 3000 } as const;
@@ -63,6 +63,7 @@ export interface CapacityReport {
   date: string;
   node: string;
   quick: boolean;
+  sizes: CapacitySizes;
   backend: "moto";
   limits: typeof PARTITION_LIMITS;
   loads: CapacityLoadResult[];

@@ -5,9 +5,9 @@
  * itself. The figures are the bench's to report (bench/results/capacity-latest.md), not asserted.
  */
 import { describe, expect, inject, it } from "vitest";
-import { capacityMarkdown, measureCapacity } from "../../bench/capacity-main.js";
+import { capacityMarkdown, measureCapacity, parseCapacitySizes } from "../../bench/capacity-main.js";
 import type { PartitionUse } from "../../bench/capacity-partitions.js";
-import type { LoadRun } from "../../bench/capacity-run.js";
+import { FULL_SIZES, type LoadRun } from "../../bench/capacity-run.js";
 import { CAPACITY_EXPLANATION, capacityOf, PARTITION_LIMITS } from "../../bench/capacity-table.js";
 import { EMULATOR } from "../support/backends.js";
 import { PATIENT } from "../support/progress.js";
@@ -123,5 +123,11 @@ describe("bench: capacity", PATIENT, () => {
       run([{ pk: "WF#w", requests: 1000, writeUnits: 0, readUnits: 500, strongReadUnits: 0 }]),
     );
     expect(reads.rows[0]).toMatchObject({ shape: "WF#<name>", ceiling: 6000, limitedBy: "read" });
+  });
+
+  it("--capacity-sizes sets some sizes over the issue's and refuses anything else", () => {
+    expect(parseCapacitySizes("width=500,items=400")).toEqual({ ...FULL_SIZES, width: 500, items: 400 });
+    for (const bad of ["width", "width=0", "width=1.5", "depth=3"])
+      expect(() => parseCapacitySizes(bad), bad).toThrow(/--capacity-sizes/);
   });
 });
