@@ -160,6 +160,9 @@ export const CAPACITY_EXPLANATION = [
   "",
   "The emulator answers one request at a time, so the run's own rates (the busiest partitions below)",
   "are far under the limits; the ceilings come from units per unit of work, not from the emulator's speed.",
+  "One exception: external workers' heartbeats (every 30 s) and their polls that find nothing cost",
+  "`WORKERS` and `POOL#<pool>` per worker and second, not per task, and are counted with the tasks:",
+  "over the emulator's slow run they overstate those per-task figures somewhat.",
 ];
 
 export function renderCapacity(report: CapacityReport): string[] {
