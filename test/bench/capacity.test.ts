@@ -15,7 +15,7 @@ import { PATIENT } from "../support/progress.js";
 const TINY = { starts: 10, width: 10, items: 10, externalExecutions: 1, perPool: 5 };
 
 const KNOWN_SHAPES =
-  /^(EX#<id>|WF#<name>|WORKERS|WORKFLOWS|POOL#<pool>|OFFER#<id>|IDEM#<workflow>#<key>|gsi1 XW#<workflow>|gsi2 SW#<n>|gsi3 XA#<n>)$/;
+  /^(EX#<id>|WF#<name>|WORKERS|WORKFLOWS|POOL#<pool>|OFFER#<id>|IDEM#<workflow>#<key>|gsi1 XW#<workflow>|gsi2 SW#<n>|gsi3 XA#<n>|TM#<shard>#<day>|TIMERS|LEASE#<name>|DLQ)$/;
 
 describe("bench: capacity", PATIENT, () => {
   it("runs the four loads at tiny sizes and derives a ceiling for every shared key shape", async () => {
