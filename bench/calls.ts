@@ -4,7 +4,17 @@
  * it (summing what comes back), and models DynamoDB capacity from item sizes (capacity.ts). S3
  * requests are counted by price class (PUT-class and GET-class), with the bytes they store.
  */
-import { type AvItem, indexWriteUnits, itemSize, readUnits, toAv, writeUnits } from "./capacity.js";
+import { ATTR } from "../shared/adapters/dynamo/keys.js";
+import {
+  type AvItem,
+  INDEXES,
+  indexWriteCharges,
+  itemSize,
+  readUnits,
+  toAv,
+  writeUnits,
+} from "./capacity.js";
+import type { PartitionTally } from "./capacity-partitions.js";
 
 export interface OpStats {
   calls: number;
@@ -32,6 +42,8 @@ export class CallLog {
   readonly knownItems = new Map<string, AvItem>();
   /** Bytes under each S3 key written since the last reset (a key written again replaces its object). */
   readonly s3Objects = new Map<string, number>();
+  /** DynamoDB use by partition, when someone asks (bench --capacity; capacity-partitions.ts). */
+  partitions: PartitionTally | undefined;
 
   op(name: string, items = 1, failed = false): void {
     const stats = this.ops[name] ?? { calls: 0, items: 0, failed: 0 };
@@ -49,6 +61,7 @@ export class CallLog {
     this.events = { billedEvents: 0 };
     this.s3 = emptyS3();
     this.s3Objects.clear();
+    this.partitions?.reset();
     this.worker = { invocations: 0, records: 0, durationsMs: [] };
   }
 
@@ -145,12 +158,41 @@ function reported(log: CallLog, output: Loose): void {
   }
 }
 
+const pkOf = (key: string) => key.slice(0, key.indexOf("|"));
+
+/** Table write units charged to the item's partition. */
+function chargeWrite(log: CallLog, key: string, units: number): void {
+  log.ddb.writeUnits += units;
+  log.partitions?.charge({ pk: pkOf(key) }, "write", units);
+}
+
+function chargeRead(log: CallLog, pk: string, units: number, consistent: boolean, index?: string): void {
+  log.ddb.readUnits += units;
+  log.partitions?.charge(index === undefined ? { pk } : { index, pk }, "read", units, consistent);
+}
+
+/** The partition a Query reads: the value its key condition gives the table's (or index's) hash key. */
+function queryPk(input: Loose): string {
+  const names = (input.ExpressionAttributeNames as Record<string, string> | undefined) ?? {};
+  const values = (input.ExpressionAttributeValues as Loose | undefined) ?? {};
+  const index = INDEXES.find((i) => i.name === input.IndexName);
+  const hash = index ? index.hash : ATTR.pk;
+  for (const match of String(input.KeyConditionExpression ?? "").matchAll(/([#\w]+)\s*=\s*(:\w+)/g)) {
+    const name = match[1]!.startsWith("#") ? names[match[1]!] : match[1];
+    if (name === hash) return String(values[match[2]!]);
+  }
+  return "(scan)";
+}
+
 /** One modeled write: table units from the larger image, index units from the change. */
 function modelWrite(log: CallLog, key: string, after: AvItem | undefined, factor = 1): void {
   const before = log.knownItems.get(key);
   const size = Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0);
-  log.ddb.writeUnits += writeUnits(size) * factor;
-  log.ddb.indexWriteUnits += indexWriteUnits(before, after) * factor;
+  chargeWrite(log, key, writeUnits(size) * factor);
+  for (const charge of indexWriteCharges(before, after)) {
+    log.ddb.indexWriteUnits += charge.units * factor;
+    log.partitions?.charge({ index: charge.index, pk: charge.pk }, "write", charge.units * factor);
+  }
   if (after) log.knownItems.set(key, after);
   else log.knownItems.delete(key);
 }
@@ -175,7 +217,7 @@ function modelDynamo(
         modelWrite(log, key, toAv(input.Item as Loose));
         return;
       }
-      log.ddb.writeUnits += writeUnits(readSize(log, key, (error as Loose)?.Item as AvItem | undefined));
+      chargeWrite(log, key, writeUnits(readSize(log, key, (error as Loose)?.Item as AvItem | undefined)));
       return;
     }
     case "UpdateItem": {
@@ -187,7 +229,7 @@ function modelDynamo(
       }
       // A refused conditional write costs the size of the item found (min 1).
       const found = (error as Loose)?.Item as AvItem | undefined;
-      log.ddb.writeUnits += writeUnits(found ? itemSize(found) : readSize(log, key, undefined));
+      chargeWrite(log, key, writeUnits(found ? itemSize(found) : readSize(log, key, undefined)));
       return;
     }
     case "DeleteItem": {
@@ -196,24 +238,20 @@ function modelDynamo(
         modelWrite(log, key, undefined);
         return;
       }
-      log.ddb.writeUnits += writeUnits(readSize(log, key, undefined));
+      chargeWrite(log, key, writeUnits(readSize(log, key, undefined)));
       return;
     }
     case "GetItem": {
       const item = output?.Item as Loose | undefined;
-      log.ddb.readUnits += readUnits(
-        readSize(log, docKey(input.Key as Loose), item && toAv(item)),
-        consistent,
-      );
+      const key = docKey(input.Key as Loose);
+      chargeRead(log, pkOf(key), readUnits(readSize(log, key, item && toAv(item)), consistent), consistent);
       return;
     }
     case "BatchGetItem": {
       for (const request of Object.values((input.RequestItems as Record<string, Loose>) ?? {})) {
         for (const key of (request.Keys as Loose[]) ?? []) {
-          log.ddb.readUnits += readUnits(
-            readSize(log, docKey(key), undefined),
-            request.ConsistentRead === true,
-          );
+          const strong = request.ConsistentRead === true;
+          chargeRead(log, String(key.pk), readUnits(readSize(log, docKey(key), undefined), strong), strong);
         }
       }
       return;
@@ -226,7 +264,14 @@ function modelDynamo(
         (sum, item) => sum + (onIndex ? itemSize(toAv(item)) : readSize(log, docKey(item), toAv(item))),
         0,
       );
-      log.ddb.readUnits += readUnits(total, consistent && !onIndex);
+      const strong = consistent && !onIndex;
+      chargeRead(
+        log,
+        queryPk(input),
+        readUnits(total, strong),
+        strong,
+        onIndex ? String(input.IndexName) : undefined,
+      );
       return;
     }
     case "TransactWriteItems": {
@@ -238,10 +283,10 @@ function modelDynamo(
         if (put) {
           const key = docKey(put.Item as Loose);
           if (output) modelWrite(log, key, toAv(put.Item as Loose), 2);
-          else log.ddb.writeUnits += 2 * writeUnits(readSize(log, key, undefined));
+          else chargeWrite(log, key, 2 * writeUnits(readSize(log, key, undefined)));
         } else if (update || del || check) {
           const key = docKey(((update ?? del ?? check) as Loose).Key as Loose);
-          log.ddb.writeUnits += 2 * writeUnits(readSize(log, key, undefined));
+          chargeWrite(log, key, 2 * writeUnits(readSize(log, key, undefined)));
           if (del && output) log.knownItems.delete(key);
         }
       }
@@ -250,7 +295,10 @@ function modelDynamo(
     case "TransactGetItems": {
       for (const action of (input.TransactItems as Loose[]) ?? []) {
         const get = action.Get as Loose | undefined;
-        if (get) log.ddb.readUnits += 2 * readUnits(readSize(log, docKey(get.Key as Loose), undefined), true);
+        if (get) {
+          const key = docKey(get.Key as Loose);
+          chargeRead(log, pkOf(key), 2 * readUnits(readSize(log, key, undefined), true), true);
+        }
       }
       return;
     }
@@ -278,12 +326,14 @@ export function instrumentDynamo(client: { middlewareStack: unknown }, log: Call
       : (args.input as Loose);
     try {
       const result = await next({ ...args, input });
+      log.partitions?.beginCall();
       log.op(`DynamoDB.${op}`, dynamoItems(op, input));
       reported(log, result.output as Loose);
       modelDynamo(log, op, input, result.output as Loose, undefined);
       return result;
     } catch (error) {
       log.op(`DynamoDB.${op}`, dynamoItems(op, input), true);
+      log.partitions?.beginCall();
       modelDynamo(log, op, input, undefined, error);
       throw error;
     }

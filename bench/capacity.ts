@@ -83,19 +83,34 @@ const same = (a: AttributeValue | undefined, b: AttributeValue | undefined) =>
 
 /** Index write units of one item changing from `before` to `after` (undefined = absent). */
 export function indexWriteUnits(before: AvItem | undefined, after: AvItem | undefined): number {
-  let units = 0;
+  return indexWriteCharges(before, after).reduce((sum, charge) => sum + charge.units, 0);
+}
+
+/** The same, by index partition: each charge on the index entry's partition key (old, new, or both). */
+export function indexWriteCharges(
+  before: AvItem | undefined,
+  after: AvItem | undefined,
+): Array<{ index: string; pk: string; units: number }> {
+  const charges: Array<{ index: string; pk: string; units: number }> = [];
   for (const index of INDEXES) {
     const old = indexEntry(index, before);
     const next = indexEntry(index, after);
-    const cost = (entry: AvItem) => writeUnits(itemSize(entry) + 100);
-    if (!old && next) units += cost(next);
-    else if (old && !next) units += cost(old);
+    const charge = (entry: AvItem) =>
+      charges.push({
+        index: index.name,
+        pk: entry[index.hash]?.S ?? "",
+        units: writeUnits(itemSize(entry) + 100),
+      });
+    if (!old && next) charge(next);
+    else if (old && !next) charge(old);
     else if (old && next) {
       const keyChanged =
         !same(old[index.hash], next[index.hash]) || !same(old[index.range], next[index.range]);
-      if (keyChanged) units += cost(old) + cost(next);
-      else if (Object.keys({ ...old, ...next }).some((k) => !same(old[k], next[k]))) units += cost(next);
+      if (keyChanged) {
+        charge(old);
+        charge(next);
+      } else if (Object.keys({ ...old, ...next }).some((k) => !same(old[k], next[k]))) charge(next);
     }
   }
-  return units;
+  return charges;
 }

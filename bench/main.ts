@@ -7,7 +7,9 @@
  * --no-cli (no timing of the `weft` command's startup), --cli-only (only that: cli-latest.json and .md),
  * --expressions-only (only the cost of one expression evaluation, expressions.ts: expressions-latest.*),
  * --timers (only what time costs, timers.ts: lateness, sweeps, a day-long wait, a map: timers-latest.*),
- * --cold-start (only the functions' bundles: bytes, module load, packages, cold-start.ts: cold-start-latest.*).
+ * --cold-start (only the functions' bundles: bytes, module load, packages, cold-start.ts: cold-start-latest.*),
+ * --capacity (only the load runs by partition and the capacity table, capacity-main.ts: capacity-latest.*;
+ * --capacity-sizes=starts=500,width=500,… for other sizes than the issue's).
  * Without --workload the full run ends with the sweep.
  * Writes bench/results/latest.json, latest.md and YYYY-MM-DD.md (--sweep: sweep-latest.json and .md;
  * --inline-bytes N other than the default: inline-N-latest.json and .md).
@@ -20,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 import { DEFAULT_WORKER_TIMEOUT_SECONDS } from "../shared/engine/worker-time.js";
 import { startMoto } from "../tools/emulators/moto.js";
+import { capacityMarkdown, measureCapacity, parseCapacitySizes, writeCapacity } from "./capacity-main.js";
 import { type CliStartupResult, measureCliStartup } from "./cli-startup.js";
 import {
   type ColdStartResult,
@@ -332,6 +335,18 @@ if (isMain && process.argv.includes("--cli-only")) {
   );
   console.log(lines.join("\n"));
   console.error(`[bench] done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  process.exit(0);
+} else if (isMain && process.argv.includes("--capacity")) {
+  // Only DynamoDB use by partition and the capacity table (capacity-main.ts): capacity-latest.*.
+  const sizes = process.argv.find((a) => a.startsWith("--capacity-sizes="));
+  const capacity = await measureCapacity({
+    quick: process.argv.includes("--quick"),
+    ...(sizes === undefined ? {} : { sizes: parseCapacitySizes(sizes.slice("--capacity-sizes=".length)) }),
+    log: (line) => console.error(`[bench] ${line}`),
+  });
+  if (!process.argv.includes("--no-write"))
+    await writeCapacity(capacity, path.join(path.dirname(fileURLToPath(import.meta.url)), "results"));
+  console.log(capacityMarkdown(capacity));
   process.exit(0);
 } else if (isMain && process.argv.includes("--cold-start")) {
   // Only the functions' bundles (cold-start.ts): bench/results/cold-start-latest.json and .md.

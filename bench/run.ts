@@ -126,7 +126,7 @@ export function distribution(values: readonly number[]): Distribution {
 }
 
 /** Ports of the moto backend on instrumented clients (resources created first, uncounted). */
-async function motoPorts(
+export async function motoPorts(
   endpoint: string,
   names: Record<"table" | "queue" | "deadLetter" | "eventBus" | "payloadBucket", string>,
   log: CallLog,

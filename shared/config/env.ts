@@ -82,6 +82,8 @@ export interface WeftConfig {
   httpAllow?: EgressAllow;
   /** The cap on distinct `workflow` and `pool` metric dimensions (WEFT_METRICS_MAX_*). */
   metricLimits: MetricLimits;
+  /** How long a name's latest workflow version is trusted by starts (WEFT_WORKFLOW_HEAD_CACHE_MS). */
+  workflowHeadCacheMs: number;
   /**
    * Endpoint override (moto, DynamoDB Local, LocalStack): one URL for every client, or one per service
    * (from AWS_ENDPOINT_URL_<SERVICE>); undefined for real AWS.
@@ -92,7 +94,12 @@ export interface WeftConfig {
 /** The engine's tunables alone, for callers without the AWS resource names (the local runtime). */
 export type EngineSettings = Pick<
   WeftConfig,
-  "leaseSeconds" | "claimAfterSeconds" | "defaultMaxAttempts" | "workerTimeoutSeconds" | "sweep"
+  | "leaseSeconds"
+  | "claimAfterSeconds"
+  | "defaultMaxAttempts"
+  | "workerTimeoutSeconds"
+  | "sweep"
+  | "workflowHeadCacheMs"
 >;
 
 const ENGINE_KEYS = [
@@ -103,6 +110,7 @@ const ENGINE_KEYS = [
   "sweepFirstCheckSeconds",
   "sweepIdleSeconds",
   "sweepGraceSeconds",
+  "workflowHeadCacheMs",
 ] as const satisfies readonly SettingKey[];
 
 function toEngineSettings(value: Pick<Settings, (typeof ENGINE_KEYS)[number]>): EngineSettings {
@@ -116,6 +124,7 @@ function toEngineSettings(value: Pick<Settings, (typeof ENGINE_KEYS)[number]>): 
     defaultMaxAttempts: value.defaultMaxAttempts,
     ...(value.workerTimeoutSeconds === undefined ? {} : { workerTimeoutSeconds: value.workerTimeoutSeconds }),
     sweep,
+    workflowHeadCacheMs: value.workflowHeadCacheMs,
   };
 }
 

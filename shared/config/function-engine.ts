@@ -104,6 +104,7 @@ export function engineOptionsFromConfig(config: EngineSettings, logger?: Logger)
       ? {}
       : { workerTimeoutSeconds: config.workerTimeoutSeconds }),
     sweep: config.sweep,
+    workflowHeadCacheMs: config.workflowHeadCacheMs,
     ...(logger === undefined ? {} : { logger: powertoolsEngineLogger(logger) }),
   };
 }

@@ -15,6 +15,7 @@ import {
   MAX_WORKER_TIMEOUT_SECONDS,
   WORKER_MARGIN_MS,
 } from "../engine/worker-time.js";
+import { DEFAULT_WORKFLOW_HEAD_TTL_MS } from "../engine/workflow-cache.js";
 import { parseEgressAllow } from "../tasks/egress.js";
 
 /** Who gives a variable its value in a deployed stack. */
@@ -219,6 +220,13 @@ export const SETTINGS = {
     schema: numberWithDefault(wholeNumber("pools", 1, 10_000), DEFAULT_METRIC_LIMITS.pools),
     description:
       "Distinct `pool` values each process records series for: the first seen; later pools, and one named `other`, are counted under `pool` = `other`. A pool's slot (and its series) goes with its last worker.",
+    setBy: { kind: "environment", by: "not set by the construct: the default, or yours on a function" },
+  }),
+  workflowHeadCacheMs: setting({
+    env: "WEFT_WORKFLOW_HEAD_CACHE_MS",
+    schema: numberWithDefault(wholeNumber("milliseconds", 0, 60_000), DEFAULT_WORKFLOW_HEAD_TTL_MS),
+    description:
+      "How long a process trusts a workflow name's latest version for starts that name no `version`: a version registered by another process takes effect for them within this time (the registering process: at once). Versions themselves never change and are kept (up to 32 MiB of definitions). `0` reads the latest on every such start.",
     setBy: { kind: "environment", by: "not set by the construct: the default, or yours on a function" },
   }),
   endpoint: setting({

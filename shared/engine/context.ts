@@ -9,6 +9,7 @@ import type { FanInSettings } from "./dispatch-mode.js";
 import type { HistoryStamps } from "./history-stamps.js";
 import type { Payloads } from "./payloads.js";
 import type { RecentRunTimes } from "./worker-time.js";
+import type { WorkflowVersions } from "./workflow-cache.js";
 
 export interface EngineLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -42,6 +43,8 @@ export interface EngineContext extends EnginePorts {
   /** The port's, or IN_THREAD_EXPRESSIONS (engine/expressions.ts) when the ports have none. */
   expressions: ExpressionEvaluator;
   tasks: TaskRegistry;
+  /** Workflow versions kept in the process, and each name's latest for a short time (workflow-cache.ts). */
+  workflows: WorkflowVersions;
   graphs: GraphCache;
   leaseMs: number;
   /**
@@ -69,32 +72,20 @@ export interface EngineContext extends EnginePorts {
 
 /**
  * Compiled graphs by workflow name and version. Versions are immutable, so an entry never goes
- * stale; a worker container compiles each version once.
+ * stale; a worker container compiles each version once, and the graph is kept (and evicted) with
+ * its version in the process's workflow cache.
  */
 export class GraphCache {
-  private readonly graphs = new Map<string, WorkflowGraph>();
-  private readonly capacity: number;
-
   constructor(
-    private readonly ports: Pick<EnginePorts, "store">,
+    private readonly workflows: WorkflowVersions,
     private readonly compile: CompileOptions = {},
-    options: { capacity?: number } = {},
-  ) {
-    this.capacity = options.capacity ?? 200;
-  }
+  ) {}
 
   async get(name: string, version: number): Promise<WorkflowGraph> {
-    const key = `${name}@${version}`;
-    const cached = this.graphs.get(key);
-    if (cached) return cached;
-    const record = await this.ports.store.getWorkflowVersion(name, version);
-    if (!record) throw notFound(`workflow "${name}" version ${version} does not exist`);
-    const graph = compileGraph(record.definition, this.compile);
-    if (this.graphs.size >= this.capacity) {
-      const oldest = this.graphs.keys().next().value;
-      if (oldest !== undefined) this.graphs.delete(oldest);
-    }
-    this.graphs.set(key, graph);
+    const graph = await this.workflows.derived(name, version, "graph", (record) =>
+      compileGraph(record.definition, this.compile),
+    );
+    if (!graph) throw notFound(`workflow "${name}" version ${version} does not exist`);
     return graph;
   }
 }

@@ -49,6 +49,7 @@ import {
   defaultNodeTimeoutSeconds,
   RecentRunTimes,
 } from "./worker-time.js";
+import { WorkflowVersions } from "./workflow-cache.js";
 import { getWorkflow, registerWorkflow } from "./workflows.js";
 
 export interface EngineOptions {
@@ -93,6 +94,11 @@ export interface EngineOptions {
    * 100,000 descendants, 10,000 map items in flight). Tests and simulations set small ones.
    */
   fanOut?: Partial<FanOutLimits>;
+  /**
+   * How long a workflow name's latest version is trusted by this process's starts
+   * (WEFT_WORKFLOW_HEAD_CACHE_MS; default 1000; workflow-cache.ts). Versions themselves are kept.
+   */
+  workflowHeadCacheMs?: number;
   logger?: EngineLogger;
 }
 
@@ -117,6 +123,9 @@ export class Engine {
     const workerTimeoutSeconds = checkWorkerTimeout(
       options.workerTimeoutSeconds ?? DEFAULT_WORKER_TIMEOUT_SECONDS,
     );
+    const workflows = new WorkflowVersions(ports, {
+      ...(options.workflowHeadCacheMs === undefined ? {} : { headTtlMs: options.workflowHeadCacheMs }),
+    });
     this.ctx = {
       ...ports,
       // With a metrics port, the execution counters are kept where lifecycle events leave (metrics.ts).
@@ -124,7 +133,8 @@ export class Engine {
       metrics: ports.metrics ?? NO_METRICS,
       expressions: ports.expressions ?? IN_THREAD_EXPRESSIONS,
       tasks,
-      graphs: new GraphCache(ports, {
+      workflows,
+      graphs: new GraphCache(workflows, {
         ...(options.defaultMaxAttempts === undefined
           ? {}
           : { defaultMaxAttempts: options.defaultMaxAttempts }),
@@ -207,7 +217,8 @@ export class Engine {
 
   /** Throws WeftError 404 when unknown. */
   getWorkflow(name: string, version?: number): Promise<WorkflowVersionRecord> {
-    return getWorkflow(this.ctx, name, version);
+    // GET /workflows/{name} shows the latest as stored now, not as this process last saw it.
+    return getWorkflow(this.ctx, name, version, { fresh: true });
   }
 
   /** Creates an execution, RUNNING with its entry nodes dispatched, or PENDING when `start` is false. */

@@ -35,25 +35,37 @@ export async function registerWorkflow(ctx: EngineContext, raw: unknown): Promis
     }
     const latest = await ctx.store.getWorkflowVersion(definition.name);
     const version = (latest?.version ?? 0) + 1;
-    const outcome = await ctx.store.putWorkflowVersion({
+    const record: WorkflowVersionRecord = {
       name: definition.name,
       version,
       definitionHash: hash,
       definition,
       createdAt: ctx.clock.now(),
-    });
-    if (outcome === "created")
+    };
+    const outcome = await ctx.store.putWorkflowVersion(record);
+    if (outcome === "created") {
+      // This process's next start of the name uses the new version at once (workflow-cache.ts).
+      ctx.workflows.registered(record);
       return { name: definition.name, version, definitionHash: hash, created: true, ...noted };
+    }
   }
   throw new RequestError("Busy", `too many concurrent registrations of "${definition.name}"; try again`);
 }
 
+/**
+ * A workflow version: an explicit one from the process's cache (versions never change; the HEAD is
+ * never read for it), the latest as this process saw it within WEFT_WORKFLOW_HEAD_CACHE_MS
+ * (workflow-cache.ts), or with `fresh` the latest as stored now.
+ */
 export async function getWorkflow(
   ctx: EngineContext,
   name: string,
   version?: number,
+  options: { fresh?: boolean } = {},
 ): Promise<WorkflowVersionRecord> {
-  const record = await ctx.store.getWorkflowVersion(name, version);
+  if (options.fresh && version === undefined) ctx.workflows.forgetHead(name);
+  const record =
+    version === undefined ? await ctx.workflows.latest(name) : await ctx.workflows.version(name, version);
   if (!record) {
     throw notFound(
       version === undefined

@@ -26,6 +26,11 @@ import {
 import { executionKey, type Key } from "./keys.js";
 
 const BATCH_GET_LIMIT = 100;
+/**
+ * Chunks of one batchGet read at once: enough that a wide read (a 2,000-parent join, a due page)
+ * takes a few round trips, few enough that one call does not flood the client's sockets.
+ */
+export const BATCH_GET_PARALLEL = 8;
 const MAX_BATCH_RETRIES = 8;
 const MAX_TRANSACTION_RETRIES = 5;
 
@@ -164,34 +169,50 @@ export class TableIO {
     return items;
   }
 
-  /** BatchGetItem in chunks of 100, retrying unprocessed keys with backoff. Order is not kept. */
+  /**
+   * BatchGetItem in chunks of 100, up to BATCH_GET_PARALLEL chunks at once (one after another, a
+   * 2,000-key read waited twenty round trips), retrying unprocessed keys with backoff. Order is not kept.
+   */
   async batchGet(keys: readonly Key[], attributes: readonly string[], consistent = true): Promise<Item[]> {
+    const chunks: Key[][] = [];
+    for (let start = 0; start < keys.length; start += BATCH_GET_LIMIT)
+      chunks.push(keys.slice(start, start + BATCH_GET_LIMIT));
     const items: Item[] = [];
-    for (let start = 0; start < keys.length; start += BATCH_GET_LIMIT) {
-      let pending: Record<string, unknown>[] = keys
-        .slice(start, start + BATCH_GET_LIMIT)
-        .map((key) => ({ ...key }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > MAX_BATCH_RETRIES)
-          throw new Error(`BatchGetItem left ${pending.length} keys unprocessed`);
-        if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
-        const e = new Expression();
-        const projection = e.projection(attributes);
-        const result = await this.doc.send(
-          new BatchGetCommand({
-            RequestItems: {
-              [this.tableName]: {
-                Keys: pending,
-                ConsistentRead: consistent,
-                ProjectionExpression: projection,
-                ExpressionAttributeNames: e.names,
-              },
-            },
-          }),
-        );
-        items.push(...(result.Responses?.[this.tableName] ?? []));
-        pending = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+    let next = 0;
+    const lane = async () => {
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        items.push(...(await this.batchGetChunk(chunk, attributes, consistent)));
       }
+    };
+    await Promise.all(Array.from({ length: Math.min(BATCH_GET_PARALLEL, chunks.length) }, lane));
+    return items;
+  }
+
+  /** One chunk of at most 100 keys, its unprocessed keys retried with backoff. */
+  private async batchGetChunk(chunk: readonly Key[], attributes: readonly string[], consistent: boolean) {
+    const items: Item[] = [];
+    let pending: Record<string, unknown>[] = chunk.map((key) => ({ ...key }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > MAX_BATCH_RETRIES)
+        throw new Error(`BatchGetItem left ${pending.length} keys unprocessed`);
+      if (attempt > 0) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
+      const e = new Expression();
+      const projection = e.projection(attributes);
+      const result = await this.doc.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [this.tableName]: {
+              Keys: pending,
+              ConsistentRead: consistent,
+              ProjectionExpression: projection,
+              ExpressionAttributeNames: e.names,
+            },
+          },
+        }),
+      );
+      items.push(...(result.Responses?.[this.tableName] ?? []));
+      pending = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
     }
     return items;
   }

@@ -1,0 +1,133 @@
+/**
+ * `npm run bench -- --capacity` (bench/capacity-*.ts): the four load runs at tiny sizes on the
+ * emulator yield a table of the right shape — every DynamoDB request attributed to a partition of a
+ * known key shape, a ceiling for each shared shape — and the arithmetic shows a sharded key by
+ * itself. The figures are the bench's to report (bench/results/capacity-latest.md), not asserted.
+ */
+import { describe, expect, inject, it } from "vitest";
+import { capacityMarkdown, measureCapacity, parseCapacitySizes } from "../../bench/capacity-main.js";
+import type { PartitionUse } from "../../bench/capacity-partitions.js";
+import { FULL_SIZES, type LoadRun } from "../../bench/capacity-run.js";
+import { CAPACITY_EXPLANATION, capacityOf, PARTITION_LIMITS } from "../../bench/capacity-table.js";
+import { EMULATOR } from "../support/backends.js";
+import { PATIENT } from "../support/progress.js";
+
+const TINY = { starts: 10, width: 10, items: 10, externalExecutions: 1, perPool: 5 };
+
+const KNOWN_SHAPES =
+  /^(EX#<id>|WF#<name>|WORKERS|WORKFLOWS|POOL#<pool>|OFFER#<id>|IDEM#<workflow>#<key>|gsi1 XW#<workflow>|gsi2 SW#<n>|gsi3 XA#<n>|TM#<shard>#<day>|TIMERS|LEASE#<name>|DLQ)$/;
+
+describe("bench: capacity", PATIENT, () => {
+  it("runs the four loads at tiny sizes and derives a ceiling for every shared key shape", async () => {
+    const endpoints = inject("awsEndpoints");
+    const report = await measureCapacity({
+      quick: true,
+      sizes: TINY,
+      // The run's moto when that is the emulator (one endpoint for every service), else its own.
+      ...(EMULATOR === "moto" ? { endpoint: endpoints.dynamodb } : {}),
+    });
+
+    expect(report.loads.map((l) => [l.name, l.unit, l.units])).toEqual([
+      ["starts", "start", 10],
+      ["fan-out", "node", 13],
+      ["map", "map item", 10],
+      ["external", "external task", 10],
+    ]);
+    for (const load of report.loads) {
+      expect(load.failedExecutions, load.name).toBe(0);
+      expect(load.rows.length, load.name).toBeGreaterThan(0);
+      for (const row of load.rows) {
+        expect(row.shape, load.name).toMatch(KNOWN_SHAPES);
+        expect(row.keys).toBeGreaterThan(0);
+        if (row.ceiling === undefined) {
+          expect(row.note).toBeDefined();
+          continue;
+        }
+        expect(row.ceiling).toBeGreaterThan(0);
+        // The ceiling is the lower of the two limits over the busiest key's units per unit of work.
+        const byWrites = PARTITION_LIMITS.writeUnits / row.writeUnitsPerUnit;
+        const byReads = PARTITION_LIMITS.readUnits / row.readUnitsPerUnit;
+        expect(row.ceiling).toBeCloseTo(Math.min(byWrites, byReads));
+        if (row.note === undefined) expect(row.goalMet).toBe(row.ceiling >= load.goal);
+        else expect(row.goalMet).toBeUndefined();
+      }
+      const shares = load.busiest.reduce((sum, p) => sum + p.requestShare, 0);
+      expect(shares).toBeGreaterThan(0);
+      expect(shares).toBeLessThanOrEqual(1 + 1e-9);
+      const counted = load.rows.flatMap((r) => (r.goalMet === undefined ? [] : [r.ceiling!]));
+      expect(load.ceiling).toBe(counted.length === 0 ? undefined : Math.min(...counted));
+    }
+    const [starts, fanOut, map, external] = report.loads;
+    const shape = (load: typeof starts, name: string) => load?.rows.find((r) => r.shape === name);
+    // Every start writes the workflow's listing index entry; each start has its own execution.
+    expect(shape(starts, "gsi1 XW#<workflow>")?.keys).toBe(1);
+    expect(shape(starts, "EX#<id>")?.keys).toBe(10);
+    expect(shape(starts, "EX#<id>")?.ceiling).toBeUndefined();
+    // One execution's nodes and map items all land on its partition.
+    expect(shape(fanOut, "EX#<id>")?.keys).toBe(1);
+    expect(shape(map, "EX#<id>")?.keys).toBe(1);
+    // External tasks: the fleet's partition and one per pool.
+    expect(shape(external, "WORKERS")?.keys).toBe(1);
+    expect(shape(external, "POOL#<pool>")?.keys).toBe(2);
+
+    const markdown = capacityMarkdown(report);
+    expect(markdown).toContain(CAPACITY_EXPLANATION[0]);
+    expect(markdown.indexOf(CAPACITY_EXPLANATION[0]!)).toBeLessThan(markdown.indexOf("## Summary"));
+    for (const load of report.loads) expect(markdown).toContain(`## ${load.name}: `);
+  });
+
+  it("a key sharded over more partitions raises its shape's ceiling by itself", () => {
+    const use = (pk: string, writeUnits: number, index?: string): PartitionUse => ({
+      ...(index === undefined ? {} : { index }),
+      pk,
+      requests: writeUnits,
+      writeUnits,
+      readUnits: 0,
+      strongReadUnits: 0,
+    });
+    const run = (partitions: PartitionUse[]): LoadRun => ({
+      load: {
+        name: "starts",
+        description: "1,000 starts",
+        unit: "start",
+        units: 1000,
+        goal: 10_000,
+        goalScope: "starts/s per workflow",
+        goalPer: "workflow",
+      },
+      executions: 1000,
+      failedExecutions: 0,
+      seconds: 10,
+      partitions,
+    });
+    // One write unit per start on one index key: 1,000 starts/s.
+    const one = capacityOf(run([use("XW#w", 1000, "gsi1")]));
+    expect(one.rows[0]).toMatchObject({
+      shape: "gsi1 XW#<workflow>",
+      keys: 1,
+      ceiling: 1000,
+      goalMet: false,
+    });
+    // The same writes over 16 keys of the shape: the busiest takes a sixteenth.
+    const sharded = capacityOf(
+      run(Array.from({ length: 16 }, (_, i) => use(`XW#w#${i}`, 1000 / 16, "gsi1"))),
+    );
+    expect(sharded.rows[0]).toMatchObject({
+      shape: "gsi1 XW#<workflow>",
+      keys: 16,
+      ceiling: 16_000,
+      goalMet: true,
+    });
+    // Reads: eventually consistent units are already half; 3,000 per partition.
+    const reads = capacityOf(
+      run([{ pk: "WF#w", requests: 1000, writeUnits: 0, readUnits: 500, strongReadUnits: 0 }]),
+    );
+    expect(reads.rows[0]).toMatchObject({ shape: "WF#<name>", ceiling: 6000, limitedBy: "read" });
+  });
+
+  it("--capacity-sizes sets some sizes over the issue's and refuses anything else", () => {
+    expect(parseCapacitySizes("width=500,items=400")).toEqual({ ...FULL_SIZES, width: 500, items: 400 });
+    for (const bad of ["width", "width=0", "width=1.5", "depth=3"])
+      expect(() => parseCapacitySizes(bad), bad).toThrow(/--capacity-sizes/);
+  });
+});
