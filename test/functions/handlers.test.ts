@@ -246,6 +246,7 @@ describe("engine configuration from the environment", () => {
       claimAfterSeconds: 5,
       defaultMaxAttempts: 3,
       sweep: { idleMs: 600_000 },
+      workflowHeadCacheMs: 1000,
     });
   });
 
