@@ -71,6 +71,10 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       read(version === undefined ? "DynamoDB.Query" : "DynamoDB.GetItem");
       return store.getWorkflowVersion(name, version);
     },
+    getLatestWorkflowVersion: async (name) => {
+      read("DynamoDB.GetItem", 1, units(1, "eventual"));
+      return store.getLatestWorkflowVersion(name);
+    },
     findWorkflowVersionByHash: async (name, hash) => {
       read("DynamoDB.GetItem");
       return store.findWorkflowVersionByHash(name, hash);

@@ -229,6 +229,11 @@ export interface FanOutCounts {
 export interface Store {
   // ── workflows: versions are immutable ──────────────────────────────────────────────────────────
   getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined>;
+  /**
+   * The number of a name's latest version, read cheaply: a small item, eventually consistent (it may
+   * lag a registration by a moment; the version it names exists, written in the same transaction).
+   */
+  getLatestWorkflowVersion(name: string): Promise<number | undefined>;
   findWorkflowVersionByHash(name: string, definitionHash: string): Promise<number | undefined>;
   /** Creates `record.version`; fails if that version or that hash exists, or a later one does. */
   putWorkflowVersion(record: WorkflowVersionRecord): Promise<"created" | "conflict">;

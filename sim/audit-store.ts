@@ -198,6 +198,7 @@ export class AuditStore implements Store {
   private readonly earlier = new Map<string, { record: ExecutionRecord | NodeRecord | undefined }>();
 
   getWorkflowVersion: Delegated["getWorkflowVersion"];
+  getLatestWorkflowVersion: Delegated["getLatestWorkflowVersion"];
   findWorkflowVersionByHash: Delegated["findWorkflowVersionByHash"];
   putWorkflowVersion: Delegated["putWorkflowVersion"];
   listWorkflows: Delegated["listWorkflows"];
@@ -237,6 +238,7 @@ export class AuditStore implements Store {
     private readonly actor: () => Actor | undefined = () => undefined,
   ) {
     this.getWorkflowVersion = inner.getWorkflowVersion.bind(inner);
+    this.getLatestWorkflowVersion = inner.getLatestWorkflowVersion.bind(inner);
     this.findWorkflowVersionByHash = inner.findWorkflowVersionByHash.bind(inner);
     this.putWorkflowVersion = inner.putWorkflowVersion.bind(inner);
     this.listWorkflows = inner.listWorkflows.bind(inner);

@@ -40,7 +40,10 @@ export class WorkflowVersions {
   private readonly headTtlMs: number;
 
   constructor(
-    private readonly ports: { store: Pick<Store, "getWorkflowVersion">; clock: Clock },
+    private readonly ports: {
+      store: Pick<Store, "getWorkflowVersion" | "getLatestWorkflowVersion">;
+      clock: Clock;
+    },
     options: WorkflowCacheOptions = {},
   ) {
     this.maxBytes = options.maxBytes ?? WORKFLOW_CACHE_MAX_BYTES;
@@ -82,10 +85,13 @@ export class WorkflowVersions {
       const kept = await this.version(name, head.version);
       if (kept) return kept;
     }
-    // Concurrent starts past the HEAD's time read it once between them.
+    // Concurrent starts past the HEAD's time read it once between them: the head item's number
+    // (a few bytes, eventually consistent), then that version from the cache or by an exact read.
     let reading = this.headReads.get(name);
     if (!reading) {
-      reading = this.ports.store.getWorkflowVersion(name);
+      reading = this.ports.store
+        .getLatestWorkflowVersion(name)
+        .then((latest) => (latest === undefined ? undefined : this.version(name, latest)));
       this.headReads.set(name, reading);
       const done = () => this.headReads.delete(name);
       void reading.then(done, done);
@@ -95,7 +101,6 @@ export class WorkflowVersions {
       this.heads.delete(name);
       return undefined;
     }
-    this.keep(record);
     const known = this.heads.get(name);
     // A slower read must not move the HEAD back below a version this process already saw.
     if (!known || known.version <= record.version || known.until <= now)

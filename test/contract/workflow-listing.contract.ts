@@ -62,6 +62,16 @@ export function describeWorkflowListingContract(label: string, makeStore: StoreF
       expect(await store.listWorkflows({ limit: 10 })).toEqual({ items: [] });
     });
 
+    it("names a workflow's latest version from its head (none before it is registered)", async () => {
+      const name = `head-${prefix}`;
+      expect(await store.getLatestWorkflowVersion(name)).toBeUndefined();
+      await store.putWorkflowVersion(version(name, 1));
+      await store.putWorkflowVersion(version(name, 2));
+      // Eventually consistent on DynamoDB: the emulators answer the latest write.
+      expect(await store.getLatestWorkflowVersion(name)).toBe(2);
+      expect((await store.getWorkflowVersion(name, 2))?.version).toBe(2);
+    });
+
     it("lists workflows by name with their latest version, first creation time and latest description", async () => {
       const [a, b, c] = [`${prefix}-a`, `${prefix}-B`, `${prefix}-c.x_1`];
       expect(await store.putWorkflowVersion(version(c, 1, { createdAt: 30 }))).toBe("created");

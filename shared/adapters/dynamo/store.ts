@@ -201,6 +201,12 @@ export class DynamoStore implements Store {
     return item && workflowVersionFromItem(item);
   }
 
+  async getLatestWorkflowVersion(name: string): Promise<number | undefined> {
+    // The head item (a few bytes, half a read unit), not the latest version's definition.
+    const item = await this.io.get(workflowHeadKey(name), ["latestVersion"], "eventual");
+    return item === undefined ? undefined : Number(item.latestVersion);
+  }
+
   async findWorkflowVersionByHash(name: string, definitionHash: string): Promise<number | undefined> {
     const item = await this.io.get(workflowHashKey(name, definitionHash));
     return item === undefined ? undefined : Number(item.version);

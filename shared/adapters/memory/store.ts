@@ -114,6 +114,10 @@ export class MemoryStore implements Store {
     return found && copy(found);
   }
 
+  async getLatestWorkflowVersion(name: string): Promise<number | undefined> {
+    return this.workflows.get(name)?.at(-1)?.version;
+  }
+
   async findWorkflowVersionByHash(name: string, definitionHash: string): Promise<number | undefined> {
     return this.workflows.get(name)?.find((v) => v.definitionHash === definitionHash)?.version;
   }
