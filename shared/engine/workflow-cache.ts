@@ -32,10 +32,7 @@ export class WorkflowVersions {
   /** By name@version; Map order is recency (a hit moves the entry to the end). */
   private readonly kept = new Map<string, Kept>();
   private bytes = 0;
-  /** Reads under way, so that concurrent misses of one version read it once. */
-  private readonly loading = new Map<string, Promise<WorkflowVersionRecord | undefined>>();
   private readonly heads = new Map<string, { version: number; until: number }>();
-  private readonly headReads = new Map<string, Promise<WorkflowVersionRecord | undefined>>();
   private readonly maxBytes: number;
   private readonly headTtlMs: number;
 
@@ -85,18 +82,11 @@ export class WorkflowVersions {
       const kept = await this.version(name, head.version);
       if (kept) return kept;
     }
-    // Concurrent starts past the HEAD's time read it once between them: the head item's number
-    // (a few bytes, eventually consistent), then that version from the cache or by an exact read.
-    let reading = this.headReads.get(name);
-    if (!reading) {
-      reading = this.ports.store
-        .getLatestWorkflowVersion(name)
-        .then((latest) => (latest === undefined ? undefined : this.version(name, latest)));
-      this.headReads.set(name, reading);
-      const done = () => this.headReads.delete(name);
-      void reading.then(done, done);
-    }
-    const record = await reading;
+    // The head item's number (a few bytes, eventually consistent), then that version from the
+    // cache or by an exact read. No read is shared between callers: one that hangs or dies (a
+    // crashed invocation's, as the simulation plays it) must not hold up another's start.
+    const latest = await this.ports.store.getLatestWorkflowVersion(name);
+    const record = latest === undefined ? undefined : await this.version(name, latest);
     if (!record) {
       this.heads.delete(name);
       return undefined;
@@ -135,14 +125,7 @@ export class WorkflowVersions {
       this.kept.set(key, hit);
       return hit;
     }
-    let pending = this.loading.get(key);
-    if (!pending) {
-      pending = this.ports.store.getWorkflowVersion(name, version);
-      this.loading.set(key, pending);
-      const done = () => this.loading.delete(key);
-      void pending.then(done, done);
-    }
-    const record = await pending;
+    const record = await this.ports.store.getWorkflowVersion(name, version);
     // A version not found is not remembered: it may be registered a moment later.
     return record && this.keep(record);
   }
