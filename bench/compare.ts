@@ -3,8 +3,8 @@
  *
  *   npm run bench -- --compare BEFORE.json AFTER.json
  *
- * Per workload (counts on moto, as the runs measured them; the modeled $ with Lambda as measured on
- * memory-6ms): DynamoDB write units (table + indexes) per node and $ per million nodes before and
+ * Per workload (counts on moto when the run has it, else on the counting in-memory ports; the
+ * modeled $ with Lambda as measured on memory-6ms): DynamoDB write units (table + indexes) per node and $ per million nodes before and
  * after; what Step Functions bills for the same work — Standard at $25 per million transitions, one
  * per node; Express per execution, a request plus its duration billed at its minimum (100 ms of 64
  * MB: the bench's nodes do nothing, so no Express run of them is longer) — per node and per
@@ -33,10 +33,17 @@ interface Row {
   usd?: number;
 }
 
+/** The backend a run's counts are taken from: moto when it ran, else the in-memory ports' count. */
+function countedOn(run: RunFile): string {
+  const backends = new Set(run.results.map((r) => r.backend));
+  return ["moto", "memory-6ms", "memory"].find((b) => backends.has(b)) ?? "moto";
+}
+
 function rows(run: RunFile): Map<string, Row> {
   const out = new Map<string, Row>();
+  const on = countedOn(run);
   for (const r of run.results) {
-    if (r.backend !== "moto") continue;
+    if (r.backend !== on) continue;
     out.set(r.workload, {
       workload: r.workload,
       nodesPerExecution: r.nodesPerExecution,
@@ -59,7 +66,7 @@ export function renderComparison(before: RunFile, after: RunFile): string[] {
   const expressPerExecution = stepFunctionsExpressUsd(100) * 1e6;
   const standardPerNode = PRICES.stepFunctionsStandardPerMillionTransitions;
   const lines = [
-    `Before: ${before.date}; after: ${after.date}. Counts on moto; $ per million nodes with Lambda as measured at 6 ms per AWS call (memory-6ms). Step Functions Standard: $${standardPerNode} per million transitions, one per node. Express: $${expressPerExecution.toFixed(3)} per million executions (a request and 100 ms of 64 MB, its minimum), per node = per execution ÷ nodes per execution.`,
+    `Before: ${before.date}, counted on ${countedOn(before)}; after: ${after.date}, counted on ${countedOn(after)} (the in-memory ports count the calls the AWS adapters would make, bench/memory-ports.ts). $ per million nodes with Lambda as measured at 6 ms per AWS call (memory-6ms). Step Functions Standard: $${standardPerNode} per million transitions, one per node. Express: $${expressPerExecution.toFixed(3)} per million executions (a request and 100 ms of 64 MB, its minimum), per node = per execution ÷ nodes per execution.`,
     "",
     "| workload | nodes / execution | write units / node before | after | $ / M nodes before | after | $ / M executions after | SFN Standard $ / M nodes | SFN Standard ÷ weft | SFN Express $ / M nodes | weft ÷ SFN Express |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
