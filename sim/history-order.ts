@@ -78,7 +78,12 @@ function checkTransitionEvents(c: HistoryCheck): void {
         `${from} → ${to} written with ${last ? `${last.type} as its last status event` : "no status event"} [${w.process}]`,
         w.nodeId,
       );
-    if (from === to && last)
+    // A write that went through another status on its way (a lazy claim carried by a retry:
+    // QUEUED → RUNNING → QUEUED, its NodeStarted then its NodeRetryScheduled) changed it twice.
+    const through = w.events.some(
+      (e) => NODE_STATUS_EVENT_TYPES.has(e.type) && !NODE_STATUS_EVENTS[to].includes(e.type),
+    );
+    if (from === to && last && !through)
       c.v("transition-event", `${last.type} written with no status change (${to}) [${w.process}]`, w.nodeId);
   }
   for (const w of c.executionWrites) {

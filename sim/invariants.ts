@@ -286,8 +286,22 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
   const settlementsByCall = new Map<number, Settlement>(
     (input.externals?.settlements ?? []).map((s) => [s.callId, s]),
   );
+  // A first attempt run before its claim was written (a lazy claim, attempt-fence.ts) counts only
+  // if its own process wrote that claim: a copy whose claim was refused changed nothing, and may
+  // have run with other inputs (a join's racing deciders) than the ones recorded.
+  const claimWriter = new Map<string, string>();
+  for (const w of input.audit.nodeWrites)
+    for (const e of w.events)
+      if (e.type === HISTORY.nodeStarted) {
+        const key = `${w.executionId}/${w.nodeId}/${e.attempt ?? 0}`;
+        if (!claimWriter.has(key)) claimWriter.set(key, w.process.split(" ")[0] ?? "");
+      }
+  const countedRun = (run: HandlerRun) =>
+    !isLazyRun(run, input.claimAfterMs ?? 0) ||
+    claimWriter.get(`${run.executionId}/${run.nodeId}/${run.attempt}`) === `p${run.processId}`;
   const runsByNode = new Map<string, HandlerRun[]>();
   for (const run of input.handlerRuns ?? []) {
+    if (!countedRun(run)) continue;
     const key = `${run.executionId}/${run.nodeId}`;
     runsByNode.set(key, [...(runsByNode.get(key) ?? []), run]);
   }
@@ -1143,16 +1157,22 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
  * attempt in the Lambda worker, not a map item's, when the engines claim lazily. Such a run's claim is
  * carried by its first write (or refused, for a copy), checked by the rules on writes.
  */
+/** A first attempt in the Lambda worker, not a map item's, when the engines claim lazily. */
+function isLazyRun(run: HandlerRun, claimAfterMs: number): boolean {
+  return (
+    claimAfterMs > 0 &&
+    run.attempt === 1 &&
+    run.process === "worker" &&
+    parseMapItemId(run.nodeId) === undefined
+  );
+}
+
 function checkHandlerClaims(
   writes: readonly NodeWrite[],
   runs: readonly HandlerRun[],
   claimAfterMs: number,
 ): Violation[] {
-  const lazy = (run: HandlerRun) =>
-    claimAfterMs > 0 &&
-    run.attempt === 1 &&
-    run.process === "worker" &&
-    parseMapItemId(run.nodeId) === undefined;
+  const lazy = (run: HandlerRun) => isLazyRun(run, claimAfterMs);
   const claimed = new Map<string, number>();
   for (const w of writes)
     for (const e of w.events)

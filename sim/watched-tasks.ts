@@ -28,6 +28,8 @@ export interface HandlerRun {
   seq?: number;
   /** The kind of process it ran in: "worker" (the Lambda worker) or "external" (an external worker). */
   process?: string;
+  /** The id of the process it ran in (the audit names a write's process `p<id> …`). */
+  processId?: number;
 }
 
 export function watchedTasks(
@@ -55,7 +57,7 @@ export function watchedTasks(
               ...(invocationDeadline === undefined ? {} : { invocationDeadline }),
               cut: invocationDeadline !== undefined && context.deadline === invocationDeadline,
               ...(seq ? { seq: seq() } : {}),
-              ...(proc ? { process: proc.kind } : {}),
+              ...(proc ? { process: proc.kind, processId: proc.id } : {}),
             };
             runs.push(run);
             try {

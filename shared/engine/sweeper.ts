@@ -205,6 +205,31 @@ export class Sweeper {
           });
         continue;
       }
+      if (
+        mode === "deferred" &&
+        (record?.status ?? "PENDING") === "PENDING" &&
+        node.parents.length > 1 &&
+        fanInSource(this.ctx.fanIn, node) === "sharded"
+      ) {
+        // A deferred node (a `wait`, an external one) decided by sharded arrivals: its queue write
+        // is its decision. Met (or skipped), it is decided from its parents' records like any
+        // PENDING node; waiting, an ended parent's arrival may be missing (its propagation cut
+        // short): re-driven, as for a join (simulation seed 2736).
+        const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, statusOf));
+        const verdict = verdictOf(node.fanIn, node.parents.length, tally);
+        if (verdict === "waiting") {
+          for (const parent of await this.arrivalsMissing(execution, graph, node, statusOf)) {
+            const ended = records.get(parent.id);
+            if (ended && resendNow(ended.finishedAt ?? now))
+              unarrived.set(parent.id, { node: parent, skipped: ended.status === "SKIPPED" });
+          }
+          continue;
+        }
+        if (!record) {
+          pending.push({ node, record: pendingNode(execution.executionId, node.id) });
+          continue;
+        }
+      }
       if (!record) continue;
       switch (record.status) {
         case "RUNNING": {
