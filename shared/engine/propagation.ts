@@ -133,13 +133,19 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
           // own: its message is a check, so finding it completed drives its propagation again
           // (as far as a continuation goes).
           if (depth < this.ctx.maxContinuations)
-            watches.push({ message: { ...taskMessage(execution, child.id, 1), check: true, hops: depth + 1 } });
+            watches.push({
+              message: { ...taskMessage(execution, child.id, 1), check: true, hops: depth + 1 },
+            });
           else direct.push({ node: child });
         }
         // Completed in the invocation this recovery follows, maybe, which went on to run its own
         // child (a continuation) and died: its propagation too, as far as a continuation goes.
-        else if (current?.status === "COMPLETED" && depth < this.ctx.maxContinuations)
-          reDrive.push({ child, skipped: false });
+        // Skipped there (its `when`), likewise: its dependants and its sink (simulation seed 8035).
+        else if (
+          (current?.status === "COMPLETED" || current?.status === "SKIPPED") &&
+          depth < this.ctx.maxContinuations
+        )
+          reDrive.push({ child, skipped: current.status === "SKIPPED" });
         return;
       }
       const decision = await this.fanIn.afterParent(
