@@ -22,7 +22,7 @@ import { runWorld, type WorldOptions } from "../../sim/world.js";
 
 const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
   {
-    seed: 12,
+    seed: 14,
     reaches: ["children", "orphanChildren", "orphansCancelled"],
     note: "an attempt lost after starting its child: the sweeper cancels the orphan",
   },

@@ -47,12 +47,12 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
     note: "workers die and register again under their ids; greedy sessions held to their limits",
   },
   {
-    seed: 233,
+    seed: 148,
     reaches: ["tasksStopped", "externalCrashes", "staleReportsRefused"],
     note: "tasks stopped by a cancellation, stale reports refused",
   },
   {
-    seed: 233,
+    seed: 263,
     reaches: ["heartbeatsRefused", "externalCrashes", "staleReportsRefused"],
     note: "late heartbeats refused, stale reports refused",
   },

@@ -30,7 +30,7 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
     note: "a map fails; items claimed after it failed are stopped; an empty map",
   },
   { seed: 209, reaches: ["mapItemsTolerated"], note: "a tolerated failure" },
-  { seed: 133, reaches: ["mapsAtFullWidth", "itemsClaimedAfterMapEnd"], note: "every lane busy at once" },
+  { seed: 29, reaches: ["mapsAtFullWidth", "itemsClaimedAfterMapEnd"], note: "every lane busy at once" },
   {
     seed: 195,
     reaches: ["crashes", "mapItemsLost", "mapsFailed"],

@@ -19,7 +19,6 @@
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
  */
 import { describe, expect, it } from "vitest";
-import type { Store } from "../../shared/ports.js";
 import { formatResult } from "../../sim/report.js";
 import { runWorld } from "../../sim/world.js";
 
@@ -141,28 +140,16 @@ describe("simulation regressions", () => {
   // and cleanup, then failed itself after writing (a transient store error), never got to that read:
   // the nodes it wrote back to PENDING stayed so in the FAILED execution. Fixed: each revival write
   // is fenced on the life it revives, in the same transaction (NodeCondition.executionLive).
+  // Lazy claims (issue 27) reshaped the worlds again: no seed of 1–6,000 reaches this race any more
+  // (a search for one whose unfenced run violates and whose fenced run is clean found none), so the
+  // fence is proved by the store contract ("refuses a revival fenced on the execution's life once it failed again or ended",
+  // test/contract/store-fences.contract.ts) and this world is kept as a clean run.
   it("seed 3473: a revival that stalled across its life's end writes nothing back [finding R]", async () => {
     const result = await runWorld({ seed: 3473 });
     expect(
       result.violations.map((v) => v.rule),
       formatResult(result),
     ).toEqual([]);
-    // Without the fence, the same world leaves those nodes PENDING: the invariant catches it.
-    const unfenced = await runWorld({
-      seed: 3473,
-      plantEngineStore: (store) =>
-        new Proxy(store, {
-          get(target, property, receiver) {
-            const value = Reflect.get(target, property, receiver);
-            if (property !== "transitionNode" || typeof value !== "function") return value;
-            return (...args: Parameters<Store["transitionNode"]>) => {
-              const [executionId, nodeId, { executionLive: _fence, ...condition }, ...rest] = args;
-              return (value as Store["transitionNode"]).call(target, executionId, nodeId, condition, ...rest);
-            };
-          },
-        }),
-    });
-    expect(unfenced.violations.map((v) => v.rule)).toContain("node-event");
   });
 
   // Findings S–AB — once the sweeper looked only at executions with something due (issue 26), eleven
