@@ -50,8 +50,9 @@ describe("bench --quick on the memory backend", () => {
       expect(row.e2eMs).toBeGreaterThanOrEqual(0);
 
       const ops = row.calls.ops;
-      // Every node through the queue is claimed and completed: at least two writes each.
-      expect(ops["DynamoDB.UpdateItem"]?.calls ?? 0).toBeGreaterThanOrEqual(2 * queued);
+      // Every node through the queue is written at least once: its completion, which carries its
+      // claim when its first attempt was short (a lazy claim, shared/engine/attempt-fence.ts).
+      expect(ops["DynamoDB.UpdateItem"]?.calls ?? 0).toBeGreaterThanOrEqual(queued);
       expect(ops["DynamoDB.GetItem"]?.calls ?? 0).toBeGreaterThan(0);
       // At most one message per queued node (continuation runs some children without one), at
       // least one per execution; every message sent is received and deleted once.
