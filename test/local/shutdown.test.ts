@@ -58,7 +58,9 @@ async function executionAfterwards(runtime: Runtime, executionId: string): Promi
 describe("npm start's signals", PATIENT, () => {
   it("takes one Ctrl-C delivered twice as one: waits for the running task, then exits 0", async () => {
     const runtime = await startNpmStart();
-    const executionId = await runningSleep(runtime, 3000);
+    // Longer than claimAfterSeconds (5 s): a shorter attempt writes its claim only with its end, so
+    // it never shows RUNNING (docs/guarantees.md, lazy claims).
+    const executionId = await runningSleep(runtime, 8000);
     runtime.child.kill("SIGINT");
     runtime.child.kill("SIGINT");
     expect(await runtime.exited).toBe(0);
@@ -68,7 +70,7 @@ describe("npm start's signals", PATIENT, () => {
     const view = await executionAfterwards(runtime, executionId);
     expect(view.nodes.find((node) => node.id === "nap")).toMatchObject({
       status: "COMPLETED",
-      output: { sleptMs: 3000 },
+      output: { sleptMs: 8000 },
     });
     expect(view.status).toBe("SUCCEEDED");
   });
