@@ -47,7 +47,9 @@ export const crashScenario: Scenario = {
     const retried = ctx.unique("crash");
     const final = ctx.unique("crash-final");
     const nodes = (maxAttempts: number) => [
-      { id: "work", type: "sleep", params: { ms: 4000 }, retry: { maxAttempts } },
+      // Longer than claimAfterSeconds (5 s): its claim (and lease) is written while it runs, so the
+      // kill leaves a lease to recover (a shorter attempt is claimed only by its end).
+      { id: "work", type: "sleep", params: { ms: 9000 }, retry: { maxAttempts } },
       { id: "after", type: "pass", dependsOn: ["work"], params: { value: "after" } },
     ];
     await register(ctx, { name: retried, nodes: nodes(3) });
