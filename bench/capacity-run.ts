@@ -19,7 +19,7 @@ import { createTaskRegistry } from "../shared/tasks/builtins.js";
 import { defineTask, type TaskType } from "../shared/tasks/task-type.js";
 import { CallLog } from "./calls.js";
 import { PartitionTally, type PartitionUse } from "./capacity-partitions.js";
-import { motoPorts } from "./run.js";
+import { motoPorts, poster } from "./run.js";
 import type { EnginePorts } from "./types.js";
 import { BENCH_TASKS, manySmall, mapOf } from "./workloads.js";
 
@@ -241,17 +241,7 @@ export async function runLoad(load: Load, endpoint: string): Promise<LoadRun> {
   const stops: AbortController[] = [];
   const runs: Promise<unknown>[] = [];
   try {
-    const post = async (path: string, body: unknown) => {
-      const response = await fetch(`${runtime.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const json = (await response.json()) as Record<string, unknown>;
-      if (response.status >= 300)
-        throw new Error(`POST ${path} → ${response.status} ${JSON.stringify(json)}`);
-      return json;
-    };
+    const post = poster(runtime.url);
     for (const definition of load.definitions) await post("/workflows", definition);
 
     const workerTasks = createTaskRegistry([externalTask]);

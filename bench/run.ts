@@ -253,17 +253,7 @@ export async function runWorkload(workload: Workload, options: RunOptions): Prom
     // Let receives already in flight (started before the wrappers) come back.
     await sleep(moto ? 1300 : 400);
 
-    const post = async (path: string, body: unknown) => {
-      const response = await fetch(`${runtime.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const json = (await response.json()) as Record<string, unknown>;
-      if (response.status >= 300)
-        throw new Error(`POST ${path} → ${response.status} ${JSON.stringify(json)}`);
-      return json;
-    };
+    const post = poster(runtime.url);
     await post("/workflows", workload.definition);
     log.reset();
 
@@ -435,4 +425,18 @@ async function coldGets(ports: EnginePorts, workload: Workload, executionId: str
     gets += new Set([...input, ...deps]).size * Math.max(1, record.attempt);
   }
   return gets;
+}
+
+/** POSTs JSON to the local runtime at `baseUrl`; a status of 300 or more throws, naming the route. */
+export function poster(baseUrl: string): (path: string, body: unknown) => Promise<Record<string, unknown>> {
+  return async (path, body) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const json = (await response.json()) as Record<string, unknown>;
+    if (response.status >= 300) throw new Error(`POST ${path} → ${response.status} ${JSON.stringify(json)}`);
+    return json;
+  };
 }
