@@ -37,6 +37,17 @@ async function claimAndDie(
   expect(claim.ok).toBe(true);
 }
 
+/**
+ * Starts an execution the sweeper looks at. An unkeyed start of direct entries sends its messages
+ * first and is never in the sweeper's index (executions.ts): SQS redelivers what a dead worker left,
+ * and the DLQ poller puts back in the index what SQS gave up on. These tests delete the messages
+ * themselves — a loss SQS does not cause — to exercise the sweeper's own recovery, which a keyed
+ * start (written first, with a first look) still relies on.
+ */
+function startWatched(engine: Engine, workflow: string) {
+  return engine.createExecution({ workflow, idempotencyKey: `watched-${workflow}` });
+}
+
 describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIENT, (kind) => {
   it("recovers a killed worker's node through the sweeper once its lease expires", async () => {
     const backend = await createBackend(kind, { sweep: fastSweep });
@@ -48,7 +59,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
           { id: "work", type: "pass", params: { value: "done" }, retry: { backoff: { initialSeconds: 0 } } },
         ],
       });
-      const { executionId } = await engine.createExecution({ workflow: "killed" });
+      const { executionId } = await startWatched(engine, "killed");
       const [message] = await receiveAll(consumer, 1);
       await claimAndDie(store, executionId, "work", 300);
       await consumer.delete([message!.receiptHandle]); // the message is gone too: only the sweeper can help
@@ -128,7 +139,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
         name: "zombie",
         nodes: [{ id: "z", type: "hold", retry: { maxAttempts: 3, backoff: { initialSeconds: 0 } } }],
       });
-      const { executionId } = await engine.createExecution({ workflow: "zombie" });
+      const { executionId } = await startWatched(engine, "zombie");
       const [first] = await receiveAll(consumer, 1);
       const zombie = engine.handleTask(taskOf(first!)); // attempt 1 runs, and freezes
       await consumer.delete([first!.receiptHandle]);
@@ -179,7 +190,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
           { id: "j", type: "pass", dependsOn: parents.map((p) => p.id), params: { value: "j" } },
         ],
       });
-      const { executionId } = await engine.createExecution({ workflow: "lost-join" });
+      const { executionId } = await startWatched(engine, "lost-join");
       const entries = await receiveAll(consumer, 6);
       for (const m of entries) await engine.handleTask(taskOf(m));
       await consumer.delete(entries.map((m) => m.receiptHandle));
@@ -216,7 +227,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
           { id: "j", type: "collect", dependsOn: parents.map((p) => p.id), fanIn: "count:2" },
         ],
       });
-      const { executionId } = await engine.createExecution({ workflow: "lost-pick" });
+      const { executionId } = await startWatched(engine, "lost-pick");
       const entries = await receiveAll(consumer, 3);
       for (const m of entries) await engine.handleTask(taskOf(m));
       await consumer.delete(entries.map((m) => m.receiptHandle));
@@ -250,7 +261,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
         name: "three",
         nodes: ["a", "b", "c"].map((id) => ({ id, type: "noop", retry: { backoff: { initialSeconds: 0 } } })),
       });
-      const { executionId } = await engine.createExecution({ workflow: "three" });
+      const { executionId } = await startWatched(engine, "three");
       const messages = await receiveAll(consumer, 3);
       for (const id of ["a", "b", "c"]) await claimAndDie(store, executionId, id, 200);
       await consumer.delete(messages.map((m) => m.receiptHandle));
@@ -313,7 +324,9 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
   });
 
   it("does not let a node told to stop complete, even when it finishes before its next heartbeat", async () => {
-    const backend = await createBackend(kind); // 60 s lease: no heartbeat happens during the test
+    // 60 s lease: no heartbeat happens during the test. Claimed before it runs: a lazy claim is the
+    // next test's.
+    const backend = await createBackend(kind, { claimAfterSeconds: 0 });
     try {
       const { engine, store, consumer } = backend;
       await engine.registerWorkflow({
@@ -342,6 +355,52 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       // Never dispatched: written CANCELLED by the cleanup, so its history says so.
       expect(await store.getNode(executionId, "next")).toMatchObject({ status: "CANCELLED", attempt: 0 });
       expect(countEvents(history, HISTORY.nodeCancelled, "next")).toBe(1);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("refuses the carried claim of an unclaimed first attempt whose execution was cancelled as it ran", async () => {
+    const started = latch();
+    const release = latch();
+    const held = defineTask({
+      type: "held",
+      params: z.object({}).strict().optional(),
+      run: async () => {
+        started.open();
+        await release.promise;
+        return "finished anyway";
+      },
+    });
+    // The default claimAfterSeconds (5): the attempt runs unclaimed, its record still PENDING.
+    const backend = await createBackend(kind, { tasks: [held] });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "lazy-nap",
+        nodes: [
+          { id: "nap", type: "held" },
+          { id: "next", type: "noop", dependsOn: ["nap"] },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "lazy-nap" });
+      const [message] = await receiveAll(consumer, 1);
+      const running = engine.handleTask(taskOf(message!));
+      await started.promise;
+      expect((await store.getNode(executionId, "nap"))?.status ?? "PENDING").toBe("PENDING");
+      await engine.cancelExecution(executionId);
+      release.open();
+      await running; // its ending carries its claim, refused: the node is no longer PENDING
+
+      const view = await engine.describeExecution(executionId);
+      expect(view.status).toBe("CANCELLED");
+      expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
+        ["nap", "CANCELLED"],
+        ["next", "CANCELLED"],
+      ]);
+      const history = await store.listHistory(executionId);
+      expect(countEvents(history, HISTORY.nodeCompleted)).toBe(0);
+      expect(countEvents(history, HISTORY.nodeStarted)).toBe(0);
     } finally {
       await backend.cleanup();
     }
