@@ -171,26 +171,31 @@ export class Sweeper {
     for (const node of graph.nodes) {
       const record = records.get(node.id);
       const mode = dispatchMode(this.ctx, node);
-      if (mode === "join" && (record?.status ?? "PENDING") === "PENDING") {
+      const undecided = (record?.status ?? "PENDING") === "PENDING";
+      const tally = undecided ? tallyParents(node.parents, (p) => outcomeIn(graph, p, statusOf)) : undefined;
+      const verdict = tally && verdictOf(node.fanIn, node.parents.length, tally);
+      const sharded = undecided && fanInSource(this.ctx.fanIn, node) === "sharded";
+      if (sharded && verdict === "waiting") {
+        // Decided by its parents' arrivals (fan-in.ts), whatever its dispatch: an ended parent's
+        // arrival may be missing (its propagation cut short), and then no later arrival meets it.
+        // That parent is re-driven; until it arrives, the look stays due (simulation seeds 2736, 8280).
+        for (const parent of await this.arrivalsMissing(execution, graph, node, statusOf)) {
+          const ended = records.get(parent.id);
+          if (ended && resendNow(ended.finishedAt ?? now))
+            unarrived.set(parent.id, { node: parent, skipped: ended.status === "SKIPPED" });
+        }
+        continue;
+      }
+      if (mode === "join" && undecided) {
         // Its fan-in met and nobody claimed it: its message was lost (a crash between the deciding
         // completion and the send) or waits in a backlog. One message per join, not a re-drive of
         // each of its (maybe hundreds of) parents; an `any`/`count:N` one's carries its inputs.
-        const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, statusOf));
-        const verdict = verdictOf(node.fanIn, node.parents.length, tally);
         if (verdict === "skipped") {
           // Skipped by its dependencies, the deciding parent cut short before writing it.
           pending.push({ node, record: record ?? pendingNode(execution.executionId, node.id) });
           continue;
         }
-        if (verdict !== "ready") {
-          if (fanInSource(this.ctx.fanIn, node) === "sharded")
-            for (const parent of await this.arrivalsMissing(execution, graph, node, statusOf)) {
-              const ended = records.get(parent.id);
-              if (ended && resendNow(ended.finishedAt ?? now))
-                unarrived.set(parent.id, { node: parent, skipped: ended.status === "SKIPPED" });
-            }
-          continue;
-        }
+        if (verdict !== "ready" || !tally) continue;
         const done = tally.ok;
         // Met when its required-th dependency was done (`all`: when the last one ended).
         const ended = node.fanIn.kind === "all" ? [...done, ...tally.skipped] : done;
@@ -205,30 +210,11 @@ export class Sweeper {
           });
         continue;
       }
-      if (
-        mode === "deferred" &&
-        (record?.status ?? "PENDING") === "PENDING" &&
-        node.parents.length > 1 &&
-        fanInSource(this.ctx.fanIn, node) === "sharded"
-      ) {
-        // A deferred node (a `wait`, an external one) decided by sharded arrivals: its queue write
-        // is its decision. Met (or skipped), it is decided from its parents' records like any
-        // PENDING node; waiting, an ended parent's arrival may be missing (its propagation cut
-        // short): re-driven, as for a join (simulation seed 2736).
-        const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, statusOf));
-        const verdict = verdictOf(node.fanIn, node.parents.length, tally);
-        if (verdict === "waiting") {
-          for (const parent of await this.arrivalsMissing(execution, graph, node, statusOf)) {
-            const ended = records.get(parent.id);
-            if (ended && resendNow(ended.finishedAt ?? now))
-              unarrived.set(parent.id, { node: parent, skipped: ended.status === "SKIPPED" });
-          }
-          continue;
-        }
-        if (!record) {
-          pending.push({ node, record: pendingNode(execution.executionId, node.id) });
-          continue;
-        }
+      if (sharded && !record) {
+        // Met (or skipped) by its arrivals, with no record yet — its decider cut short after the last
+        // arrival —: decided from its parents' records like any PENDING node.
+        pending.push({ node, record: pendingNode(execution.executionId, node.id) });
+        continue;
       }
       if (!record) continue;
       switch (record.status) {
