@@ -732,10 +732,15 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       for (const w of writes) {
         const from: NodeStatus = w.before?.status ?? "PENDING";
         const to = w.after.status;
-        // A redrive revives a FAILED or CANCELLED node: to QUEUED (a new attempt) or PENDING.
+        // A redrive revives a FAILED or CANCELLED node: to QUEUED (a new attempt) or PENDING; and a
+        // map left RUNNING by the end it follows (its items cancelled): to QUEUED, started afresh.
         const revival = w.events.some((e) => e.type === HISTORY.nodeRedriven);
+        const strandedMap = from === "RUNNING" && w.before?.composite?.kind === "map" && to === "QUEUED";
         if (revival) {
-          if ((from !== "FAILED" && from !== "CANCELLED") || (to !== "QUEUED" && to !== "PENDING"))
+          if (
+            !strandedMap &&
+            ((from !== "FAILED" && from !== "CANCELLED") || (to !== "QUEUED" && to !== "PENDING"))
+          )
             nv("state-machine", `redriven ${from} → ${to}`);
           terminalEvent = undefined;
         } else if (isTerminalNode(from) || NODE_ENDS.has(from))

@@ -276,7 +276,11 @@ export class DeadLetters {
         );
         return undefined;
       }
-      if (record.status !== "FAILED" && record.status !== "CANCELLED") return undefined;
+      // A map still waiting whose items the ended life's cleanup cancelled (it cancels items before
+      // their map, and may be cut short in between) would wait for lanes that never go on: it starts
+      // afresh, as a cancelled map does (simulation seed 6476).
+      const stranded = record.status === "RUNNING" && (await this.mapItemsCancelled(execution.executionId, record));
+      if (record.status !== "FAILED" && record.status !== "CANCELLED" && !stranded) return undefined;
       // A failure the workflow handled (`onError: "continue"`) stands: its dependants went on from it.
       if (record.status === "FAILED" && node.onError === "continue") return undefined;
       // Only wide fan-ins record arrivals; the others can run once enough parents are done.
@@ -339,6 +343,15 @@ export class DeadLetters {
         { reviving: current.reviving },
       );
     return true;
+  }
+
+  /** Whether `record` is a map whose current attempt has a cancelled item (only an end cancels one). */
+  private async mapItemsCancelled(executionId: string, record: NodeRecord): Promise<boolean> {
+    if (record.composite?.kind !== "map") return false;
+    const items = await this.ctx.store.listMapItems(executionId, record.nodeId, record.attempt, {
+      statusOnly: true,
+    });
+    return items.some((item) => item.status === "CANCELLED");
   }
 
   /**

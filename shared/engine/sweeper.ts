@@ -228,6 +228,10 @@ export class Sweeper {
           if (expiresAt < now) {
             await this.runner.recoverExpiredLease(execution, graph, node, record);
             report.recoveredLeases++;
+            // A map or child checked just now, still waiting, moved its check time on: looked at
+            // again then (the next look reads it), or the backstop ends here (simulation seed 6476).
+            if (record.composite && !this.runner.waiting.armsOwnTimer(record.composite))
+              revisitAt(now + graceMs);
           } else if (!record.composite && !node.runsOn) {
             revisitAt(expiresAt + graceMs);
           } else if (record.composite && !this.runner.waiting.armsOwnTimer(record.composite)) {
