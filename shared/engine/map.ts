@@ -386,6 +386,7 @@ export class Maps implements WaitingKind<"map"> {
       const seen = new Set(firsts.map((r) => r.nodeId));
       const unsent = open.filter((lane) => !seen.has(mapItemId(node.id, record.attempt, lane)));
       if (unsent.length > 0) await this.sendItems(execution, node, record.attempt, unsent);
+      if (mapParamsOf(node).workflow) await this.nudgeWaitingItems(execution, node, record.attempt);
       await checkLater(this.ctx, executionId, node.id, record.lease);
       return;
     }
@@ -453,6 +454,27 @@ export class Maps implements WaitingKind<"map"> {
         { code: "MapTooLarge" },
       );
     return items;
+  }
+
+  /**
+   * Items waiting for their child execution hear of its end by a message (parent-notice.ts), which
+   * a crash between the child's end and the send loses; the sweeper never reads a map's items, so
+   * the map's check sends each one whose own check time passed its message again, handled as its
+   * check (worker.ts). At most `lanes` items run at once: their records are read strongly.
+   */
+  private async nudgeWaitingItems(execution: ExecutionRecord, map: GraphNode, mapAttempt: number): Promise<void> {
+    const { executionId } = execution;
+    const listed = await this.ctx.store.listMapItems(executionId, map.id, mapAttempt, { statusOnly: true });
+    const running = listed.filter((item) => item.status === "RUNNING").map((item) => item.nodeId);
+    if (running.length === 0) return;
+    const now = this.ctx.clock.now();
+    const overdue = (await this.ctx.store.getNodes(executionId, running)).filter(
+      (item) => item.status === "RUNNING" && item.composite && (item.lease?.expiresAt ?? now) < now,
+    );
+    await sendTasks(
+      this.ctx,
+      overdue.map((item) => ({ message: taskMessage(execution, item.nodeId, item.attempt) })),
+    );
   }
 
   private async sendItems(
