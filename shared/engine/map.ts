@@ -334,6 +334,12 @@ export class Maps implements WaitingKind<"map"> {
     }
     const next = nextInLane(item.index, state.lanes, state.items);
     if (next !== undefined) {
+      // A recovery (a redelivered or dead-lettered copy of the item's message) sends the next item
+      // only if nobody claimed it yet: once claimed, its own message drives the lane. Else every copy
+      // of every item would send a copy of the next, down to the lane's end (simulation seed 8731:
+      // a backlog of copies that kept the last item's message from ever being received).
+      if (!known && (await this.ctx.store.getNode(executionId, mapItemId(item.mapId, item.mapAttempt, next))))
+        return;
       await this.sendItems(execution, item.map, item.mapAttempt, [next]);
       return;
     }
