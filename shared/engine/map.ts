@@ -381,18 +381,7 @@ export class Maps implements WaitingKind<"map"> {
     const { executionId } = execution;
     const ended = await endedLanes(this.ctx, executionId, node.id, record.attempt, state.lanes);
     if (ended.size < state.lanes) {
-      // A lane whose first item has no record may never have been sent (the map's start cut short
-      // after it began to wait): sent again, a copy refused at its claim. Each later item is sent
-      // by the one before it, whose message comes back if its worker dies.
-      const open = Array.from({ length: state.lanes }, (_, lane) => lane).filter((lane) => !ended.has(lane));
-      const firsts = await this.ctx.store.getNodes(
-        executionId,
-        open.map((lane) => mapItemId(node.id, record.attempt, lane)),
-      );
-      const seen = new Set(firsts.map((r) => r.nodeId));
-      const unsent = open.filter((lane) => !seen.has(mapItemId(node.id, record.attempt, lane)));
-      if (unsent.length > 0) await this.sendItems(execution, node, record.attempt, unsent);
-      if (mapParamsOf(node).workflow) await this.nudgeWaitingItems(execution, node, record.attempt);
+      await this.resendStalledLanes(execution, node, record.attempt, state, ended);
       await checkLater(this.ctx, executionId, node.id, record.lease);
       return;
     }
@@ -463,23 +452,65 @@ export class Maps implements WaitingKind<"map"> {
   }
 
   /**
-   * Items waiting for their child execution hear of its end by a message (parent-notice.ts), which
-   * a crash between the child's end and the send loses; the sweeper never reads a map's items, so
-   * the map's check sends each one whose own check time passed its message again, handled as its
-   * check (worker.ts). At most `lanes` items run at once: their records are read strongly.
+   * The backstop for a map's lanes, which no look of the sweeper reads. Each item's message drives
+   * its lane, and it can be gone: never sent (the map's start, or an item's end, cut short before
+   * the send), deleted by a duplicate's worker that found the item running while its claimer died,
+   * lost between a retry's write and its send, or — an item waiting for its child execution — the
+   * child's end notice lost to a crash (parent-notice.ts). So, for each lane not yet ended, the map's
+   * check finds the lane's first unended item and sends its message again when it is stalled: no
+   * record though the item before it ended a grace period ago (or it is the lane's first), a lease
+   * or check time run out, or a retry overdue by the grace period; a lane whose items all ended has
+   * its last item's message sent again, whose handling records the lane's end. A copy is refused at
+   * its claim. One listing of the items' statuses, and strong reads of at most two items a lane.
    */
-  private async nudgeWaitingItems(execution: ExecutionRecord, map: GraphNode, mapAttempt: number): Promise<void> {
+  private async resendStalledLanes(
+    execution: ExecutionRecord,
+    map: GraphNode,
+    mapAttempt: number,
+    state: MapState,
+    ended: ReadonlySet<number>,
+  ): Promise<void> {
     const { executionId } = execution;
     const listed = await this.ctx.store.listMapItems(executionId, map.id, mapAttempt, { statusOnly: true });
-    const running = listed.filter((item) => item.status === "RUNNING").map((item) => item.nodeId);
-    if (running.length === 0) return;
-    const now = this.ctx.clock.now();
-    const overdue = (await this.ctx.store.getNodes(executionId, running)).filter(
-      (item) => item.status === "RUNNING" && item.composite && (item.lease?.expiresAt ?? now) < now,
+    const statusOf = new Map(
+      listed.map((item) => [parseMapItemId(item.nodeId)?.index ?? -1, item.status] as const),
     );
+    // Per open lane: its first item not ended (or, all ended, its last) and the one before it.
+    const heads: Array<{ index: number; before?: number; allEnded: boolean }> = [];
+    for (let lane = 0; lane < state.lanes; lane++) {
+      if (ended.has(lane)) continue;
+      let index = lane;
+      while (index + state.lanes < state.items && isTerminalNode(statusOf.get(index) ?? "PENDING"))
+        index += state.lanes;
+      const status = statusOf.get(index);
+      const allEnded = status !== undefined && isTerminalNode(status);
+      heads.push({ index, ...(index >= state.lanes ? { before: index - state.lanes } : {}), allEnded });
+    }
+    const id = (index: number) => mapItemId(map.id, mapAttempt, index);
+    const read = new Map(
+      (
+        await this.ctx.store.getNodes(
+          executionId,
+          heads.flatMap((head) => [id(head.index), ...(head.before === undefined ? [] : [id(head.before)])]),
+        )
+      ).map((item) => [item.nodeId, item]),
+    );
+    const now = this.ctx.clock.now();
+    const overdue = (at: number | undefined) => (at ?? now) + this.ctx.sweep.graceMs < now;
+    const stalled = heads.flatMap(({ index, before, allEnded }) => {
+      const item = read.get(id(index));
+      if (allEnded) return item ? [item] : [];
+      if (!item) {
+        const previous = before === undefined ? undefined : read.get(id(before));
+        const unsent = before === undefined || (previous !== undefined && overdue(previous.finishedAt));
+        return unsent ? [{ nodeId: id(index), attempt: 1 }] : [];
+      }
+      if (item.status === "RUNNING") return (item.lease?.expiresAt ?? now) < now ? [item] : [];
+      return item.status === "QUEUED" && overdue(item.notBefore ?? item.queuedAt) ? [item] : [];
+    });
     await sendTasks(
       this.ctx,
-      overdue.map((item) => ({ message: taskMessage(execution, item.nodeId, item.attempt) })),
+      stalled.map((item) => ({ message: taskMessage(execution, item.nodeId, item.attempt) })),
     );
   }
 

@@ -15,6 +15,8 @@
  *   the execution's next end no longer leave that end's nodes PENDING.
  * - S–AB (the sweeper that looks only at what is due): work a crash left undone that only a
  *   periodic look used to find is now made due by the write that could be left without a follow-up.
+ * - AC–AF (lazy claims and send-first starts): arrivals missing at any node decided by them, maps
+ *   stranded by a redrive or by a lost child notice, and lanes flooded by copies.
  * A seed replays one world only while the engine makes the same port calls: after an engine change
  * that reshapes the worlds, re-find failing seeds with `npm run sim -- --runs 10000 --keep-going`.
  */
@@ -196,6 +198,31 @@ describe("simulation regressions", () => {
     [9745, "AB"],
   ] as const) {
     it(`seed ${seed}: an execution whose follow-up a crash cut short is looked at and ends [finding ${finding}]`, async () => {
+      const result = await runWorld({ seed });
+      expect(
+        result.violations.map((v) => v.rule),
+        formatResult(result),
+      ).toEqual([]);
+    });
+  }
+  // Found with lazy claims, send-first starts and the sharded listing index (issue 27):
+  // AC (8280): an inline merge decided by sharded arrivals lost one (its parent's propagation cut
+  //   short); the sweeper checked missing arrivals only for joins and deferred nodes. Fixed: for
+  //   every node decided by arrivals.
+  // AD (6476): a redrive found a map its end's cleanup had left RUNNING with its items cancelled,
+  //   and the sweeper stopped looking after one check of it. Fixed: the redrive restarts such a map;
+  //   the sweeper looks again after checking a waiting map or child.
+  // AE (9424): a map item's child ended, and the notice to the item was lost to a crash; no look
+  //   reads items. Fixed: the map's check sends such an item's message again.
+  // AF (8731): every redelivered copy of an ended item sent the next item of its lane again, a
+  //   backlog that starved the last item's message. Fixed: only when the next item is unclaimed.
+  for (const [seed, finding] of [
+    [8280, "AC"],
+    [6476, "AD"],
+    [9424, "AE"],
+    [8731, "AF"],
+  ] as const) {
+    it(`seed ${seed}: an execution ends [finding ${finding}]`, async () => {
       const result = await runWorld({ seed });
       expect(
         result.violations.map((v) => v.rule),
