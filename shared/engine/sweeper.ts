@@ -291,7 +291,8 @@ export class Sweeper {
     // An ended map's items (engine/map.ts): one claimed as it ended (it failed under onError
     // "continue", or was cancelled), whose worker then died, is settled here (cancelled, or told to
     // stop). A running map's items are never read here: each item's message (redelivered if its
-    // worker dies) drives its lane, and the map's own check its first items.
+    // worker dies) drives its lane, and the map's own check, run from here when its check time
+    // passed, is the lanes' backstop (engine/map.ts, resendStalledLanes).
     for (const map of records.values()) {
       const node = graph.byId.get(map.nodeId);
       if (!node || map.composite?.kind !== "map" || map.status === "COMPLETED" || map.status === "RUNNING")
