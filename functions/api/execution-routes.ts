@@ -1,7 +1,6 @@
 /** createUpload and the execution routes: start, list, describe, trigger, cancel, events. */
 import { executionTrace, parseTraceparent } from "../../shared/domain/trace.js";
 import type { Engine } from "../../shared/engine/engine.js";
-import { executionCost } from "../../shared/engine/execution-cost.js";
 import type { TracedCreateRequest } from "../../shared/engine/executions.js";
 import {
   cancelBodySchema,
@@ -76,9 +75,12 @@ export function executionHandlers(engine: Engine, views: ViewSettings): RouteHan
       const view = await engine.describeExecution(id, {
         resolve: resolve === undefined ? views.resolveByDefault : resolve === "true",
         maxBytes: views.maxInlineBytes,
+        // The modeled cost (shared/engine/cost-model.ts): what the protocol's counts give for its records.
+        cost: true,
       });
-      // The modeled cost (shared/engine/cost-model.ts): what the protocol's counts give for its records.
-      return { status: 200, body: { ...view, cost: await executionCost(engine, id) } };
+      const { cost } = view;
+      if (cost === undefined) throw new Error("the description left out the cost it was asked for");
+      return { status: 200, body: { ...view, cost } };
     },
     triggerExecution: async ({ params, body }) => {
       const { id } = validateParams(executionIdParamsSchema, params);

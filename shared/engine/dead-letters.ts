@@ -279,7 +279,8 @@ export class DeadLetters {
       // A map still waiting whose items the ended life's cleanup cancelled (it cancels items before
       // their map, and may be cut short in between) would wait for lanes that never go on: it starts
       // afresh, as a cancelled map does (simulation seed 6476).
-      const stranded = record.status === "RUNNING" && (await this.mapItemsCancelled(execution.executionId, record));
+      const stranded =
+        record.status === "RUNNING" && (await this.mapItemsCancelled(execution.executionId, record));
       if (record.status !== "FAILED" && record.status !== "CANCELLED" && !stranded) return undefined;
       // A failure the workflow handled (`onError: "continue"`) stands: its dependants went on from it.
       if (record.status === "FAILED" && node.onError === "continue") return undefined;

@@ -11,6 +11,8 @@ export interface ViewOptions {
   resolve: boolean;
   /** Most bytes of values one response inlines. */
   maxBytes: number;
+  /** Add the modeled cost of the execution's records so far (execution-cost.ts). */
+  cost?: boolean;
 }
 
 /** How long a download URL in a view stays valid. */

@@ -1,4 +1,5 @@
 /** Shapes the engine returns to callers (the HTTP API contract of the design brief). */
+import type { ModeledCost } from "../domain/cost-model.js";
 import type { ProblemDetail } from "../domain/errors.js";
 import type { ErrorInfo, ExecutionStatus, NodeStatus, ParentLink } from "../domain/records.js";
 import type { PresignedRequest } from "../ports.js";
@@ -83,6 +84,8 @@ export interface ExecutionView {
   onFailure?: NodeView;
   /** The `workflow` node whose child this execution is. */
   parent?: { executionId: string; nodeId: string };
+  /** The modeled cost of its records so far (ViewOptions.cost). */
+  cost?: ModeledCost;
 }
 
 /** `POST /payloads`: where to put an input too large for a request, and how to refer to it. */
