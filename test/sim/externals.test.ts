@@ -29,7 +29,7 @@ import { runWorld, type WorldOptions } from "../../sim/world.js";
 
 const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
   {
-    seed: 436,
+    seed: 241,
     reaches: [
       "externalTasks",
       "zombieReportsRefused",
@@ -47,7 +47,7 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
     note: "workers die and register again under their ids; greedy sessions held to their limits",
   },
   {
-    seed: 148,
+    seed: 427,
     reaches: ["tasksStopped", "externalCrashes", "staleReportsRefused"],
     note: "tasks stopped by a cancellation, stale reports refused",
   },
