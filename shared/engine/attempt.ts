@@ -77,16 +77,24 @@ export async function runAttempt(
     while (!stop.signal.aborted) {
       await clock.sleep(fence.claimed ? interval : Math.min(interval, ctx.claimAfterMs), stop.signal);
       const lease = { token, expiresAt: clock.now() + ctx.leaseMs };
-      const renewed = fence.claimed
-        ? await store.transitionNode(
+      const claiming = !fence.claimed;
+      const renewed = claiming
+        ? await fence.claim(write, lease)
+        : await store.transitionNode(
             execution.executionId,
             node.id,
             { status: ["RUNNING"], leaseToken: token },
             { lease },
-          )
-        : await fence.claim(write, lease);
+          );
       if (!renewed.ok) return abort("leaseLost");
       if (renewed.record.cancelRequested) return abort("cancelled");
+      // A long attempt, claimed now: the sweeper looks at it once its lease is over, and then at
+      // each lease's end while it runs (sweeper.ts). Its execution may be in no index — a start
+      // that sent its messages first (executions.ts) — and SQS brings the message of a worker that
+      // died back only after the queue's visibility timeout (30 minutes deployed). Best effort: a
+      // failure here must not end the heartbeats; SQS is still there.
+      if (claiming)
+        await store.pullSweepAt(execution.executionId, lease.expiresAt + ctx.sweep.graceMs).catch(() => false);
     }
   })().catch(() => {});
 
