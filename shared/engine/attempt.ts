@@ -94,7 +94,9 @@ export async function runAttempt(
       // died back only after the queue's visibility timeout (30 minutes deployed). Best effort: a
       // failure here must not end the heartbeats; SQS is still there.
       if (claiming)
-        await store.pullSweepAt(execution.executionId, lease.expiresAt + ctx.sweep.graceMs).catch(() => false);
+        await store
+          .pullSweepAt(execution.executionId, lease.expiresAt + ctx.sweep.graceMs)
+          .catch(() => false);
     }
   })().catch(() => {});
 
