@@ -74,29 +74,32 @@ export async function runAttempt(
     const token = fence.lease.token;
     const write = (condition: NodeCondition, patch: NodePatch, events: readonly HistoryEvent[]) =>
       store.transitionNode(execution.executionId, node.id, condition, patch, events);
+    let watched = false;
     while (!stop.signal.aborted) {
       await clock.sleep(fence.claimed ? interval : Math.min(interval, ctx.claimAfterMs), stop.signal);
       const lease = { token, expiresAt: clock.now() + ctx.leaseMs };
-      const claiming = !fence.claimed;
-      const renewed = claiming
-        ? await fence.claim(write, lease)
-        : await store.transitionNode(
+      const renewed = fence.claimed
+        ? await store.transitionNode(
             execution.executionId,
             node.id,
             { status: ["RUNNING"], leaseToken: token },
             { lease },
-          );
+          )
+        : await fence.claim(write, lease);
       if (!renewed.ok) return abort("leaseLost");
       if (renewed.record.cancelRequested) return abort("cancelled");
-      // A long attempt, claimed now: the sweeper looks at it once its lease is over, and then at
-      // each lease's end while it runs (sweeper.ts). Its execution may be in no index — a start
-      // that sent its messages first (executions.ts) — and SQS brings the message of a worker that
-      // died back only after the queue's visibility timeout (30 minutes deployed). Best effort: a
-      // failure here must not end the heartbeats; SQS is still there.
-      if (claiming)
+      // Still running at its first beat (a lazy claim's, or an eager claim's first renewal): the
+      // sweeper looks at it once this lease is over, and then at each lease's end while it runs
+      // (sweeper.ts). Its execution may be in no index — a start that sent its messages first
+      // (executions.ts) — and SQS brings a dead worker's message back only after the queue's
+      // visibility timeout (30 minutes deployed). Best effort: a failure here must not end the
+      // heartbeats; SQS is still there.
+      if (!watched) {
+        watched = true;
         await store
           .pullSweepAt(execution.executionId, lease.expiresAt + ctx.sweep.graceMs)
           .catch(() => false);
+      }
     }
   })().catch(() => {});
 
