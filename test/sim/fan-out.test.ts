@@ -24,7 +24,7 @@ const WORLDS: Array<{ seed: number; reaches: string[]; note: string }> = [
     reaches: ["descendantsRefused", "reservationsRefused", "reservationsReleased"],
     note: "children refused at the descendants limit, maps refused their lanes",
   },
-  { seed: 6, reaches: ["cancelledTrees", "reservationsRefused"], note: "a cancelled tree" },
+  { seed: 8, reaches: ["cancelledTrees", "reservationsRefused"], note: "a cancelled tree" },
   {
     seed: 7,
     reaches: ["descendantsRefused", "reservationsRefused", "mostItemsInFlight"],
