@@ -48,6 +48,23 @@ function startWatched(engine: Engine, workflow: string) {
   return engine.createExecution({ workflow, idempotencyKey: `watched-${workflow}` });
 }
 
+/** The `nap` → `next` execution ended CANCELLED, both nodes with it, and no completion accepted; its history. */
+async function expectCancelledUncompleted(
+  engine: Engine,
+  store: Awaited<ReturnType<typeof createBackend>>["store"],
+  executionId: string,
+) {
+  const view = await engine.describeExecution(executionId);
+  expect(view.status).toBe("CANCELLED");
+  expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
+    ["nap", "CANCELLED"],
+    ["next", "CANCELLED"],
+  ]);
+  const history = await store.listHistory(executionId);
+  expect(countEvents(history, HISTORY.nodeCompleted)).toBe(0);
+  return history;
+}
+
 describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIENT, (kind) => {
   it("recovers a killed worker's node through the sweeper once its lease expires", async () => {
     const backend = await createBackend(kind, { sweep: fastSweep });
@@ -344,14 +361,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       await engine.cancelExecution(executionId);
       await running; // the sleep ends normally, but the completion is refused and recorded as cancelled
 
-      const view = await engine.describeExecution(executionId);
-      expect(view.status).toBe("CANCELLED");
-      expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
-        ["nap", "CANCELLED"],
-        ["next", "CANCELLED"],
-      ]);
-      const history = await store.listHistory(executionId);
-      expect(countEvents(history, HISTORY.nodeCompleted)).toBe(0);
+      const history = await expectCancelledUncompleted(engine, store, executionId);
       // Never dispatched: written CANCELLED by the cleanup, so its history says so.
       expect(await store.getNode(executionId, "next")).toMatchObject({ status: "CANCELLED", attempt: 0 });
       expect(countEvents(history, HISTORY.nodeCancelled, "next")).toBe(1);
@@ -392,14 +402,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       release.open();
       await running; // its ending carries its claim, refused: the node is no longer PENDING
 
-      const view = await engine.describeExecution(executionId);
-      expect(view.status).toBe("CANCELLED");
-      expect(view.nodes.map((n) => [n.id, n.status])).toEqual([
-        ["nap", "CANCELLED"],
-        ["next", "CANCELLED"],
-      ]);
-      const history = await store.listHistory(executionId);
-      expect(countEvents(history, HISTORY.nodeCompleted)).toBe(0);
+      const history = await expectCancelledUncompleted(engine, store, executionId);
       expect(countEvents(history, HISTORY.nodeStarted)).toBe(0);
     } finally {
       await backend.cleanup();
