@@ -1,15 +1,14 @@
 /** Lambda entry point of the DLQ consumer (SQS event source on the dead-letter queue, ReportBatchItemFailures). */
 import { Logger } from "@aws-lambda-powertools/logger";
-import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
 import { declaredTasks, functionEngineFromEnv } from "../../shared/config/function-engine.js";
 import type { TaskModule } from "../../shared/tasks/task-modules.js";
-import { captureWith, TRACER_OPTIONS, traceInvocation } from "../common/tracing.js";
+import { invocationTracing } from "../common/tracing.js";
 import { createDlqHandler, type DlqHandler } from "./app.js";
 
-// X-Ray (functions/common/tracing.ts): a no-op outside Lambda.
-const tracer = new Tracer({ serviceName: "weft-dlq", ...TRACER_OPTIONS });
+// X-Ray when the construct turned it on (functions/common/tracing.ts), loaded at init; else nothing.
+const tracing = await invocationTracing("weft-dlq", process.env);
 // EMF metrics (namespace Weft), flushed by the app at the end of each invocation.
 const metrics = createPowertoolsMetrics();
 // One engine per container, built on the first invocation.
@@ -22,13 +21,13 @@ let app: DlqHandler | undefined;
 export const lambdaHandler =
   (taskModules: readonly TaskModule[] = []) =>
   async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
-    traceInvocation(tracer, async () => {
+    tracing.invocation(async () => {
       if (app === undefined) {
         const logger = new Logger({ serviceName: "weft-dlq" });
         // Runs no http or lambda node: those task types' params only (shared/tasks/declared.ts).
         const engine = functionEngineFromEnv(process.env, {
           logger,
-          capture: captureWith(tracer),
+          capture: tracing.capture,
           metrics,
           taskModules,
           tasks: declaredTasks,

@@ -1,16 +1,15 @@
 /** Lambda entry point of the sweeper (an EventBridge schedule invokes it every minute). */
 import { Logger } from "@aws-lambda-powertools/logger";
-import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { Context, ScheduledEvent } from "aws-lambda";
 import { createPowertoolsMetrics } from "../../shared/adapters/metrics-powertools.js";
 import { declaredTasks, functionEngineFromEnv } from "../../shared/config/function-engine.js";
 import type { SweepReport } from "../../shared/engine/sweeper.js";
 import type { TaskModule } from "../../shared/tasks/task-modules.js";
-import { captureWith, TRACER_OPTIONS, traceInvocation } from "../common/tracing.js";
+import { invocationTracing } from "../common/tracing.js";
 import { createSweeperHandler, type SweeperHandler } from "./app.js";
 
-// X-Ray (functions/common/tracing.ts): a no-op outside Lambda.
-const tracer = new Tracer({ serviceName: "weft-sweeper", ...TRACER_OPTIONS });
+// X-Ray when the construct turned it on (functions/common/tracing.ts), loaded at init; else nothing.
+const tracing = await invocationTracing("weft-sweeper", process.env);
 // EMF metrics (namespace Weft), flushed by the app at the end of each invocation.
 const metrics = createPowertoolsMetrics();
 // One engine per container, built on the first invocation.
@@ -23,13 +22,13 @@ let app: SweeperHandler | undefined;
 export const lambdaHandler =
   (taskModules: readonly TaskModule[] = []) =>
   async (event?: ScheduledEvent, context?: Context): Promise<SweepReport> =>
-    traceInvocation(tracer, async () => {
+    tracing.invocation(async () => {
       if (app === undefined) {
         const logger = new Logger({ serviceName: "weft-sweeper" });
         // Runs no http or lambda node: those task types' params only (shared/tasks/declared.ts).
         const engine = functionEngineFromEnv(process.env, {
           logger,
-          capture: captureWith(tracer),
+          capture: tracing.capture,
           metrics,
           taskModules,
           tasks: declaredTasks,

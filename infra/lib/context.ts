@@ -22,6 +22,7 @@ export const CONTEXT_KEYS: readonly string[] = [
   ...PROP_SETTING_KEYS.map((key) => SETTINGS[key].setBy.context),
   "weft:workerMaxConcurrency",
   "weft:logLevel",
+  "weft:tracing",
   "weft:logRetentionDays",
   "weft:auth",
   "weft:jwtIssuer",
@@ -115,6 +116,7 @@ export function weftStackPropsFromContext(read: ContextReader): WeftStackProps &
   const workerMaxConcurrency = int(read, "weft:workerMaxConcurrency");
   const logLevel = oneOf(read, "weft:logLevel", ["DEBUG", "INFO", "WARN", "ERROR"] as const);
   const deletionProtection = bool(read, "weft:deletionProtection");
+  const tracing = bool(read, "weft:tracing");
   const invokableFunctionArns = list(read, "weft:invokableFunctionArns");
   const extraEventBusArns = list(read, "weft:extraEventBusArns");
   const secretArns = list(read, "weft:secretArns");
@@ -143,6 +145,7 @@ export function weftStackPropsFromContext(read: ContextReader): WeftStackProps &
       ...(retentionDays !== undefined ? { retentionDays } : {}),
       ...(workerMaxConcurrency !== undefined ? { workerMaxConcurrency } : {}),
       ...(logLevel ? { logLevel } : {}),
+      ...(tracing !== undefined ? { tracing } : {}),
       ...(logRetentionDays !== undefined ? { logRetention: logRetentionDays as RetentionDays } : {}),
       ...(deletionProtection !== undefined ? { tableDeletionProtection: deletionProtection } : {}),
       ...(removal

@@ -27,6 +27,8 @@ export interface WeftFunctionProps {
   readonly logLevel: string;
   readonly logRetention: logs.RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
+  /** X-Ray: Lambda's active tracing, and the handler's Tracer (functions/common/tracing.ts). */
+  readonly tracing: boolean;
   /** What to bundle when no `code` is given: the generated entry (function-entry.ts), and the project it is bundled in. */
   readonly bundle?: { readonly entry: string; readonly projectRoot: string; readonly lockFile: string };
   /**
@@ -38,7 +40,7 @@ export interface WeftFunctionProps {
 
 /**
  * One weft Lambda function: nodejs22.x on arm64, bundled locally by esbuild to split ESM with
- * source maps (bundledCode), X-Ray tracing, its own log group with retention, and its own role that starts with
+ * source maps (bundledCode), X-Ray tracing when asked, its own log group with retention, and its own role that starts with
  * nothing but the right to write to that log group (no AWS managed policy). Everything else is
  * granted by the orchestrator.
  */
@@ -65,6 +67,7 @@ export class WeftFunction extends Construct {
       ...props.environment,
       [PLATFORM_VARIABLES.serviceName.env]: `weft-${props.kind}`,
       [PLATFORM_VARIABLES.logLevel.env]: props.logLevel,
+      [PLATFORM_VARIABLES.tracing.env]: String(props.tracing),
       [PLATFORM_VARIABLES.nodeOptions.env]: "--enable-source-maps",
     };
 
@@ -74,7 +77,7 @@ export class WeftFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize,
       timeout: props.timeout,
-      tracing: lambda.Tracing.ACTIVE,
+      tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
       logGroup: this.logGroup,
       role: this.role,
       environment,

@@ -94,6 +94,12 @@ export interface WeftOrchestratorProps {
   readonly logRetention?: logs.RetentionDays;
   /** Powertools log level of every function. @default "INFO" */
   readonly logLevel?: "DEBUG" | "INFO" | "WARN" | "ERROR";
+  /**
+   * X-Ray tracing of every function (Lambda's active tracing and Powertools Tracer, annotated with
+   * executions' W3C trace ids). Off by default, as in Step Functions: it costs X-Ray's traces and
+   * about 120 KB more for each new instance to load. @default false
+   */
+  readonly tracing?: boolean;
   /** ARNs of the user's Lambda functions the `lambda` task type may invoke (granted to the worker). @default none */
   readonly invokableFunctionArns?: readonly string[];
   /** ARNs of other event buses the `emit` task type may put events on (granted to the worker). @default none */
@@ -233,6 +239,7 @@ export class WeftOrchestrator extends Construct {
     const tableDeletionProtection = props.tableDeletionProtection ?? true;
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const logLevel = props.logLevel ?? "INFO";
+    const tracing = props.tracing ?? false;
     // The http task's allow-list, checked now as the functions will read it.
     const httpAllow = props.httpAllow && props.httpAllow.length > 0 ? props.httpAllow.join(",") : undefined;
     if (httpAllow !== undefined && !Token.isUnresolved(httpAllow))
@@ -369,6 +376,7 @@ export class WeftOrchestrator extends Construct {
         timeout: overrides.timeout ?? defaults.timeout,
         environment,
         logLevel,
+        tracing,
         logRetention,
         logRemovalPolicy: removalPolicy,
         ...(props.code?.[kind] ? { code: props.code[kind] } : {}),

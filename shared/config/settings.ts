@@ -370,6 +370,13 @@ export const PLATFORM_VARIABLES = {
     setFrom: "`logLevel` (`weft:logLevel`)",
     description: "Powertools' log level.",
   },
+  tracing: {
+    env: "POWERTOOLS_TRACE_ENABLED",
+    readBy: "@aws-lambda-powertools/tracer",
+    setFrom: "`tracing` (`weft:tracing`): `true` or `false` (the default)",
+    description:
+      "X-Ray tracing: only when `true` does a function's handler (functions/common/tracing.ts) load Powertools Tracer and the X-Ray SDK (Lambda's active tracing is on then too).",
+  },
   nodeOptions: {
     env: "NODE_OPTIONS",
     readBy: "node",

@@ -9,7 +9,7 @@
  * result) and its errors never quote the data the expression was evaluated over, which may hold
  * secrets: only the expression's text and where it is in the definition.
  */
-import jsonata from "jsonata";
+import type jsonata from "jsonata";
 import { TerminalError } from "./errors.js";
 import { encodeJson, PayloadError } from "./json.js";
 import { PAYLOAD_LIMITS } from "./payload.js";
@@ -193,7 +193,22 @@ interface SyntaxProblem {
 
 const cache = new Map<string, Compiled>();
 
+/**
+ * jsonata, loaded on first need: in the functions' bundles it is a chunk of its own (about 80 KB),
+ * which an instance that never meets an expression never loads. Evaluation loads it itself;
+ * checkExpressions (registration's validation, synchronous) needs loadExpressionLanguage() first.
+ */
+let language: typeof jsonata | undefined;
+
+/** Loads jsonata once per process (a no-op after the first call). */
+export async function loadExpressionLanguage(): Promise<void> {
+  language ??= (await import("jsonata")).default;
+}
+
 function compile(expression: string): Compiled {
+  if (language === undefined) {
+    throw new Error("weft: expressions compiled before loadExpressionLanguage() (a bug in weft)");
+  }
   const hit = cache.get(expression);
   if (hit) {
     // Refresh its place: the Map's order is the eviction order (least recently used first).
@@ -203,7 +218,7 @@ function compile(expression: string): Compiled {
   }
   let compiled: Compiled;
   try {
-    const parsed = jsonata(bodyOf(expression));
+    const parsed = language(bodyOf(expression));
     installGuard(parsed);
     compiled = { ok: true, expression: parsed };
   } catch (error) {
@@ -417,6 +432,8 @@ async function evaluateRaw(
   options: EvaluationOptions,
   where: string,
 ): Promise<unknown> {
+  // Awaited only until loaded: afterwards evaluation takes no extra turn of the event loop.
+  if (language === undefined) await loadExpressionLanguage();
   const compiled = compile(expression);
   if (!compiled.ok) {
     const at = compiled.error.position === undefined ? "" : ` at position ${compiled.error.position}`;

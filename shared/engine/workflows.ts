@@ -3,7 +3,7 @@
 import { childWorkflowParamsSchema } from "../domain/child.js";
 import type { WorkflowDefinition } from "../domain/definition.js";
 import { invalidDefinition, notFound, type ProblemDetail, RequestError } from "../domain/errors.js";
-import { hasExpressions } from "../domain/expressions.js";
+import { hasExpressions, loadExpressionLanguage } from "../domain/expressions.js";
 import { definitionHash } from "../domain/hash.js";
 import type { WorkflowVersionRecord } from "../domain/records.js";
 import { validateDefinition } from "../domain/validate.js";
@@ -15,6 +15,8 @@ import { nodeTimeoutLimitSeconds } from "./worker-time.js";
 const MAX_VERSION_RACES = 10;
 
 export async function registerWorkflow(ctx: EngineContext, raw: unknown): Promise<RegisterResult> {
+  // Validation compiles the definition's expressions (loaded on the first registration).
+  await loadExpressionLanguage();
   // No node may need more time than the deployment's worker gives it (worker-time.ts).
   const validation = validateDefinition(raw, ctx.tasks, {
     nodeTimeout: {

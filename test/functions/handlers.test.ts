@@ -4,13 +4,8 @@ import { Tracer } from "@aws-lambda-powertools/tracer";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { describe, expect, it, vi } from "vitest";
 import { MalformedTaskMessageError, parseTaskMessage } from "../../functions/common/task-message.js";
-import {
-  captureWith,
-  NO_TRACING,
-  TRACER_OPTIONS,
-  traceInvocation,
-  xrayTracing,
-} from "../../functions/common/tracing.js";
+import { invocationTracing, NO_INVOCATION_TRACING, NO_TRACING } from "../../functions/common/tracing.js";
+import { captureWith, TRACER_OPTIONS, traceInvocation, xrayTracing } from "../../functions/common/xray.js";
 import { createDlqHandler } from "../../functions/dlq/app.js";
 import { createSweeperHandler } from "../../functions/sweeper/app.js";
 import { createWorkerHandler } from "../../functions/worker/app.js";
@@ -105,6 +100,19 @@ describe("function tracing (X-Ray)", () => {
     ).resolves.toBe(7);
     await expect(traceInvocation(tracer, async () => "done")).resolves.toBe("done");
     await expect(NO_TRACING.span("x", undefined, {}, async () => 1)).resolves.toBe(1);
+  });
+
+  it("is loaded only when the construct turned it on (POWERTOOLS_TRACE_ENABLED=true)", async () => {
+    for (const env of [{}, { POWERTOOLS_TRACE_ENABLED: "false" }, { POWERTOOLS_TRACE_ENABLED: "1" }]) {
+      expect(await invocationTracing("weft-test", env)).toBe(NO_INVOCATION_TRACING);
+    }
+    const traced = await invocationTracing("weft-test", { POWERTOOLS_TRACE_ENABLED: "true" });
+    expect(traced).not.toBe(NO_INVOCATION_TRACING);
+    // A Powertools Tracer, a no-op outside Lambda: the work runs, the client is left as it is.
+    const client = { send: () => "sent" };
+    expect(traced.capture(client)).toBe(client);
+    await expect(traced.invocation(async () => "done")).resolves.toBe("done");
+    await expect(traced.app.span("weft task", undefined, {}, async () => 3)).resolves.toBe(3);
   });
 
   it("the worker handler runs each record in a span annotated with its message's trace id", async () => {

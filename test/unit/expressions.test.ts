@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { TerminalError } from "../../shared/domain/errors.js";
 import {
   checkExpressions,
@@ -9,9 +9,13 @@ import {
   findExpressions,
   hasExpressions,
   isExpression,
+  loadExpressionLanguage,
   resolveExpressions,
 } from "../../shared/domain/expressions.js";
 import { expressionRejection } from "../support/expression-errors.js";
+
+// Validation compiles expressions: jsonata is loaded on first need (shared/domain/expressions.ts).
+beforeAll(() => loadExpressionLanguage());
 
 const SECRET = "s3cr3t-t0ken-do-not-leak";
 const NOW = Date.UTC(2026, 10, 22, 8, 30, 0);

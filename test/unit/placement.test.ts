@@ -1,6 +1,7 @@
 /** Placement (domain/placement.ts) and its validation: runsOn, heartbeatSeconds, long timeouts. */
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { decodeAttemptToken, encodeAttemptToken } from "../../shared/domain/attempt-token.js";
+import { loadExpressionLanguage } from "../../shared/domain/expressions.js";
 import {
   capacityRefusal,
   placementRefusal,
@@ -9,6 +10,9 @@ import {
 } from "../../shared/domain/placement.js";
 import { validateDefinition } from "../../shared/domain/validate.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
+
+// Validation compiles expressions: jsonata is loaded on first need (shared/domain/expressions.ts).
+beforeAll(() => loadExpressionLanguage());
 
 const tasks = createTaskRegistry();
 

@@ -17,6 +17,7 @@ export function functionsSuite(): void {
         workerTimeout: Duration.minutes(10),
         sweep: { idle: Duration.minutes(10), grace: Duration.seconds(90) },
         logLevel: "DEBUG",
+        tracing: true,
       },
     },
     "WeftTuned",
@@ -30,12 +31,19 @@ export function functionsSuite(): void {
       expect(resourcesOfType(base.json, "AWS::Lambda::Function")).toHaveLength(4);
     });
 
-    it.each(KINDS)("%s runs nodejs22.x on arm64 with active tracing", (kind) => {
+    it.each(KINDS)("%s runs nodejs22.x on arm64, with X-Ray only when `tracing` is on", (kind) => {
       const p = props(kind);
       expect(p.Runtime).toBe("nodejs22.x");
       expect(p.Architectures).toEqual(["arm64"]);
-      expect(p.TracingConfig).toEqual({ Mode: "Active" });
       expect(p.Handler).toBe("index.handler");
+      const environment = (p: Record<string, unknown>) =>
+        (p.Environment as { Variables: Record<string, unknown> }).Variables;
+      // Off by default: no active tracing, and the handler loads no Tracer (functions/common/tracing.ts).
+      expect((p.TracingConfig as { Mode?: string } | undefined)?.Mode ?? "PassThrough").toBe("PassThrough");
+      expect(environment(p).POWERTOOLS_TRACE_ENABLED).toBe("false");
+      const traced = props(kind, tuned);
+      expect(traced.TracingConfig).toEqual({ Mode: "Active" });
+      expect(environment(traced).POWERTOOLS_TRACE_ENABLED).toBe("true");
     });
 
     it.each(KINDS)("%s logs to its own log group with a retention", (kind) => {
@@ -57,6 +65,7 @@ export function functionsSuite(): void {
         WEFT_PAYLOAD_BUCKET: { Ref: base.logicalId(base.stack.weft.payloadBucket) },
         POWERTOOLS_SERVICE_NAME: `weft-${kind}`,
         POWERTOOLS_LOG_LEVEL: "INFO",
+        POWERTOOLS_TRACE_ENABLED: "false",
         NODE_OPTIONS: "--enable-source-maps",
       });
     });

@@ -21,6 +21,7 @@ export function iamSuite(): void {
       weft: {
         invokableFunctionArns: ["arn:aws:lambda:eu-west-1:123456789012:function:load"],
         extraEventBusArns: ["arn:aws:events:eu-west-1:123456789012:event-bus/partner"],
+        tracing: true,
       },
     },
     "WeftExtra",
@@ -161,14 +162,15 @@ export function iamSuite(): void {
     });
 
     it.each(KINDS)(
-      "%s uses Resource '*' only for X-Ray (which has no resource-level permissions)",
+      "%s uses Resource '*' only for X-Ray (which has no resource-level permissions), and only with `tracing`",
       (kind) => {
-        const { statements } = access(base, kind);
-        const wildcard = statements.filter((s) => resourcesOf(s).includes("*"));
-        expect(wildcard.flatMap((s) => s.Action).sort()).toEqual([
-          "xray:PutTelemetryRecords",
-          "xray:PutTraceSegments",
-        ]);
+        const wildcardActions = (synth: typeof base) =>
+          access(synth, kind)
+            .statements.filter((s) => resourcesOf(s).includes("*"))
+            .flatMap((s) => s.Action)
+            .sort();
+        expect(wildcardActions(base)).toEqual([]);
+        expect(wildcardActions(extra)).toEqual(["xray:PutTelemetryRecords", "xray:PutTraceSegments"]);
       },
     );
 
@@ -241,13 +243,9 @@ export function iamSuite(): void {
         sweeper: union(TABLE_ACTIONS.sweeper, SEND, ["events:PutEvents"], OBJECT_RW),
         dlq: union(TABLE_ACTIONS.dlq, SEND, CONSUME, ["events:PutEvents"]),
       };
-      const xrayAndLogs = [
-        "logs:CreateLogStream",
-        "logs:PutLogEvents",
-        "xray:PutTelemetryRecords",
-        "xray:PutTraceSegments",
-      ];
-      expect(access(base, kind).all).toEqual(union(expected[kind], xrayAndLogs));
+      // X-Ray's are granted only with `tracing` (the test above).
+      const logs = ["logs:CreateLogStream", "logs:PutLogEvents"];
+      expect(access(base, kind).all).toEqual(union(expected[kind], logs));
       expect(access(base, kind).all).not.toContain("lambda:InvokeFunction");
     });
 
