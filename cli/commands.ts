@@ -152,8 +152,6 @@ const validate: Command = async (ctx, [file]) => {
   const raw = await readJsonFile(file as string);
   const registry = await validationRegistry(ctx);
   const { validateDefinition } = await import("../shared/domain/validate.js");
-  const { loadExpressionLanguage } = await import("../shared/domain/expressions.js");
-  await loadExpressionLanguage();
   const result = validateDefinition(raw, registry);
   if (result.ok) {
     const { definition, graph } = result;

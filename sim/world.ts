@@ -13,8 +13,8 @@ import { MemoryEventPublisher } from "../shared/adapters/memory/events.js";
 import { MemoryStore } from "../shared/adapters/memory/store.js";
 import type { WorkflowDefinition } from "../shared/domain/definition.js";
 import { hasCode } from "../shared/domain/errors.js";
-import { loadExpressionLanguage } from "../shared/domain/expressions.js";
 import { Engine, type EngineOptions } from "../shared/engine/engine.js";
+import { loadInThreadExpressions } from "../shared/engine/expressions.js";
 import { invocationDeadline, WORKER_TIMEOUT } from "../shared/engine/worker-time.js";
 import type { BlobStore, Store, TaskMessage, TaskQueue } from "../shared/ports.js";
 import { createTaskRegistry } from "../shared/tasks/builtins.js";
@@ -173,7 +173,7 @@ const DEFAULT_MAX_TIME = 24 * 3600_000;
 export async function runWorld(options: WorldOptions): Promise<RunResult> {
   // Loaded before the world starts: the first evaluation of a process would otherwise take a turn
   // of the event loop that later ones do not, and a seed would replay differently alone.
-  await loadExpressionLanguage();
+  await loadInThreadExpressions();
   const root = new Rng(options.seed);
   // The fan-in widths from their own stream, so the other draws of a seed stay as they were.
   const drawn = drawProfile(

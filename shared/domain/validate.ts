@@ -12,7 +12,8 @@ import {
   workflowDefinitionSchema,
 } from "./definition.js";
 import type { ProblemDetail } from "./errors.js";
-import { checkExpressions, type ExpressionProblem, findExpressions } from "./expressions.js";
+import { checkExpressions, type ExpressionProblem } from "./expression-evaluation.js";
+import { findExpressions } from "./expressions.js";
 import { compileGraph, type WorkflowGraph } from "./graph.js";
 import { PLACEMENT_LIMITS } from "./placement.js";
 
@@ -693,18 +694,12 @@ function withoutExpressions(params: unknown, expressionPaths: readonly (string |
   return copy;
 }
 
-/** True when `path` (a zod issue's, within params) is an expression's path or lies under one. */
-/**
- * A task type's registration rule that holds whatever value an expression would give (e.g. `http`'s
- * credential headers must be secret references, never a value computed at run time): its custom
- * issues carry this in their params, and are reported even under an expression.
- */
-export const CHECKED_UNDER_EXPRESSIONS = { checkedUnderExpressions: true } as const;
-
+/** A task type's rule that holds even under an expression (CHECKED_UNDER_EXPRESSIONS in expression-rules.ts). */
 function checkedUnderExpressions(issue: z.core.$ZodIssue): boolean {
   return issue.code === "custom" && issue.params?.checkedUnderExpressions === true;
 }
 
+/** True when `path` (a zod issue's, within params) is an expression's path or lies under one. */
 export function isUnderExpression(
   path: readonly PropertyKey[],
   expressionPaths: readonly (readonly PropertyKey[])[],

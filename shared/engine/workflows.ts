@@ -3,10 +3,9 @@
 import { childWorkflowParamsSchema } from "../domain/child.js";
 import type { WorkflowDefinition } from "../domain/definition.js";
 import { invalidDefinition, notFound, type ProblemDetail, RequestError } from "../domain/errors.js";
-import { hasExpressions, loadExpressionLanguage } from "../domain/expressions.js";
+import { hasExpressions } from "../domain/expressions.js";
 import { definitionHash } from "../domain/hash.js";
 import type { WorkflowVersionRecord } from "../domain/records.js";
-import { validateDefinition } from "../domain/validate.js";
 import type { EngineContext } from "./context.js";
 import type { RegisterResult } from "./views.js";
 import { nodeTimeoutLimitSeconds } from "./worker-time.js";
@@ -15,8 +14,9 @@ import { nodeTimeoutLimitSeconds } from "./worker-time.js";
 const MAX_VERSION_RACES = 10;
 
 export async function registerWorkflow(ctx: EngineContext, raw: unknown): Promise<RegisterResult> {
-  // Validation compiles the definition's expressions (loaded on the first registration).
-  await loadExpressionLanguage();
+  // Validation (and jsonata, to compile the definition's expressions) loads on the first
+  // registration: only the API registers, and the other functions' bundles leave it out.
+  const { validateDefinition } = await import("../domain/validate.js");
   // No node may need more time than the deployment's worker gives it (worker-time.ts).
   const validation = validateDefinition(raw, ctx.tasks, {
     nodeTimeout: {

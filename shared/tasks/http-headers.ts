@@ -5,8 +5,8 @@
  * and one stored before that rule is shown with those values redacted (redactDefinition).
  */
 import * as z from "zod";
+import { CHECKED_UNDER_EXPRESSIONS } from "../domain/expression-rules.js";
 import { REDACTED } from "../domain/redact.js";
-import { CHECKED_UNDER_EXPRESSIONS } from "../domain/validate.js";
 import { isSecretRef, secretRefSchema } from "./secrets.js";
 
 /** Header names whose values are credentials (lower case). */

@@ -4,17 +4,13 @@
  * say — never ends at once claiming it waited, never stays PENDING — and a value that is not a
  * duration or a timestamp fails the node with a terminal ExpressionError naming the param.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { loadExpressionLanguage } from "../../shared/domain/expressions.js";
+import { describe, expect, it } from "vitest";
 import { validateDefinition } from "../../shared/domain/validate.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
 import { createApiFixture, type ErrorBody } from "../api/helpers.js";
 import { BACKEND_KINDS, type Backend, createBackend } from "../support/backends.js";
 import { receiveAll, runToEnd } from "../support/harness.js";
 import { PATIENT } from "../support/progress.js";
-
-// Validation compiles expressions: jsonata is loaded on first need (shared/domain/expressions.ts).
-beforeAll(() => loadExpressionLanguage());
 
 async function withBackend(kind: (typeof BACKEND_KINDS)[number], run: (backend: Backend) => Promise<void>) {
   const backend = await createBackend(kind);

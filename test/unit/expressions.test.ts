@@ -1,21 +1,19 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TerminalError } from "../../shared/domain/errors.js";
 import {
   checkExpressions,
+  evaluateCondition,
+  resolveExpressions,
+} from "../../shared/domain/expression-evaluation.js";
+import {
   DEFAULT_EXPRESSION_LIMITS,
   type EvaluationOptions,
   type ExpressionScope,
-  evaluateCondition,
   findExpressions,
   hasExpressions,
   isExpression,
-  loadExpressionLanguage,
-  resolveExpressions,
 } from "../../shared/domain/expressions.js";
 import { expressionRejection } from "../support/expression-errors.js";
-
-// Validation compiles expressions: jsonata is loaded on first need (shared/domain/expressions.ts).
-beforeAll(() => loadExpressionLanguage());
 
 const SECRET = "s3cr3t-t0ken-do-not-leak";
 const NOW = Date.UTC(2026, 10, 22, 8, 30, 0);

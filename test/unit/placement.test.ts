@@ -1,7 +1,6 @@
 /** Placement (domain/placement.ts) and its validation: runsOn, heartbeatSeconds, long timeouts. */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeAttemptToken, encodeAttemptToken } from "../../shared/domain/attempt-token.js";
-import { loadExpressionLanguage } from "../../shared/domain/expressions.js";
 import {
   capacityRefusal,
   placementRefusal,
@@ -10,9 +9,6 @@ import {
 } from "../../shared/domain/placement.js";
 import { validateDefinition } from "../../shared/domain/validate.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
-
-// Validation compiles expressions: jsonata is loaded on first need (shared/domain/expressions.ts).
-beforeAll(() => loadExpressionLanguage());
 
 const tasks = createTaskRegistry();
 

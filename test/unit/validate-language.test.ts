@@ -1,9 +1,8 @@
 /** Validation of the v2 additions: expressions in params and `when`, `onError`, `onFailure`. */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LIMITS } from "../../shared/domain/definition.js";
 import type { ProblemDetail } from "../../shared/domain/errors.js";
-import { loadExpressionLanguage } from "../../shared/domain/expressions.js";
 import {
   type DeploymentLimits,
   isUnderExpression,
@@ -11,9 +10,6 @@ import {
   validateDefinition,
 } from "../../shared/domain/validate.js";
 import type { TaskType } from "../../shared/tasks/task-type.js";
-
-// Validation compiles expressions: jsonata is loaded on first need (shared/domain/expressions.ts).
-beforeAll(() => loadExpressionLanguage());
 
 /** Task types with params worth checking: `call` has a refinement that throws on a non-URL. */
 const callParams = z

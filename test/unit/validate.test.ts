@@ -1,12 +1,8 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../shared/domain/definition.js";
 import type { ProblemDetail } from "../../shared/domain/errors.js";
-import { loadExpressionLanguage } from "../../shared/domain/expressions.js";
 import { formatPath, validateDefinition } from "../../shared/domain/validate.js";
 import { node, testTasks, workflow } from "./domain-fixtures.js";
-
-// Validation compiles expressions: jsonata is loaded on first need (shared/domain/expressions.ts).
-beforeAll(() => loadExpressionLanguage());
 
 const tasks = testTasks();
 

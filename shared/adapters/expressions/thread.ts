@@ -5,7 +5,7 @@
 
 import v8 from "node:v8";
 import type { MessagePort } from "node:worker_threads";
-import { ExpressionError, evaluateCondition, resolveExpressions } from "../../domain/expressions.js";
+import { ExpressionError } from "../../domain/expressions.js";
 import type { EvaluationReply, EvaluationRequest } from "./protocol.js";
 
 const heapUsed = () => v8.getHeapStatistics().used_heap_size;
@@ -27,6 +27,8 @@ async function evaluate(request: EvaluationRequest, port: MessagePort): Promise<
     onExpression: (index: number) => port.postMessage({ id, kind: "at", index } satisfies EvaluationReply),
   };
   try {
+    // Loaded on the thread's first request (jsonata with it): the main thread never needs it.
+    const { evaluateCondition, resolveExpressions } = await import("../../domain/expression-evaluation.js");
     const value =
       request.kind === "condition"
         ? await evaluateCondition(request.value as string, request.scope, options)
