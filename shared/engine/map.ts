@@ -475,7 +475,8 @@ export class Maps implements WaitingKind<"map"> {
     const statusOf = new Map(
       listed.map((item) => [parseMapItemId(item.nodeId)?.index ?? -1, item.status] as const),
     );
-    // Per open lane: its first item not ended (or, all ended, its last) and the one before it.
+    // Per open lane: its first item not ended (or, all ended, its last), and the one before it
+    // when the listing shows the head has no record yet (only then does its end time matter).
     const heads: Array<{ index: number; before?: number; allEnded: boolean }> = [];
     for (let lane = 0; lane < state.lanes; lane++) {
       if (ended.has(lane)) continue;
@@ -484,7 +485,8 @@ export class Maps implements WaitingKind<"map"> {
         index += state.lanes;
       const status = statusOf.get(index);
       const allEnded = status !== undefined && isTerminalNode(status);
-      heads.push({ index, ...(index >= state.lanes ? { before: index - state.lanes } : {}), allEnded });
+      const unrecorded = status === undefined && index >= state.lanes;
+      heads.push({ index, ...(unrecorded ? { before: index - state.lanes } : {}), allEnded });
     }
     const id = (index: number) => mapItemId(map.id, mapAttempt, index);
     const read = new Map(
@@ -502,7 +504,8 @@ export class Maps implements WaitingKind<"map"> {
       if (allEnded) return item ? [item] : [];
       if (!item) {
         const previous = before === undefined ? undefined : read.get(id(before));
-        const unsent = before === undefined || (previous !== undefined && overdue(previous.finishedAt));
+        // No record: unsent if it is the lane's first item, or its predecessor ended a grace period ago.
+        const unsent = index < state.lanes || (previous !== undefined && overdue(previous.finishedAt));
         return unsent ? [{ nodeId: id(index), attempt: 1 }] : [];
       }
       if (item.status === "RUNNING") return (item.lease?.expiresAt ?? now) < now ? [item] : [];
