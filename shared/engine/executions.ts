@@ -12,7 +12,6 @@ import { executionTrace, startTrace } from "../domain/trace.js";
 import type { EngineContext } from "./context.js";
 import { continuedFailure } from "./dep-outputs.js";
 import { dispatchMode } from "./dispatch-mode.js";
-import { executionCostOf } from "./execution-cost.js";
 import { armDeadline } from "./execution-deadline.js";
 import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, traced } from "./lifecycle.js";
@@ -252,7 +251,11 @@ export class Executions {
       ...(execution.parent
         ? { parent: { executionId: execution.parent.executionId, nodeId: execution.parent.nodeId } }
         : {}),
-      ...(viewOptions.cost ? { cost: executionCostOf(this.ctx, graph, execution, records) } : {}),
+      // The cost model loads with the first description that asks for it (the API's): the other
+      // functions' bundles keep it in a chunk they never load.
+      ...(viewOptions.cost
+        ? { cost: (await import("./execution-cost.js")).executionCostOf(this.ctx, graph, execution, records) }
+        : {}),
     };
     const handler = graph.onFailure && byId.get(graph.onFailure.id);
     if (graph.onFailure && handler) {
