@@ -15,12 +15,14 @@
  *   itself as classic does.
  *
  * Users' task types still give classic schemas (`z.object(…)` from "zod"): both are `z.core.$ZodType`,
- * which `z.parse`/`z.safeParse` here take whatever their flavour (shared/tasks/task-type.ts), and
- * both throw a `$ZodError` (exported here).
+ * and a task type's schema is parsed with its own methods (`ownParse`/`ownSafeParse` below); both
+ * throw a `$ZodError` (exported here).
  *
  * `z.core` is for types only (`z.core.$ZodType`, `z.core.$ZodIssue`): read as a value (`z.core.x`),
  * it keeps every export of zod's core in the bundle, all the locales with them (~400 KB).
  */
+import type { output } from "zod/mini";
+import type * as core from "zod/v4/core";
 import { config, globalConfig, memoizer } from "zod/v4/core";
 import en from "zod/v4/locales/en.js";
 
@@ -30,3 +32,27 @@ if (!globalConfig.memoizer) config({ memoizer: memoizer() });
 export * from "zod/mini";
 /** The error of every zod parse, classic or mini (a classic ZodError is one too). */
 export { $ZodError } from "zod/v4/core";
+
+/** What a task type's schema is asked: its own `parse` and `safeParse`. */
+interface OwnParser<T> {
+  parse(value: unknown): T;
+  safeParse(value: unknown): core.util.SafeParseResult<T>;
+}
+
+/**
+ * A task type's params parsed with the schema's own `parse`, as the engine always has: the schema is
+ * mini (the built-in types'), classic (a user's), another copy of zod's, or any object with `parse`
+ * and `safeParse`, which is what a task module's `params` must have (shared/tasks/task-modules.ts).
+ * Throws the schema's own error (a classic ZodError, a mini $ZodError, …).
+ */
+export function ownParse<S extends core.$ZodType>(schema: S, value: unknown): output<S> {
+  return (schema as unknown as OwnParser<output<S>>).parse(value);
+}
+
+/** `ownParse`'s safe form: the schema's own `safeParse`. */
+export function ownSafeParse<S extends core.$ZodType>(
+  schema: S,
+  value: unknown,
+): core.util.SafeParseResult<output<S>> {
+  return (schema as unknown as OwnParser<output<S>>).safeParse(value);
+}
