@@ -10,7 +10,7 @@
  * registers again when the API no longer knows it. Its log never holds a task token or a payload:
  * tasks are named by execution, node and attempt, errors by name.
  */
-import { ZodError } from "zod";
+import * as z from "../shared/domain/zod.js";
 import type { ExternalTask, TaskCancellation } from "../shared/engine/external.js";
 import type { Clock } from "../shared/ports.js";
 import type { TaskType } from "../shared/tasks/task-type.js";
@@ -175,7 +175,7 @@ export function reportedError(error: unknown): ReportedError {
   const rawName = typeof record.name === "string" && record.name !== "" ? record.name : "Error";
   const message =
     typeof record.message === "string" ? record.message : typeof error === "string" ? error : String(error);
-  const invalid = error instanceof ZodError || rawName === "ZodError";
+  const invalid = error instanceof z.$ZodError || rawName === "ZodError";
   return {
     name: (invalid ? "ValidationError" : rawName).slice(0, MAX_ERROR_NAME),
     message: message.slice(0, MAX_ERROR_MESSAGE),
@@ -464,7 +464,7 @@ export class ExternalWorker {
     const handler = this.deps.tasks.get(task.type);
     if (!handler || handler.inline === true || handler.composite !== undefined)
       return { kind: "failed", error: this.unknownType(task.type) };
-    const params = handler.params.safeParse(task.params);
+    const params = z.ownSafeParse(handler.params, task.params);
     if (!params.success) {
       return {
         kind: "failed",

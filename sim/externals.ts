@@ -36,6 +36,7 @@ import { type AttemptToken, decodeAttemptToken, encodeAttemptToken } from "../sh
 import type { NodeDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
 import { hasCode } from "../shared/domain/errors.js";
 import type { RunsOn } from "../shared/domain/placement.js";
+import * as z from "../shared/domain/zod.js";
 import type { Engine } from "../shared/engine/engine.js";
 import type { ExternalTask, TaskErrorReport } from "../shared/engine/external.js";
 import type { Clock } from "../shared/ports.js";
@@ -569,7 +570,7 @@ export class Externals {
     try {
       if (!handler) throw new TerminalError(`no handler for task type "${task.type}" on this worker`);
       // No params travel as null; a handler's schema takes them as absent.
-      const params = handler.params.parse(task.params === null ? undefined : task.params);
+      const params = z.ownParse(handler.params, task.params === null ? undefined : task.params);
       const deadline = Date.parse(task.deadline);
       const output = await handler.run({
         input: task.input,

@@ -18,10 +18,10 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import type { Metrics } from "@aws-lambda-powertools/metrics";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
-import { ZodError } from "zod";
 import { publishMetrics } from "../../shared/adapters/metrics-powertools.js";
 import { RequestError } from "../../shared/domain/errors.js";
 import { encodeJson } from "../../shared/domain/json.js";
+import { $ZodError } from "../../shared/domain/zod.js";
 import type { Engine } from "../../shared/engine/engine.js";
 import { API_ROUTES, ROUTE_NAMES, type RouteName } from "../../shared/http/contract.js";
 import { type FunctionTracing, NO_TRACING } from "../common/tracing.js";
@@ -160,7 +160,7 @@ export function apiRoutes(engine: Engine, views: ViewSettings): Route<RouteHandl
 /** Errors from below that are the caller's input, not a fault: a bad path, a schema the engine checks. */
 function asRequestError(error: unknown): unknown {
   if (error instanceof MalformedPathError) return new RequestError("InvalidRequest", error.message);
-  if (error instanceof ZodError) {
+  if (error instanceof $ZodError) {
     // The engine validates some input itself with zod; bad input is never a 500.
     return new RequestError("InvalidRequest", "the request is invalid", {
       details: issuesToDetails(error.issues),

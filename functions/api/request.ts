@@ -1,8 +1,8 @@
 /** What route handlers share: the request they see, their answer, and the parsing and validation helpers. */
-import type * as z from "zod";
 import { type ProblemDetail, RequestError } from "../../shared/domain/errors.js";
 import { jsonTextDepth } from "../../shared/domain/json.js";
 import { PAYLOAD_LIMITS } from "../../shared/domain/payload.js";
+import * as z from "../../shared/domain/zod.js";
 import type { RouteName, RouteResponse } from "../../shared/http/contract.js";
 
 /** What a route handler sees of the request. */
@@ -73,13 +73,13 @@ export function parseJson(body: string | undefined, options: { required: boolean
 }
 
 /** An optional JSON object body validated by `schema`; an absent body validates as `{}`. */
-export function optionalBody<S extends z.ZodType>(schema: S, body: string | undefined): z.output<S> {
+export function optionalBody<S extends z.core.$ZodType>(schema: S, body: string | undefined): z.output<S> {
   const raw = parseJson(body, { required: false });
   return validate(schema, raw === undefined ? {} : raw);
 }
 
-export function validate<S extends z.ZodType>(schema: S, value: unknown, prefix?: string): z.output<S> {
-  const parsed = schema.safeParse(value);
+export function validate<S extends z.core.$ZodType>(schema: S, value: unknown, prefix?: string): z.output<S> {
+  const parsed = z.safeParse(schema, value);
   if (parsed.success) return parsed.data;
   const where = prefix === undefined ? "request body" : prefix;
   const details = issuesToDetails(parsed.error.issues, prefix);
@@ -87,7 +87,7 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, prefix?
 }
 
 /** The query string validated by `schema`. A parameter given empty (`?status=`) counts as absent. */
-export function validateQuery<S extends z.ZodType>(
+export function validateQuery<S extends z.core.$ZodType>(
   schema: S,
   query: Record<string, string | undefined>,
 ): z.output<S> {
@@ -98,7 +98,10 @@ export function validateQuery<S extends z.ZodType>(
 }
 
 /** The path parameters validated by `schema` (details under `path.`). */
-export function validateParams<S extends z.ZodType>(schema: S, params: Record<string, string>): z.output<S> {
+export function validateParams<S extends z.core.$ZodType>(
+  schema: S,
+  params: Record<string, string>,
+): z.output<S> {
   return validate(schema, params, "path");
 }
 

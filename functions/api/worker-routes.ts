@@ -7,9 +7,10 @@
  * gave is a 400 naming the field; one it gave for an attempt that is over is the engine's 409. No
  * token, output or error text is ever logged.
  */
-import * as z from "zod";
+
 import { decodeAttemptToken } from "../../shared/domain/attempt-token.js";
 import { RequestError } from "../../shared/domain/errors.js";
+import * as z from "../../shared/domain/zod.js";
 import type { Engine } from "../../shared/engine/engine.js";
 import {
   callbackTokenBodySchema,
@@ -47,7 +48,7 @@ type WorkerRoutes =
   | "heartbeatCallback";
 
 /** A request that carries nothing: an absent body, or `{}` (any field in it is unknown). */
-const emptyBodySchema = z.object({}).strict();
+const emptyBodySchema = z.strictObject({});
 
 const ACCEPTED = { accepted: true } as const;
 

@@ -5,9 +5,9 @@
  * parses with it (env.ts) and the construct writes each function's `environment` with it
  * (infra/lib/weft-orchestrator.ts). test/infra/config-agreement.test.ts checks that they agree.
  */
-import * as z from "zod";
 import { LIMITS } from "../domain/definition.js";
 import { DEFAULT_RETRY } from "../domain/graph.js";
+import * as z from "../domain/zod.js";
 import { DEFAULT_CLAIM_AFTER_SECONDS, DEFAULT_SWEEP } from "../engine/context.js";
 import { DEFAULT_METRIC_LIMITS } from "../engine/metric-dimensions.js";
 import {
@@ -39,7 +39,7 @@ export type SetBy =
 export interface Setting {
   readonly env: string;
   /** Parses the variable's text (undefined when unset); the runtime's default, if any, is the schema's. */
-  readonly schema: z.ZodType;
+  readonly schema: z.core.$ZodType;
   readonly description: string;
   /** What an unset variable means when the schema has no default of its own. */
   readonly whenUnset?: string;
@@ -52,40 +52,47 @@ const setting = <const S extends Setting>(entry: S): S => entry;
 /** An unset variable and an empty one mean the same thing (CDK and shells both produce "" at times). */
 const emptyAsUndefined = (value: unknown) => (value === "" ? undefined : value);
 
+/** Classic zod's `z.preprocess(fn, schema)`, which zod/mini has not: the same pipe from a transform. */
+const preprocess = <S extends z.core.$ZodType>(fn: (value: unknown) => unknown, schema: S) =>
+  z.pipe(z.transform(fn), schema);
+
 const requiredText = () =>
-  z.preprocess(emptyAsUndefined, z.string({ error: "must be set" }).min(1, "must be set"));
+  preprocess(emptyAsUndefined, z.string({ error: "must be set" }).check(z.minLength(1, "must be set")));
 
 const wholeNumber = (unit: string, min: number, max: number, maxWhy?: string) =>
   z.coerce
     .number({ error: `must be a whole number of ${unit}` })
-    .int(`must be a whole number of ${unit}`)
-    .min(min, `must be at least ${min}`)
-    .max(max, `must be at most ${max}${maxWhy === undefined ? "" : ` (${maxWhy})`}`);
+    .check(
+      z.int(`must be a whole number of ${unit}`),
+      z.gte(min, `must be at least ${min}`),
+      z.lte(max, `must be at most ${max}${maxWhy === undefined ? "" : ` (${maxWhy})`}`),
+    );
 
 type WholeNumber = ReturnType<typeof wholeNumber>;
-const optionalNumber = (schema: WholeNumber) => z.preprocess(emptyAsUndefined, schema.optional());
+const optionalNumber = (schema: WholeNumber) => preprocess(emptyAsUndefined, z.optional(schema));
 const numberWithDefault = (schema: WholeNumber, value: number) =>
-  z.preprocess(emptyAsUndefined, schema.default(value));
+  preprocess(emptyAsUndefined, z._default(schema, value));
 
 const endpointUrl = () =>
-  z.preprocess(
-    emptyAsUndefined,
-    z.url({ message: "must be a URL such as http://127.0.0.1:5000" }).optional(),
-  );
+  preprocess(emptyAsUndefined, z.optional(z.url({ message: "must be a URL such as http://127.0.0.1:5000" })));
 
 /** The `http` task's egress allow-list (shared/tasks/egress.ts): `loopback,private,10.1.0.0/16`. */
 const egressAllowList = () =>
-  z.preprocess(
+  preprocess(
     emptyAsUndefined,
-    z
-      .string()
-      .transform((text, ctx) => {
-        const parsed = parseEgressAllow(text);
-        if (parsed.ok) return parsed.value;
-        for (const problem of parsed.problems) ctx.addIssue({ code: "custom", message: problem });
-        return z.NEVER;
-      })
-      .optional(),
+    z.optional(
+      z.pipe(
+        z.string(),
+        z.transform((text: string, payload) => {
+          const parsed = parseEgressAllow(text);
+          if (parsed.ok) return parsed.value;
+          // What classic zod's `ctx.addIssue({ code: "custom", message })` pushes (mini's transform has no addIssue).
+          for (const problem of parsed.problems)
+            payload.issues.push({ code: "custom", message: problem, input: payload.value });
+          return z.NEVER;
+        }),
+      ),
+    ),
   );
 
 const DAY_SECONDS = 86_400;
@@ -312,7 +319,7 @@ export function deployedEnvironment(values: DeployedValues): Record<string, stri
 }
 
 /** One entry per problem, each naming its variable: "WEFT_LEASE_SECONDS: must be at least 1". */
-function problemsOf(error: z.ZodError, nameOf: (path: PropertyKey | undefined) => string): string[] {
+function problemsOf(error: z.core.$ZodError, nameOf: (path: PropertyKey | undefined) => string): string[] {
   return error.issues.map((issue) => `${nameOf(issue.path[0])}: ${issue.message}`);
 }
 
@@ -322,7 +329,7 @@ export function parseSetting<K extends SettingKey>(
   raw: unknown,
   label: string = SETTINGS[key].env,
 ): Settings[K] {
-  const parsed = SETTINGS[key].schema.safeParse(raw);
+  const parsed = z.safeParse(SETTINGS[key].schema, raw);
   if (!parsed.success) throw new Error(problemsOf(parsed.error, () => label).join("; "));
   return parsed.data as Settings[K];
 }
@@ -335,7 +342,7 @@ export function readSettings<K extends SettingKey>(
   env: Record<string, string | undefined>,
   keys: readonly K[],
 ): Pick<Settings, K> {
-  const shape: Partial<Record<SettingKey, z.ZodType>> = {};
+  const shape: Partial<Record<SettingKey, z.core.$ZodType>> = {};
   const raw: Partial<Record<SettingKey, string | undefined>> = {};
   for (const key of keys) {
     shape[key] = SETTINGS[key].schema;

@@ -5,8 +5,8 @@
  * with it: once the attempt is over (or another holds the node), the token is stale. Opaque to its
  * holder; it travels in request bodies only, never in paths, so access logs never hold it.
  */
-import * as z from "zod";
 import type { Lease } from "./records.js";
+import * as z from "./zod.js";
 
 export interface AttemptToken {
   executionId: string;
@@ -17,14 +17,12 @@ export interface AttemptToken {
 
 const PREFIX = "wt1.";
 
-const tokenSchema = z
-  .object({
-    e: z.string().min(1).max(200),
-    n: z.string().min(1).max(200),
-    a: z.number().int().min(1),
-    t: z.string().min(1).max(200),
-  })
-  .strict();
+const tokenSchema = z.strictObject({
+  e: z.string().check(z.minLength(1), z.maxLength(200)),
+  n: z.string().check(z.minLength(1), z.maxLength(200)),
+  a: z.number().check(z.int(), z.gte(1)),
+  t: z.string().check(z.minLength(1), z.maxLength(200)),
+});
 
 export function encodeAttemptToken(token: AttemptToken): string {
   const body = { e: token.executionId, n: token.nodeId, a: token.attempt, t: token.leaseToken };

@@ -4,17 +4,17 @@
  * time runs out. Its token stands for one attempt (domain/attempt-token.ts): a retry waits anew,
  * with a new token.
  */
-import * as z from "zod";
 import { PLACEMENT_LIMITS } from "./placement.js";
+import * as z from "./zod.js";
 
-export const callbackParamsSchema = z
-  .object({
-    /** How long it waits for its settlement (up to a year). */
-    timeoutSeconds: z.number().int().min(1).max(PLACEMENT_LIMITS.maxExternalTimeoutSeconds),
-    /** When given, a heartbeat (POST /callbacks/heartbeat) must come at least this often. */
-    heartbeatSeconds: z.number().int().min(1).max(PLACEMENT_LIMITS.maxExternalTimeoutSeconds).optional(),
-  })
-  .strict();
+export const callbackParamsSchema = z.strictObject({
+  /** How long it waits for its settlement (up to a year). */
+  timeoutSeconds: z.number().check(z.int(), z.gte(1), z.lte(PLACEMENT_LIMITS.maxExternalTimeoutSeconds)),
+  /** When given, a heartbeat (POST /callbacks/heartbeat) must come at least this often. */
+  heartbeatSeconds: z.optional(
+    z.number().check(z.int(), z.gte(1), z.lte(PLACEMENT_LIMITS.maxExternalTimeoutSeconds)),
+  ),
+});
 
 export type CallbackParams = z.output<typeof callbackParamsSchema>;
 

@@ -3,24 +3,22 @@
  * for it holding no worker (engine/children.ts). One child per attempt (its idempotency key is the
  * attempt's), so a retry starts a new child and a redelivery finds the one it started.
  */
-import * as z from "zod";
 import { workflowNameSchema } from "./definition.js";
+import * as z from "./zod.js";
 
 export const CHILD_LIMITS = {
   /** How deep executions may nest (a parent at depth 8 may not start a child). */
   maxDepth: 8,
 } as const;
 
-export const childWorkflowParamsSchema = z
-  .object({
-    /** The workflow to run (a `{% %}` expression is allowed: checked when the node runs). */
-    name: workflowNameSchema.or(z.string().regex(/^\{%[\s\S]*%\}$/)),
-    /** A registered version (default: the latest when the node runs). */
-    version: z.number().int().min(1).optional(),
-    /** The child's input (default: null); expressions as in any params. */
-    input: z.unknown().optional(),
-  })
-  .strict();
+export const childWorkflowParamsSchema = z.strictObject({
+  /** The workflow to run (a `{% %}` expression is allowed: checked when the node runs). */
+  name: z.union([workflowNameSchema, z.string().check(z.regex(/^\{%[\s\S]*%\}$/))]),
+  /** A registered version (default: the latest when the node runs). */
+  version: z.optional(z.number().check(z.int(), z.gte(1))),
+  /** The child's input (default: null); expressions as in any params. */
+  input: z.optional(z.unknown()),
+});
 
 export type ChildWorkflowParams = z.output<typeof childWorkflowParamsSchema>;
 

@@ -5,8 +5,8 @@
  * `{% %}` expressions in params, `runsOn` and `heartbeatSeconds`), so every v1 definition is a v2
  * definition meaning the same.
  */
-import * as z from "zod";
 import { PLACEMENT_LIMITS, runsOnSchema } from "./placement.js";
+import * as z from "./zod.js";
 
 export const LIMITS = {
   /** Largest DAG accepted. Every node is one DynamoDB item, so this bounds an execution's item count. */
@@ -28,43 +28,41 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 export const nodeIdSchema = z
   .string()
-  .min(1, "node id must not be empty")
-  .max(LIMITS.maxIdLength, `node id must be at most ${LIMITS.maxIdLength} characters`)
-  .regex(ID_PATTERN, "node id may use letters, digits, '-' and '_' and must start with a letter or digit");
+  .check(
+    z.minLength(1, "node id must not be empty"),
+    z.maxLength(LIMITS.maxIdLength, `node id must be at most ${LIMITS.maxIdLength} characters`),
+    z.regex(ID_PATTERN, "node id may use letters, digits, '-' and '_' and must start with a letter or digit"),
+  );
 
 export const workflowNameSchema = z
   .string()
-  .min(1, "workflow name must not be empty")
-  .max(LIMITS.maxNameLength, `workflow name must be at most ${LIMITS.maxNameLength} characters`)
-  .regex(
-    NAME_PATTERN,
-    "workflow name may use letters, digits, '.', '-' and '_' and must start with a letter or digit",
+  .check(
+    z.minLength(1, "workflow name must not be empty"),
+    z.maxLength(LIMITS.maxNameLength, `workflow name must be at most ${LIMITS.maxNameLength} characters`),
+    z.regex(
+      NAME_PATTERN,
+      "workflow name may use letters, digits, '.', '-' and '_' and must start with a letter or digit",
+    ),
   );
 
 export const fanInSchema = z
   .string()
-  .regex(/^(all|any|count:[1-9][0-9]*)$/, 'fanIn must be "all", "any" or "count:N" with N ≥ 1');
+  .check(z.regex(/^(all|any|count:[1-9][0-9]*)$/, 'fanIn must be "all", "any" or "count:N" with N ≥ 1'));
 
-export const backoffSchema = z
-  .object({
-    initialSeconds: z.number().min(0).max(3600).optional(),
-    maxSeconds: z
-      .number()
-      .min(0)
-      .max(24 * 3600)
-      .optional(),
-    multiplier: z.number().min(1).max(10).optional(),
-    jitter: z.enum(["full", "none"]).optional(),
-  })
-  .strict();
+export const backoffSchema = z.strictObject({
+  initialSeconds: z.optional(z.number().check(z.gte(0), z.lte(3600))),
+  maxSeconds: z.optional(z.number().check(z.gte(0), z.lte(24 * 3600))),
+  multiplier: z.optional(z.number().check(z.gte(1), z.lte(10))),
+  jitter: z.optional(z.enum(["full", "none"])),
+});
 
-export const retrySchema = z
-  .object({
-    maxAttempts: z.number().int().min(1).max(LIMITS.maxAttempts).optional(),
-    backoff: backoffSchema.optional(),
-    nonRetryable: z.array(z.string().min(1).max(128)).max(50).optional(),
-  })
-  .strict();
+export const retrySchema = z.strictObject({
+  maxAttempts: z.optional(z.number().check(z.int(), z.gte(1), z.lte(LIMITS.maxAttempts))),
+  backoff: z.optional(backoffSchema),
+  nonRetryable: z.optional(
+    z.array(z.string().check(z.minLength(1), z.maxLength(128))).check(z.maxLength(50)),
+  ),
+});
 
 /**
  * A JSONata expression, written as Step Functions writes them: the whole string is `{% … %}`
@@ -72,8 +70,13 @@ export const retrySchema = z
  */
 export const expressionSchema = z
   .string()
-  .max(LIMITS.maxExpressionLength, `an expression must be at most ${LIMITS.maxExpressionLength} characters`)
-  .regex(/^\{%[\s\S]*%\}$/, 'an expression is a string "{% … %}"');
+  .check(
+    z.maxLength(
+      LIMITS.maxExpressionLength,
+      `an expression must be at most ${LIMITS.maxExpressionLength} characters`,
+    ),
+    z.regex(/^\{%[\s\S]*%\}$/, 'an expression is a string "{% … %}"'),
+  );
 
 /**
  * What a node's failure for good does: "fail" (the default) fails the execution at once;
@@ -82,65 +85,64 @@ export const expressionSchema = z
  */
 export const onErrorSchema = z.enum(["fail", "continue"]);
 
-export const nodeDefinitionSchema = z
-  .object({
-    id: nodeIdSchema,
-    type: z.string().min(1, "type must not be empty").max(64),
-    description: z.string().max(1024).optional(),
-    params: z.unknown().optional(),
-    dependsOn: z.array(z.string()).max(LIMITS.maxDependsOn).optional(),
-    fanIn: fanInSchema.optional(),
-    retry: retrySchema.optional(),
-    /**
-     * Up to the Lambda's 900 s; up to a year for a node that runs on external workers (runsOn),
-     * which must then heartbeat (validate.ts).
-     */
-    timeoutSeconds: z.number().int().min(1).max(PLACEMENT_LIMITS.maxExternalTimeoutSeconds).optional(),
-    /** Run on external workers only (domain/placement.ts), never in the Lambda worker. */
-    runsOn: runsOnSchema.optional(),
-    /** An external worker heartbeats each attempt at least this often, or loses it. */
-    heartbeatSeconds: z.number().int().min(1).max(PLACEMENT_LIMITS.maxHeartbeatSeconds).optional(),
-    /** Evaluated when the node is ready; anything but true ends it SKIPPED without running. */
-    when: expressionSchema.optional(),
-    onError: onErrorSchema.optional(),
-  })
-  .strict();
+export const nodeDefinitionSchema = z.strictObject({
+  id: nodeIdSchema,
+  type: z.string().check(z.minLength(1, "type must not be empty"), z.maxLength(64)),
+  description: z.optional(z.string().check(z.maxLength(1024))),
+  params: z.optional(z.unknown()),
+  dependsOn: z.optional(z.array(z.string()).check(z.maxLength(LIMITS.maxDependsOn))),
+  fanIn: z.optional(fanInSchema),
+  retry: z.optional(retrySchema),
+  /**
+   * Up to the Lambda's 900 s; up to a year for a node that runs on external workers (runsOn),
+   * which must then heartbeat (validate.ts).
+   */
+  timeoutSeconds: z.optional(
+    z.number().check(z.int(), z.gte(1), z.lte(PLACEMENT_LIMITS.maxExternalTimeoutSeconds)),
+  ),
+  /** Run on external workers only (domain/placement.ts), never in the Lambda worker. */
+  runsOn: z.optional(runsOnSchema),
+  /** An external worker heartbeats each attempt at least this often, or loses it. */
+  heartbeatSeconds: z.optional(
+    z.number().check(z.int(), z.gte(1), z.lte(PLACEMENT_LIMITS.maxHeartbeatSeconds)),
+  ),
+  /** Evaluated when the node is ready; anything but true ends it SKIPPED without running. */
+  when: z.optional(expressionSchema),
+  onError: z.optional(onErrorSchema),
+});
 
 /**
  * A handler run once when an execution fails (compensation, alerting), given the error and the
  * completed outputs; its outcome is recorded and never changes the execution's status.
  */
-export const onFailureSchema = z
-  .object({
-    type: z.string().min(1, "type must not be empty").max(64),
-    params: z.unknown().optional(),
-    retry: retrySchema.optional(),
-    timeoutSeconds: z.number().int().min(1).max(LIMITS.maxNodeTimeoutSeconds).optional(),
-  })
-  .strict();
+export const onFailureSchema = z.strictObject({
+  type: z.string().check(z.minLength(1, "type must not be empty"), z.maxLength(64)),
+  params: z.optional(z.unknown()),
+  retry: z.optional(retrySchema),
+  timeoutSeconds: z.optional(z.number().check(z.int(), z.gte(1), z.lte(LIMITS.maxNodeTimeoutSeconds))),
+});
 
-export const workflowDefinitionSchema = z
-  .object({
-    name: workflowNameSchema,
-    description: z.string().max(4096).optional(),
-    defaults: z
-      .object({
-        timeoutSeconds: z.number().int().min(1).max(LIMITS.maxNodeTimeoutSeconds).optional(),
-        retry: retrySchema.optional(),
-      })
-      .strict()
-      .optional(),
-    /** Whole-execution deadline; the sweeper fails executions that pass it. */
-    timeoutSeconds: z.number().int().min(1).max(LIMITS.maxExecutionTimeoutSeconds).optional(),
-    /** Publish node-level lifecycle events too (execution-level ones are always published). */
-    events: z.object({ nodes: z.boolean().optional() }).strict().optional(),
-    onFailure: onFailureSchema.optional(),
-    nodes: z
-      .array(nodeDefinitionSchema)
-      .min(1, "a workflow needs at least one node")
-      .max(LIMITS.maxNodes, `a workflow may have at most ${LIMITS.maxNodes} nodes`),
-  })
-  .strict();
+export const workflowDefinitionSchema = z.strictObject({
+  name: workflowNameSchema,
+  description: z.optional(z.string().check(z.maxLength(4096))),
+  defaults: z.optional(
+    z.strictObject({
+      timeoutSeconds: z.optional(z.number().check(z.int(), z.gte(1), z.lte(LIMITS.maxNodeTimeoutSeconds))),
+      retry: z.optional(retrySchema),
+    }),
+  ),
+  /** Whole-execution deadline; the sweeper fails executions that pass it. */
+  timeoutSeconds: z.optional(z.number().check(z.int(), z.gte(1), z.lte(LIMITS.maxExecutionTimeoutSeconds))),
+  /** Publish node-level lifecycle events too (execution-level ones are always published). */
+  events: z.optional(z.strictObject({ nodes: z.optional(z.boolean()) })),
+  onFailure: z.optional(onFailureSchema),
+  nodes: z
+    .array(nodeDefinitionSchema)
+    .check(
+      z.minLength(1, "a workflow needs at least one node"),
+      z.maxLength(LIMITS.maxNodes, `a workflow may have at most ${LIMITS.maxNodes} nodes`),
+    ),
+});
 
 export type WorkflowDefinition = z.infer<typeof workflowDefinitionSchema>;
 export type NodeDefinition = z.infer<typeof nodeDefinitionSchema>;

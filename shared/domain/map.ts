@@ -10,9 +10,9 @@
  * that ran its last item records so in a shard of lanes (as a wide `all` fan-in records arrivals),
  * and the map is assembled once every lane ended.
  */
-import * as z from "zod";
 import { expressionSchema, retrySchema, workflowNameSchema } from "./definition.js";
 import type { GraphNode, WorkflowGraph } from "./graph.js";
+import * as z from "./zod.js";
 
 export const MAP_LIMITS = {
   maxItems: 100_000,
@@ -26,42 +26,43 @@ export const MAP_LIMITS = {
   failureShardSize: 1000,
 } as const;
 
-export const mapItemTaskSchema = z
-  .object({ type: z.string().min(1, "type must not be empty").max(64), params: z.unknown().optional() })
-  .strict();
+export const mapItemTaskSchema = z.strictObject({
+  type: z.string().check(z.minLength(1, "type must not be empty"), z.maxLength(64)),
+  params: z.optional(z.unknown()),
+});
 
 export const mapParamsSchema = z
-  .object({
+  .strictObject({
     /** The list: an expression (`{% deps.list.files %}`) or a literal array. */
     items: z.union([expressionSchema, z.array(z.unknown())]),
     /** What runs per item; `$item` and `$index` are in scope in its params' expressions. */
-    task: mapItemTaskSchema.optional(),
+    task: z.optional(mapItemTaskSchema),
     /** Or a child execution of this workflow per item (engine/children.ts), waited for without compute. */
-    workflow: z
-      .object({
+    workflow: z.optional(
+      z.strictObject({
         name: workflowNameSchema,
-        version: z.number().int().min(1).optional(),
+        version: z.optional(z.number().check(z.int(), z.gte(1))),
         /** Each child's input (default: the item, `{% $item %}`). */
-        input: z.unknown().optional(),
-      })
-      .strict()
-      .optional(),
-    maxConcurrency: z.number().int().min(1).max(MAP_LIMITS.maxConcurrency).optional(),
-    toleratedFailureCount: z.number().int().min(0).optional(),
-    toleratedFailurePercentage: z.number().min(0).max(100).optional(),
+        input: z.optional(z.unknown()),
+      }),
+    ),
+    maxConcurrency: z.optional(z.number().check(z.int(), z.gte(1), z.lte(MAP_LIMITS.maxConcurrency))),
+    toleratedFailureCount: z.optional(z.number().check(z.int(), z.gte(0))),
+    toleratedFailurePercentage: z.optional(z.number().check(z.gte(0), z.lte(100))),
     /** Each item's retry policy (default: the map node's). */
-    retry: retrySchema.optional(),
+    retry: z.optional(retrySchema),
     /** Each item's timeout (default: the map node's). */
-    timeoutSeconds: z.number().int().min(1).max(900).optional(),
+    timeoutSeconds: z.optional(z.number().check(z.int(), z.gte(1), z.lte(900))),
     /** Keep every item's events in the history and publish them (default: the map's counts only). */
-    itemEvents: z.boolean().optional(),
+    itemEvents: z.optional(z.boolean()),
   })
-  .strict()
-  .refine((params) => (params.task === undefined) !== (params.workflow === undefined), {
-    message:
-      "a map runs either a `task` ({type, params}) or a `workflow` ({name, version?, input?}) per item",
-    path: ["task"],
-  });
+  .check(
+    z.refine((params) => (params.task === undefined) !== (params.workflow === undefined), {
+      message:
+        "a map runs either a `task` ({type, params}) or a `workflow` ({name, version?, input?}) per item",
+      path: ["task"],
+    }),
+  );
 
 export type MapParams = z.output<typeof mapParamsSchema>;
 

@@ -5,7 +5,7 @@
  * memory and DynamoDB stores cannot disagree on what a worker may take.
  */
 import { createHash } from "node:crypto";
-import * as z from "zod";
+import * as z from "./zod.js";
 
 export const PLACEMENT_LIMITS = {
   /** The Lambda worker's limit: a longer node must run on external workers, with heartbeats. */
@@ -42,11 +42,13 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
 const name = (what: string) =>
   z
     .string()
-    .min(1, `${what} must not be empty`)
-    .max(64, `${what} must be at most 64 characters`)
-    .regex(
-      NAME,
-      `${what} may use letters, digits, '.', ':', '-' and '_' and must start with a letter or digit`,
+    .check(
+      z.minLength(1, `${what} must not be empty`),
+      z.maxLength(64, `${what} must be at most 64 characters`),
+      z.regex(
+        NAME,
+        `${what} may use letters, digits, '.', ':', '-' and '_' and must start with a letter or digit`,
+      ),
     );
 
 export const poolNameSchema = name("a pool name");
@@ -54,46 +56,49 @@ export const workerIdSchema = name("a worker id");
 const executorSchema = name("an executor");
 const labelSchema = name("a label");
 const capabilitiesSchema = z
-  .record(name("a capability name"), z.string().max(256, "a capability value must be at most 256 characters"))
-  .refine((c) => Object.keys(c).length <= PLACEMENT_LIMITS.maxListItems, {
-    message: `at most ${PLACEMENT_LIMITS.maxListItems} capabilities`,
-  });
-const list = <T extends z.ZodTypeAny>(item: T, what: string) =>
-  z.array(item).max(PLACEMENT_LIMITS.maxListItems, `at most ${PLACEMENT_LIMITS.maxListItems} ${what}`);
+  .record(
+    name("a capability name"),
+    z.string().check(z.maxLength(256, "a capability value must be at most 256 characters")),
+  )
+  .check(
+    z.refine((c) => Object.keys(c).length <= PLACEMENT_LIMITS.maxListItems, {
+      message: `at most ${PLACEMENT_LIMITS.maxListItems} capabilities`,
+    }),
+  );
+const list = <T extends z.core.$ZodType>(item: T, what: string) =>
+  z
+    .array(item)
+    .check(z.maxLength(PLACEMENT_LIMITS.maxListItems, `at most ${PLACEMENT_LIMITS.maxListItems} ${what}`));
 
 /** Where a node may run: only on external workers of `pool` that satisfy every constraint. */
-export const runsOnSchema = z
-  .object({
-    pool: poolNameSchema,
-    /** Every one of these executors (e.g. "ffmpeg") must be among the worker's. */
-    executors: list(executorSchema, "executors").optional(),
-    /** Each of these must equal the worker's capability of that name. */
-    capabilities: capabilitiesSchema.optional(),
-    /** Every one of these labels must be among the worker's. */
-    labels: list(labelSchema, "labels").optional(),
-    /** Only these workers (by id). */
-    allowedWorkers: list(workerIdSchema, "allowed workers").optional(),
-    /** Never these workers. */
-    forbiddenWorkers: list(workerIdSchema, "forbidden workers").optional(),
-    /** At most this many attempts of this node (across executions) on one worker at once. */
-    maxParallelPerWorker: z.number().int().min(1).max(PLACEMENT_LIMITS.maxParallel).optional(),
-  })
-  .strict();
+export const runsOnSchema = z.strictObject({
+  pool: poolNameSchema,
+  /** Every one of these executors (e.g. "ffmpeg") must be among the worker's. */
+  executors: z.optional(list(executorSchema, "executors")),
+  /** Each of these must equal the worker's capability of that name. */
+  capabilities: z.optional(capabilitiesSchema),
+  /** Every one of these labels must be among the worker's. */
+  labels: z.optional(list(labelSchema, "labels")),
+  /** Only these workers (by id). */
+  allowedWorkers: z.optional(list(workerIdSchema, "allowed workers")),
+  /** Never these workers. */
+  forbiddenWorkers: z.optional(list(workerIdSchema, "forbidden workers")),
+  /** At most this many attempts of this node (across executions) on one worker at once. */
+  maxParallelPerWorker: z.optional(z.number().check(z.int(), z.gte(1), z.lte(PLACEMENT_LIMITS.maxParallel))),
+});
 
 export type RunsOn = z.output<typeof runsOnSchema>;
 
 /** `POST /workers`: a worker registering (or registering again under its id). */
-export const workerRegistrationSchema = z
-  .object({
-    workerId: workerIdSchema.optional(),
-    pool: poolNameSchema,
-    executors: list(executorSchema, "executors").default([]),
-    capabilities: capabilitiesSchema.default({}),
-    labels: list(labelSchema, "labels").default([]),
-    /** Tasks it runs at once, at most. */
-    maxParallel: z.number().int().min(1).max(PLACEMENT_LIMITS.maxParallel).default(1),
-  })
-  .strict();
+export const workerRegistrationSchema = z.strictObject({
+  workerId: z.optional(workerIdSchema),
+  pool: poolNameSchema,
+  executors: z._default(list(executorSchema, "executors"), []),
+  capabilities: z._default(capabilitiesSchema, {}),
+  labels: z._default(list(labelSchema, "labels"), []),
+  /** Tasks it runs at once, at most. */
+  maxParallel: z._default(z.number().check(z.int(), z.gte(1), z.lte(PLACEMENT_LIMITS.maxParallel)), 1),
+});
 
 export type WorkerRegistration = z.output<typeof workerRegistrationSchema>;
 

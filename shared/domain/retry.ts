@@ -2,10 +2,9 @@
  * Retry policy: how long to wait before the next attempt, and whether a thrown error deserves one.
  * Pure: randomness is passed in so simulation tests can make jitter deterministic.
  */
-import * as z from "zod";
-import { ZodError } from "zod";
 import { RetryableError, TerminalError } from "./errors.js";
 import type { ResolvedRetry } from "./graph.js";
+import * as z from "./zod.js";
 
 /** Error messages are stored on node items and in history events, so they are bounded. */
 export const MAX_ERROR_MESSAGE_LENGTH = 2000;
@@ -45,8 +44,9 @@ export function classifyError(error: unknown, policy: ResolvedRetry): Classified
     if (typeof after === "number" && Number.isFinite(after) && after >= 0) result.retryAfterSeconds = after;
     return result;
   }
-  // Params or output failing a schema will fail the same way next time.
-  if (error instanceof ZodError) {
+  // Params or output failing a schema will fail the same way next time. Any zod's error: weft's own
+  // schemas are zod/mini, a user's task type's are classic (both share the core's error).
+  if (error instanceof z.$ZodError) {
     return { name: "ValidationError", message: truncate(z.prettifyError(error)), retryable: false };
   }
   const described = describe(error, true);

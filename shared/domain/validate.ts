@@ -3,7 +3,6 @@
  * fixing a 200-node DAG should not have to resubmit once per mistake), so each check works on
  * whatever part of the input is usable instead of stopping at the first schema error.
  */
-import type * as z from "zod";
 import {
   fanInSchema,
   LIMITS,
@@ -16,6 +15,7 @@ import { checkExpressions, type ExpressionProblem } from "./expression-evaluatio
 import { findExpressions } from "./expressions.js";
 import { compileGraph, type WorkflowGraph } from "./graph.js";
 import { PLACEMENT_LIMITS } from "./placement.js";
+import * as z from "./zod.js";
 
 /**
  * What validation needs of the task types: each one's params schema, and the names to suggest.
@@ -25,8 +25,8 @@ export interface TaskCatalog {
   /** `registrationParams`, when a task type has it, is what a new definition's params must pass. */
   get(type: string):
     | {
-        params: z.ZodType;
-        registrationParams?: z.ZodType;
+        params: z.core.$ZodType;
+        registrationParams?: z.core.$ZodType;
         /** Run inside the engine, deferred, or a map: such types cannot be a map's task. */
         inline?: boolean;
         defer?: unknown;
@@ -672,12 +672,16 @@ function checkParams(
  * value (`new URL("{% … %}")`): the params are then parsed again without their expressions, whose
  * issues would be dropped anyway.
  */
-function parseParams(schema: z.ZodType, params: unknown, expressionPaths: readonly (string | number)[][]) {
+function parseParams(
+  schema: z.core.$ZodType,
+  params: unknown,
+  expressionPaths: readonly (string | number)[][],
+) {
   try {
-    return schema.safeParse(params);
+    return z.ownSafeParse(schema, params);
   } catch (error) {
     if (expressionPaths.length === 0) throw error;
-    return schema.safeParse(withoutExpressions(params, expressionPaths));
+    return z.ownSafeParse(schema, withoutExpressions(params, expressionPaths));
   }
 }
 

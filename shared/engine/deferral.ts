@@ -12,6 +12,7 @@
 import { TerminalError } from "../domain/errors.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { ExecutionRecord } from "../domain/records.js";
+import * as z from "../domain/zod.js";
 import type { EngineContext } from "./context.js";
 import { evaluateInScope } from "./waiting.js";
 
@@ -28,7 +29,7 @@ export async function notBeforeOf(
   let delayMs: number;
   try {
     const resolved = await evaluateInScope(ctx, execution, graph, node, okDeps, node.params, "params");
-    const parsed = task.params.safeParse(resolved);
+    const parsed = z.ownSafeParse(task.params, resolved);
     if (!parsed.success) return undefined;
     delayMs = task.defer(parsed.data, { now });
   } catch (error) {

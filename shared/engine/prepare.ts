@@ -13,6 +13,7 @@ import { ExpressionError, type ExpressionScope, hasExpressions } from "../domain
 import type { GraphNode } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord } from "../domain/records.js";
+import * as z from "../domain/zod.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { EngineContext } from "./context.js";
 import { loadValues } from "./values.js";
@@ -41,7 +42,7 @@ export async function prepareRun(
     return { skip: WHEN_FALSE };
   if (!hasExpressions(node.params))
     // Parsed, so a schema's defaults and transforms reach the handler (validated at submit already).
-    return { input, deps: values, params: task ? task.params.parse(node.params) : node.params };
+    return { input, deps: values, params: task ? z.ownParse(task.params, node.params) : node.params };
   const resolved = await ctx.expressions.resolve(node.params, scope, options, "params");
   return { input, deps: values, params: parseResolved(node, task, resolved) };
 }
@@ -91,7 +92,7 @@ export function expressionScope(
  */
 function parseResolved(node: GraphNode, task: TaskType | undefined, resolved: unknown): unknown {
   if (!task) return resolved;
-  const parsed = task.params.safeParse(resolved);
+  const parsed = z.ownSafeParse(task.params, resolved);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues
     .slice(0, 5)

@@ -19,6 +19,7 @@ import type {
   NodeRecord,
 } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
+import * as z from "../domain/zod.js";
 import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import { cancelExecution } from "./cancellation.js";
@@ -862,7 +863,7 @@ async function runInlineTask(
   args: Omit<Parameters<TaskType["run"]>[0], "params"> & { params: unknown },
 ): Promise<unknown> {
   try {
-    return await task.run({ ...args, params: task.params.parse(args.params) });
+    return await task.run({ ...args, params: z.ownParse(task.params, args.params) });
   } catch (failure) {
     throw new InlineTaskFailure(failure);
   }

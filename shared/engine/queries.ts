@@ -1,10 +1,10 @@
 /** Read-side queries: an execution's history in pages, and executions newest first. */
 
-import * as z from "zod";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { notFound } from "../domain/errors.js";
 import { eventsShown, mapItemEvents } from "../domain/map.js";
 import type { ExecutionStatus, HistoryEvent } from "../domain/records.js";
+import * as z from "../domain/zod.js";
 import type { EngineContext } from "./context.js";
 
 export interface HistoryPage {
@@ -71,7 +71,7 @@ export async function listExecutions(
 }
 
 /** A history position: the number of events already answered. */
-const offsetCursorSchema = z.object({ o: z.number().int().min(0) });
+const offsetCursorSchema = z.object({ o: z.number().check(z.int(), z.gte(0)) });
 
 function encodeOffset(offset: number): string {
   return encodeCursor({ o: offset });

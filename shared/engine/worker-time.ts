@@ -16,6 +16,7 @@
  */
 import { DEFAULT_NODE_TIMEOUT_SECONDS, type GraphNode } from "../domain/graph.js";
 import type { ErrorInfo } from "../domain/records.js";
+import * as z from "../domain/zod.js";
 import type { TaskType } from "../tasks/task-type.js";
 
 /** What the worker keeps of its function timeout for its last writes and the batch response. */
@@ -64,7 +65,7 @@ export const DEFAULT_EXPECTED_MS = 10_000;
 export function expectedRunMs(task: TaskType, node: GraphNode, recent: number | undefined): number {
   let declared: number | undefined;
   try {
-    declared = task.expectedMs?.(task.params.parse(node.params));
+    declared = task.expectedMs?.(z.ownParse(task.params, node.params));
   } catch {
     declared = undefined; // params are checked at registration; a guess never fails a node
   }

@@ -1,10 +1,10 @@
 /** The built-in task types. Each is an ordinary `defineTask`, exactly as a user's would be. */
 
-import * as z from "zod";
 import { callbackParamsSchema } from "../domain/callback.js";
 import { childWorkflowParamsSchema } from "../domain/child.js";
 import { ExpressionError } from "../domain/expressions.js";
 import { mapParamsSchema } from "../domain/map.js";
+import * as z from "../domain/zod.js";
 import { RetryableError, TerminalError } from "./errors.js";
 import { defineTask, TaskRegistry, type TaskType } from "./task-type.js";
 
@@ -12,14 +12,14 @@ const MAX_SLEEP_MS = 15 * 60 * 1000;
 
 export const noopTask = defineTask({
   type: "noop",
-  params: z.object({}).strict().optional(),
+  params: z.optional(z.strictObject({})),
   expectedMs: () => 0,
   run: () => null,
 });
 
 export const passTask = defineTask({
   type: "pass",
-  params: z.object({ value: z.unknown().optional() }).strict().optional(),
+  params: z.optional(z.strictObject({ value: z.optional(z.unknown()) })),
   expectedMs: () => 0,
   run: ({ params, input }) => (params !== undefined && "value" in params ? params.value : input),
 });
@@ -27,7 +27,7 @@ export const passTask = defineTask({
 /** Holds the worker for `ms` (a Lambda invocation lasts at most 15 minutes); stops when aborted. */
 export const sleepTask = defineTask({
   type: "sleep",
-  params: z.object({ ms: z.number().int().min(0).max(MAX_SLEEP_MS) }).strict(),
+  params: z.strictObject({ ms: z.number().check(z.int(), z.gte(0), z.lte(MAX_SLEEP_MS)) }),
   expectedMs: (params) => params.ms,
   run: async ({ params, context }) => {
     await context.sleep(params.ms);
@@ -38,14 +38,13 @@ export const sleepTask = defineTask({
 /** Fails its first `times` attempts (every attempt when `times` is absent), then passes. */
 export const failTask = defineTask({
   type: "fail",
-  params: z
-    .object({
-      message: z.string().max(2000).optional(),
-      retryable: z.boolean().optional(),
-      times: z.number().int().min(0).optional(),
-    })
-    .strict()
-    .optional(),
+  params: z.optional(
+    z.strictObject({
+      message: z.optional(z.string().check(z.maxLength(2000))),
+      retryable: z.optional(z.boolean()),
+      times: z.optional(z.number().check(z.int(), z.gte(0))),
+    }),
+  ),
   expectedMs: () => 0,
   run: ({ params, context }) => {
     const times = params?.times;
@@ -60,14 +59,15 @@ export const failTask = defineTask({
 const MAX_WAIT_SECONDS = 366 * 24 * 3600;
 
 const waitParams = z
-  .object({
-    seconds: z.number().min(0).max(MAX_WAIT_SECONDS).optional(),
-    until: z.iso.datetime({ offset: true }).optional(),
+  .strictObject({
+    seconds: z.optional(z.number().check(z.gte(0), z.lte(MAX_WAIT_SECONDS))),
+    until: z.optional(z.iso.datetime({ offset: true })),
   })
-  .strict()
-  .refine((params) => (params.seconds === undefined) !== (params.until === undefined), {
-    message: "give exactly one of seconds and until",
-  });
+  .check(
+    z.refine((params) => (params.seconds === undefined) !== (params.until === undefined), {
+      message: "give exactly one of seconds and until",
+    }),
+  );
 
 /**
  * A durable timer: the node becomes runnable `seconds` after it is ready, or at `until`, holding no
@@ -104,7 +104,7 @@ export const waitTask = defineTask({
  */
 export const mergeTask = defineTask({
   type: "merge",
-  params: z.object({}).strict().optional(),
+  params: z.optional(z.strictObject({})),
   inline: true,
   outputsDeps: true,
   run: ({ deps }) => ({ ...deps }),

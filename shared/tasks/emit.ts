@@ -1,5 +1,5 @@
 /** The `emit` task type: puts one event on the lifecycle bus or a named bus, through a small port. */
-import * as z from "zod";
+import * as z from "../domain/zod.js";
 import { TerminalError } from "./errors.js";
 import { defineTask, type TaskType } from "./task-type.js";
 
@@ -19,20 +19,19 @@ export interface EventSender {
   send(entry: EmitEntry, signal?: AbortSignal): Promise<{ eventId?: string } | undefined>;
 }
 
-export const emitParamsSchema = z
-  .object({
-    detailType: z.string().min(1).max(128),
-    detail: z.record(z.string(), z.json()).optional(),
-    source: z
-      .string()
-      .min(1)
-      .max(256)
-      .refine((s) => !s.startsWith("aws."), 'source must not start with "aws." (reserved for AWS services)')
-      .optional(),
-    /** A bus name or ARN; default the lifecycle bus. */
-    eventBusName: z.string().min(1).max(1600).optional(),
-  })
-  .strict();
+export const emitParamsSchema = z.strictObject({
+  detailType: z.string().check(z.minLength(1), z.maxLength(128)),
+  detail: z.optional(z.record(z.string(), z.json())),
+  source: z.optional(
+    z.string().check(
+      z.minLength(1),
+      z.maxLength(256),
+      z.refine((s) => !s.startsWith("aws."), 'source must not start with "aws." (reserved for AWS services)'),
+    ),
+  ),
+  /** A bus name or ARN; default the lifecycle bus. */
+  eventBusName: z.optional(z.string().check(z.minLength(1), z.maxLength(1600))),
+});
 
 export type EmitParams = z.output<typeof emitParamsSchema>;
 

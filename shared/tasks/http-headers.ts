@@ -4,9 +4,9 @@
  * definition with a plain-text Authorization, Proxy-Authorization, Cookie or X-Api-Key is refused,
  * and one stored before that rule is shown with those values redacted (redactDefinition).
  */
-import * as z from "zod";
 import { CHECKED_UNDER_EXPRESSIONS } from "../domain/expression-rules.js";
 import { REDACTED } from "../domain/redact.js";
+import * as z from "../domain/zod.js";
 import { isSecretRef, secretRefSchema } from "./secrets.js";
 
 /** Header names whose values are credentials (lower case). */
@@ -26,18 +26,20 @@ export const headersSchema = z.record(z.string(), headerValueSchema);
 export type HttpHeaders = z.output<typeof headersSchema>;
 
 /** The registration rule: credential headers must be secret references, never plain text. */
-export const registrationHeadersSchema = headersSchema.superRefine((headers, ctx) => {
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== "string" || !CREDENTIAL_HEADERS.has(name.toLowerCase())) continue;
-    ctx.addIssue({
-      code: "custom",
-      path: [name],
-      // An expression is no way around it: it would compute the credential from stored data.
-      params: CHECKED_UNDER_EXPRESSIONS,
-      message: `header "${name}" holds a plain-text credential; refer to a secret instead: {"secret": "ssm:/path/to/parameter"} (SSM Parameter Store) or {"secret": "<Secrets Manager secret name or ARN>"}`,
-    });
-  }
-});
+export const registrationHeadersSchema = headersSchema.check(
+  z.superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      if (typeof value !== "string" || !CREDENTIAL_HEADERS.has(name.toLowerCase())) continue;
+      ctx.addIssue({
+        code: "custom",
+        path: [name],
+        // An expression is no way around it: it would compute the credential from stored data.
+        params: CHECKED_UNDER_EXPRESSIONS,
+        message: `header "${name}" holds a plain-text credential; refer to a secret instead: {"secret": "ssm:/path/to/parameter"} (SSM Parameter Store) or {"secret": "<Secrets Manager secret name or ARN>"}`,
+      });
+    }
+  }),
+);
 
 /** A copy of the headers with plain-text credential values replaced by "***" (references kept). */
 export function redactHeaders(headers: unknown): unknown {

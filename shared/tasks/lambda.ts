@@ -3,7 +3,7 @@
  * returns its result. A function error is retryable unless the function marks it terminal. The
  * invocation goes through a small port, so the local runtime can map functions to local modules.
  */
-import * as z from "zod";
+import * as z from "../domain/zod.js";
 import { TerminalError } from "./errors.js";
 import { defineTask, type TaskType } from "./task-type.js";
 
@@ -27,21 +27,24 @@ export interface LambdaInvoker {
 const FUNCTION_NAME =
   /^(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\d{1}:)?(\d{12}:)?(function:)?([a-zA-Z0-9-_.]+)(:(\$LATEST|[a-zA-Z0-9-_]+))?$/;
 
-export const lambdaParamsSchema = z
-  .object({
-    functionName: z
+export const lambdaParamsSchema = z.strictObject({
+  functionName: z
+    .string()
+    .check(
+      z.minLength(1),
+      z.maxLength(170),
+      z.regex(FUNCTION_NAME, "functionName must be a Lambda function name or ARN"),
+    ),
+  qualifier: z.optional(
+    z
       .string()
-      .min(1)
-      .max(170)
-      .regex(FUNCTION_NAME, "functionName must be a Lambda function name or ARN"),
-    qualifier: z
-      .string()
-      .min(1)
-      .max(128)
-      .regex(/^[a-zA-Z0-9$_-]+$/, "qualifier must be a version number or an alias name")
-      .optional(),
-  })
-  .strict();
+      .check(
+        z.minLength(1),
+        z.maxLength(128),
+        z.regex(/^[a-zA-Z0-9$_-]+$/, "qualifier must be a version number or an alias name"),
+      ),
+  ),
+});
 
 export type LambdaParams = z.output<typeof lambdaParamsSchema>;
 

@@ -8,37 +8,39 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import * as z from "zod";
 import { localEgressPolicy } from "../config/egress.js";
+import * as z from "../domain/zod.js";
 import { LocalModuleInvoker } from "./lambda-local.js";
 import type { TaskRegistryOptions } from "./loader.js";
 import { MapSecretStore } from "./secrets.js";
 
 export const DEFAULT_LOCAL_CONFIG_FILE = "weft.config.json";
 
-export const localConfigSchema = z
-  .object({
-    /** Folder of custom task modules. */
-    tasksDir: z.string().min(1, "tasksDir must not be empty").optional(),
-    /** Lambda function name → `path/to/module.ts#exportName` (export defaults to `handler`). */
-    lambdaModules: z
-      .record(
-        z.string().min(1, "a function name must not be empty"),
-        z
-          .string()
-          .regex(
+export const localConfigSchema = z.strictObject({
+  /** Folder of custom task modules. */
+  tasksDir: z.optional(z.string().check(z.minLength(1, "tasksDir must not be empty"))),
+  /** Lambda function name → `path/to/module.ts#exportName` (export defaults to `handler`). */
+  lambdaModules: z.optional(
+    z.record(
+      z.string().check(z.minLength(1, "a function name must not be empty")),
+      z
+        .string()
+        .check(
+          z.regex(
             /^[^#]+(#[A-Za-z_$][\w$]*)?$/,
             'must be "path/to/module.ts" or "path/to/module.ts#exportName"',
           ),
-      )
-      .optional(),
-    /**
-     * Secret name (as a header's `{"secret": …}` names it) → its value, for `npm start`. Names not
-     * listed are read from Secrets Manager / SSM when the runtime has an AWS endpoint (moto, LocalStack).
-     */
-    secrets: z.record(z.string().min(1, "a secret name must not be empty"), z.string()).optional(),
-  })
-  .strict();
+        ),
+    ),
+  ),
+  /**
+   * Secret name (as a header's `{"secret": …}` names it) → its value, for `npm start`. Names not
+   * listed are read from Secrets Manager / SSM when the runtime has an AWS endpoint (moto, LocalStack).
+   */
+  secrets: z.optional(
+    z.record(z.string().check(z.minLength(1, "a secret name must not be empty")), z.string()),
+  ),
+});
 
 export type LocalConfigFile = z.output<typeof localConfigSchema>;
 

@@ -5,7 +5,7 @@
  * only in memory, briefly (SecretCache), and are never logged, stored or returned: error messages
  * name the secret, never its value.
  */
-import * as z from "zod";
+import * as z from "../domain/zod.js";
 import { TerminalError } from "./errors.js";
 
 export const SSM_PREFIX = "ssm:";
@@ -13,18 +13,18 @@ export const SSM_PREFIX = "ssm:";
 /** Secrets Manager: a name (`prod/api-token`) or an ARN; SSM: `ssm:` + a parameter name or ARN. */
 const SECRET_NAME = /^(ssm:[A-Za-z0-9_.\-/:]+|[A-Za-z0-9/_+=.@:-]+)$/;
 
-export const secretRefSchema = z
-  .object({
-    secret: z
-      .string()
-      .min(1)
-      .max(2048)
-      .regex(
+export const secretRefSchema = z.strictObject({
+  secret: z
+    .string()
+    .check(
+      z.minLength(1),
+      z.maxLength(2048),
+      z.regex(
         SECRET_NAME,
         'secret must be a Secrets Manager secret name or ARN, or "ssm:" and a Parameter Store parameter name',
       ),
-  })
-  .strict();
+    ),
+});
 
 export type SecretRef = z.output<typeof secretRefSchema>;
 

@@ -1,10 +1,15 @@
 /**
  * The contract between the engine and a task type. Built-in and user task types are both written
  * with `defineTask`, so a custom task type is one file.
+ *
+ * A task type's schemas are any zod's (`z.core.$ZodType`): the built-in types' are zod/mini
+ * (domain/zod.ts), a user's are classic zod (`z.object(…)` from "zod"). The engine parses them with
+ * their own `parse`/`safeParse` (`ownParse`/`ownSafeParse` of domain/zod.ts), which both flavours
+ * have, as has any stand-in a task module may give (task-modules.ts only asks for those two).
  */
-import type * as z from "zod";
 import type { WaitingKindName } from "../domain/records.js";
 import type { TraceContext } from "../domain/trace.js";
+import type * as z from "../domain/zod.js";
 
 export interface TaskContext {
   executionId: string;
@@ -44,13 +49,13 @@ export interface TaskInput<P> {
 export interface TaskType<P = unknown> {
   type: string;
   /** What a node's params must be; every run parses them with it (definitions stored long ago included). */
-  params: z.ZodType<P>;
+  params: z.core.$ZodType<P>;
   /**
    * Stricter rules a definition must pass when it is registered, checked instead of `params` there
    * (e.g. `http` refusing plain-text credentials and refused addresses). A definition stored before a
    * rule was added still runs: runs parse with `params`. Its issues become the definition's details.
    */
-  registrationParams?: z.ZodType;
+  registrationParams?: z.core.$ZodType;
   /** Runs inside the engine when the node becomes ready, with no queue hop and no lease (e.g. merge). */
   inline?: boolean;
   /**
@@ -84,10 +89,10 @@ export interface TaskType<P = unknown> {
   run(input: TaskInput<P>): Promise<unknown> | unknown;
 }
 
-export function defineTask<S extends z.ZodType>(task: {
+export function defineTask<S extends z.core.$ZodType>(task: {
   type: string;
   params: S;
-  registrationParams?: z.ZodType;
+  registrationParams?: z.core.$ZodType;
   inline?: boolean;
   outputsDeps?: boolean;
   defer?(params: z.output<S>, context: DeferContext): number;

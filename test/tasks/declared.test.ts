@@ -36,8 +36,8 @@ const shape = (task: TaskType) => ({
   expectedMs: typeof task.expectedMs,
   registrationParams: task.registrationParams === undefined,
 });
-const issuesOf = (schema: z.ZodType, value: unknown) => {
-  const result = schema.safeParse(value);
+const issuesOf = (schema: z.core.$ZodType, value: unknown) => {
+  const result = z.safeParse(schema, value);
   return result.success ? "ok" : result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
 };
 

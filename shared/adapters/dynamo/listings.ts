@@ -4,10 +4,10 @@
  * hold keys only, so the records are batch-read and checked against what the index said.
  */
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
-import * as z from "zod";
 import { mapLimit } from "../../domain/concurrency.js";
 import { decodeCursor, encodeCursor } from "../../domain/cursor.js";
 import type { ExecutionRecord } from "../../domain/records.js";
+import * as z from "../../domain/zod.js";
 import type { ExecutionQuery, Page } from "../../ports.js";
 import { EXECUTION_RECORD_ATTRIBUTES, executionFromItem } from "./codec.js";
 import { Expression } from "./expression.js";
@@ -34,7 +34,7 @@ interface DueShard {
 }
 
 /** Cursor of listExecutions: the sort key the previous page ended at; every shard goes on below it. */
-const listingCursorSchema = z.object({ below: z.string().min(1) });
+const listingCursorSchema = z.object({ below: z.string().check(z.minLength(1)) });
 
 /** Queries of listing shards in flight at once (a listing of all executions reads 16 per workflow). */
 const LISTING_CONCURRENCY = 32;

@@ -25,7 +25,6 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import * as z from "zod";
 import {
   type DeadLetterCursor,
   deadLetterCursorSchema,
@@ -45,6 +44,7 @@ import {
   type WorkflowVersionRecord,
 } from "../../domain/records.js";
 import type { Timer, TimerCursor } from "../../domain/timers.js";
+import * as z from "../../domain/zod.js";
 import type {
   ArrivalRequest,
   ArrivalResult,
@@ -154,7 +154,7 @@ const NODE_RECORD_ATTRIBUTES = [
 ] as const;
 
 /** A workflow listing's position: the name of the last one answered (as MemoryStore's). */
-const workflowCursorSchema = z.object({ w: z.string().min(1).max(256) });
+const workflowCursorSchema = z.object({ w: z.string().check(z.minLength(1), z.maxLength(256)) });
 
 const WORKFLOW_SUMMARY_ATTRIBUTES = ["name", "latestVersion", "createdAt", "description"] as const;
 

@@ -3,7 +3,7 @@
  * atomic check-and-set, nothing awaits between the check and the set, and records are copied in and
  * out so callers can never mutate stored state. Used by the embedded local runtime and simulations.
  */
-import * as z from "zod";
+
 import {
   type DeadLetterCursor,
   deadLetterCursorSchema,
@@ -40,6 +40,7 @@ import {
   timerShard,
   timerSortKey,
 } from "../../domain/timers.js";
+import * as z from "../../domain/zod.js";
 import type {
   ArrivalRequest,
   ArrivalResult,
@@ -80,10 +81,10 @@ const copy = <T>(value: T): T => structuredClone(value);
 const scopedKey = (workflow: string, key: string) => JSON.stringify([workflow, key]);
 
 /** A listing position: the index (1-based) of the next execution in listing order. */
-const positionCursorSchema = z.object({ i: z.number().int().min(1) });
+const positionCursorSchema = z.object({ i: z.number().check(z.int(), z.gte(1)) });
 
 /** A workflow listing's position: the name of the last one answered (as DynamoStore's). */
-const workflowCursorSchema = z.object({ w: z.string().min(1).max(256) });
+const workflowCursorSchema = z.object({ w: z.string().check(z.minLength(1), z.maxLength(256)) });
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export class MemoryStore implements Store {
