@@ -15,6 +15,8 @@ import {
   nodeShard,
   reservationKey,
 } from "../../shared/adapters/dynamo/keys.js";
+import { NodePartitions } from "../../shared/adapters/dynamo/node-partitions.js";
+import type { TableIO } from "../../shared/adapters/dynamo/table-io.js";
 import { compileGraph } from "../../shared/domain/graph.js";
 import { mapItemId, mapTallyId } from "../../shared/domain/map.js";
 import { NODE_SHARDS, nodeShardsOf, SMALL_GRAPH_NODES } from "../../shared/domain/node-shards.js";
@@ -114,5 +116,77 @@ describe("execution partition keys", () => {
     for (const pk of executionPks(id, 16)) expect(executionIdFromPk(pk)).toBe(id);
     expect(executionIdFromPk(nodeKey(id, "m[1.9]", 16).pk)).toBe(id);
     expect(executionIdFromPk("ex7")).toBe("ex7");
+  });
+});
+
+describe("NodePartitions", () => {
+  /** A table holding `items` (execution id → its item's nodeShards, or null for none), its reads counted. */
+  const table = (items: Record<string, number | null>) => {
+    const reads: string[] = [];
+    const io = {
+      get: async (key: { pk: string; sk: string }, attributes?: readonly string[]) => {
+        const id = executionIdFromPk(key.pk);
+        reads.push(id);
+        expect(key.sk).toBe("EX");
+        expect(attributes).toEqual(["pk", "nodeShards"]);
+        if (!(id in items)) return undefined;
+        const shards = items[id];
+        return shards === null ? { pk: key.pk } : { pk: key.pk, nodeShards: shards };
+      },
+    } as unknown as TableIO;
+    return { io, reads };
+  };
+
+  it("remembers what records say, reads a miss once, and keeps at most its capacity, least recent out", async () => {
+    const { io, reads } = table({ a: 16, b: null, c: 16 });
+    const partitions = new NodePartitions(io, 2);
+    partitions.remember({ executionId: "x", nodeShards: 16 }, { executionId: "y" }, undefined);
+    expect(await partitions.of("x")).toBe(16);
+    expect(await partitions.of("y")).toBe(1);
+    expect(reads).toEqual([]);
+    expect(await partitions.of("a")).toBe(16); // read; x, the least recent, goes
+    expect(await partitions.of("a")).toBe(16);
+    expect(await partitions.of("b")).toBe(1); // an item without the field: one shard, remembered
+    expect(await partitions.of("b")).toBe(1);
+    expect(reads).toEqual(["a", "b"]);
+    expect(await partitions.of("x")).toBe(1); // forgotten, and not in this table
+    expect(reads).toEqual(["a", "b", "x"]);
+  });
+
+  it("does not remember an execution it did not find", async () => {
+    const items: Record<string, number | null> = {};
+    const { io, reads } = table(items);
+    const partitions = new NodePartitions(io);
+    expect(await partitions.of("late")).toBe(1);
+    items.late = 16;
+    expect(await partitions.of("late")).toBe(16);
+    expect(await partitions.of("late")).toBe(16);
+    expect(reads).toEqual(["late", "late"]);
+  });
+
+  it("waits for a read of the record under way rather than reading again", async () => {
+    const { io, reads } = table({ e: 16 });
+    const partitions = new NodePartitions(io);
+    let answer: (record: { executionId: string; nodeShards: number }) => void = () => {};
+    const read = partitions.read(
+      "e",
+      new Promise<{ executionId: string; nodeShards: number }>((resolve) => {
+        answer = resolve;
+      }).then((record) => {
+        partitions.remember(record);
+        return record;
+      }),
+    );
+    const shards = partitions.of("e");
+    answer({ executionId: "e", nodeShards: 16 });
+    expect(await read).toEqual({ executionId: "e", nodeShards: 16 });
+    expect(await shards).toBe(16);
+    expect(reads).toEqual([]);
+    // A read that fails or finds nothing leaves the lookup to read for itself.
+    const failed = partitions.read("f", Promise.reject(new Error("throttled")));
+    const lookup = partitions.of("f");
+    await expect(failed).rejects.toThrow("throttled");
+    expect(await lookup).toBe(1);
+    expect(reads).toEqual(["f"]);
   });
 });

@@ -48,9 +48,10 @@
  * keeps them: node-partitions.ts) and derives every node key from them.
  *
  * So one Query per partition — in parallel, merged in sort-key order — reads all of an execution's
- * nodes, one map attempt's items, or its history for `listHistory`: one Query, as before, for an
- * execution of one shard, 16 for a wide one. A BatchGetItem of nodes names their keys, wherever
- * they are. Execution ids hold no `#`, so a partition key names its execution (executionIdFromPk).
+ * nodes, one map attempt's items, or its history for `listHistory` (whose range before the items is
+ * read in `EX#<id>` alone): the Queries of before for an execution of one shard, 15 more for a
+ * wide one. A BatchGetItem of nodes names their keys, wherever they are. Execution ids hold no
+ * `#`, so a partition key names its execution (executionIdFromPk).
  *
  * External workers are spread over WORKER_SHARDS partitions `WORKERS#<shard>` by a hash of their
  * id (listing them is one Query per shard, in parallel, merged by id). A pool's offers are spread
