@@ -71,7 +71,8 @@ export class PartitionTally {
 /**
  * The shape of a partition key: its prefix up to the first `#` with the rest as `<…>` (named for
  * the shapes weft has), so that every execution's `EX#<id>` is one shape — and a key the store
- * shards (`XW#<workflow>#<n>`) stays the same shape with its load spread over more keys.
+ * shards (`XW#<workflow>#<n>`, an execution's node shards `EX#<id>#<n>`) stays the same shape with
+ * its load spread over more keys.
  */
 export function shapeOf(ref: PartitionRef): string {
   const hash = ref.pk.indexOf("#");

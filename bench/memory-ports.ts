@@ -66,6 +66,18 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
     if (before !== after) log.ddb.indexWriteUnits += before !== undefined && after !== undefined ? 2 : 1;
     return result;
   };
+  /**
+   * A listing of an execution's items: one Query per partition of its nodes (its record's
+   * nodeShards, read uncounted; shared/adapters/dynamo/keys.ts), each of at least one read unit
+   * (`divisor` 2: eventually consistent), the items spread evenly.
+   */
+  const queryShards = async (executionId: string, items: number, itemBytes: number, divisor: number) => {
+    const shards = (await ports.store.getExecution(executionId))?.nodeShards ?? 1;
+    for (let shard = 0; shard < shards; shard++) {
+      const mine = Math.floor(items / shards) + (shard < items % shards ? 1 : 0);
+      read("DynamoDB.Query", mine, Math.max(1, per(mine * itemBytes, 4096) / divisor));
+    }
+  };
   const counted: Store = {
     getWorkflowVersion: async (name, version) => {
       read(version === undefined ? "DynamoDB.Query" : "DynamoDB.GetItem");
@@ -151,14 +163,13 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
     },
     listNodes: async (id) => {
       const nodes = await store.listNodes(id);
-      read("DynamoDB.Query", nodes.length, Math.max(1, per(nodes.length * 400, 4096)));
+      await queryShards(id, nodes.length, 400, 1);
       return nodes;
     },
     listMapItems: async (id, mapId, attempt, options) => {
       const items = await store.listMapItems(id, mapId, attempt, options);
       // A status-only listing reads small items eventually consistently (half the units).
-      const bytes = items.length * (options?.statusOnly ? 60 : 400);
-      read("DynamoDB.Query", items.length, Math.max(1, per(bytes, 4096) / (options?.statusOnly ? 2 : 1)));
+      await queryShards(id, items.length, options?.statusOnly ? 60 : 400, options?.statusOnly ? 2 : 1);
       return items;
     },
     transitionNode: async (...args) => {
@@ -188,7 +199,7 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       return store.getArrivalShards(id, childId, shards);
     },
     listHistory: async (id) => {
-      read("DynamoDB.Query");
+      await queryShards(id, 1, 0, 1);
       return store.listHistory(id);
     },
     listDueExecutions: async (now, limit) => {

@@ -381,9 +381,12 @@ async function completedMapItems(
   return completed;
 }
 
-/** DynamoDB's stored bytes of the executions' items: each item's size and 100 bytes of overhead. */
+/**
+ * DynamoDB's stored bytes of the executions' items: each item's size and 100 bytes of overhead. An
+ * execution's items are in `EX#<id>` and its other node shards' `EX#<id>#<n>` (ids hold no `#`).
+ */
 function storedItemBytes(log: CallLog, executionIds: readonly string[]): number {
-  const prefixes = executionIds.map((id) => `EX#${id}|`);
+  const prefixes = executionIds.flatMap((id) => [`EX#${id}|`, `EX#${id}#`]);
   let bytes = 0;
   for (const [key, item] of log.knownItems) {
     if (prefixes.some((p) => key.startsWith(p))) bytes += itemSize(item) + 100;

@@ -101,6 +101,11 @@ export interface ExecutionRecord {
    * (a child execution), or a new trace. Each attempt of its nodes is a child span of it.
    */
   trace?: string;
+  /**
+   * How many partitions of the store its nodes, map items and arrival shards are spread over
+   * (domain/node-shards.ts): fixed when it is created, absent for 1 (every execution of before).
+   */
+  nodeShards?: number;
 }
 
 /** Work that could not be done: kept for inspection and redrive (GET /dlq, POST /dlq/redrive). */

@@ -5,6 +5,7 @@ import { badRequest, conflict, notFound, RequestError } from "../domain/errors.j
 import { descendantsExceeded, rootOf } from "../domain/fan-out.js";
 import type { WorkflowGraph } from "../domain/graph.js";
 import { jsonTextDepth, PayloadError } from "../domain/json.js";
+import { nodeShardsOf } from "../domain/node-shards.js";
 import { composePayload, NULL_PAYLOAD, type Payload, UPLOAD_PREFIX } from "../domain/payload.js";
 import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
@@ -62,6 +63,7 @@ export class Executions {
     // that never was (the worker drops them, worker.ts), never an execution that nobody runs: it
     // needs no first look from the sweeper, and so no entry in its index (two index writes).
     const sendFirst = start && key === undefined && !request.parent && entriesByMessage(this.ctx, graph);
+    const nodeShards = nodeShardsOf(graph);
     const record: ExecutionRecord = {
       executionId,
       workflow: workflow.name,
@@ -87,6 +89,8 @@ export class Executions {
         : {}),
       // Derived, never drawn from the ids port (domain/trace.ts says why).
       trace: startTrace(executionId, request.traceparent),
+      // Fixed for its life: the store derives every key of its nodes from it.
+      ...(nodeShards > 1 ? { nodeShards } : {}),
     };
     const keyed = key === undefined ? undefined : keyedRequest(input, start);
     if (sendFirst) {

@@ -1672,5 +1672,256 @@ export function describeStoreContract(label: string, makeStore: StoreFactory): v
         expect(await store.listHistory(randomUUID())).toEqual([]);
       });
     });
+
+    // ── wide executions ─────────────────────────────────────────────────────────────────────────
+
+    describe("wide executions (nodeShards: a DynamoDB store spreads their nodes over partitions)", () => {
+      /** Records of one execution with their executionId checked and left out, to compare two. */
+      const apart = (id: string, records: ReadonlyArray<NodeRecord | undefined>) =>
+        records.map((record) => {
+          if (record === undefined) return undefined;
+          const { executionId, ...rest } = record;
+          expect(executionId).toBe(id);
+          return rest;
+        });
+      const outcome = (id: string, result: { ok: boolean; record?: NodeRecord; current?: NodeRecord }) => ({
+        ok: result.ok,
+        record: apart(id, [result.ok ? result.record : result.current])[0],
+      });
+
+      /**
+       * The same story on a RUNNING execution of `nodeShards` node shards: 40 nodes queued, half
+       * claimed, a quarter completed; a map whose items of two attempts run; arrivals one by one and
+       * in 20 arrival shards; a reservation fenced on the map; a failure and a cancellation fenced on
+       * the execution. What every write and read answered, the execution id left out.
+       */
+      async function story(nodeShards: number | undefined) {
+        const record = execution({
+          status: "RUNNING",
+          startedAt: 1,
+          ...(nodeShards === undefined ? {} : { nodeShards }),
+        });
+        const id = record.executionId;
+        await store.createExecution(record, event(1, "ExecutionStarted"));
+        expect((await store.getExecution(id))?.nodeShards).toBe(nodeShards);
+        const writes: unknown[] = [];
+        const nodeIds = Array.from({ length: 40 }, (_, i) => `n${i}`);
+        const queued = await Promise.all(
+          nodeIds.map((nodeId, i) =>
+            store.transitionNode(
+              id,
+              nodeId,
+              { status: ["PENDING"] },
+              { status: "QUEUED", attempt: 1, queuedAt: 10 + i },
+              event(10 + i, "NodeQueued", { nodeId, attempt: 1 }),
+            ),
+          ),
+        );
+        writes.push(...queued.map((r) => outcome(id, r)));
+        const claimed = await Promise.all(
+          nodeIds.map((nodeId, i) =>
+            i % 2 === 1
+              ? undefined
+              : store.transitionNode(
+                  id,
+                  nodeId,
+                  { status: ["QUEUED"], attempt: 1 },
+                  {
+                    status: "RUNNING",
+                    lease: { token: `t-${nodeId}`, expiresAt: 10_000 },
+                    startedAt: 100 + i,
+                  },
+                  event(100 + i, "NodeStarted", { nodeId, attempt: 1 }),
+                ),
+          ),
+        );
+        writes.push(...claimed.map((r) => r && outcome(id, r)));
+        const completed = await Promise.all(
+          nodeIds.map((nodeId, i) =>
+            i % 4 === 0
+              ? store.transitionNode(
+                  id,
+                  nodeId,
+                  { status: ["RUNNING"], leaseToken: `t-${nodeId}` },
+                  { status: "COMPLETED", lease: null, output: pl({ i }), finishedAt: 200 + i },
+                  event(200 + i, "NodeCompleted", { nodeId, attempt: 1 }),
+                )
+              : undefined,
+          ),
+        );
+        writes.push(...completed.map((r) => r && outcome(id, r)));
+        // Refused: the wrong status, and the wrong token; each answers the record as it is.
+        writes.push(
+          outcome(id, await store.transitionNode(id, "n1", { status: ["RUNNING"] }, { attempt: 2 })),
+        );
+        writes.push(
+          outcome(id, await store.transitionNode(id, "n2", { status: ["RUNNING"], leaseToken: "t-n0" }, {})),
+        );
+
+        // A map: its node, then 50 items of attempt 1 (10 running, 5 completed), 5 of attempt 2, and another map's.
+        writes.push(
+          outcome(
+            id,
+            await store.transitionNode(
+              id,
+              "m",
+              { status: ["PENDING"] },
+              { status: "RUNNING", attempt: 1, lease: { token: "tm", expiresAt: 10_000 } },
+              event(300, "NodeStarted", { nodeId: "m", attempt: 1 }),
+            ),
+          ),
+        );
+        const itemIds = [
+          ...Array.from({ length: 50 }, (_, i) => `m[1.${i}]`),
+          ...Array.from({ length: 5 }, (_, i) => `m[2.${i}]`),
+          "mm[1.3]",
+        ];
+        const items = await Promise.all(
+          itemIds.map((itemId, i) =>
+            store.transitionNode(
+              id,
+              itemId,
+              { status: ["PENDING"] },
+              { status: i < 10 ? "RUNNING" : "QUEUED", attempt: 1, queuedAt: 400 + i },
+              event(400 + i, "NodeQueued", { nodeId: itemId, attempt: 1 }),
+            ),
+          ),
+        );
+        writes.push(...items.map((r) => outcome(id, r)));
+        const done = await Promise.all(
+          itemIds
+            .slice(0, 5)
+            .map((itemId, i) =>
+              store.transitionNode(
+                id,
+                itemId,
+                { status: ["RUNNING"], attempt: 1 },
+                { status: "COMPLETED", output: pl(`item ${i}`), finishedAt: 500 + i },
+                event(500 + i, "NodeCompleted", { nodeId: itemId, attempt: 1 }),
+              ),
+            ),
+        );
+        writes.push(...done.map((r) => outcome(id, r)));
+        const reservation = { rootExecutionId: id, executionId: id, key: "m[1]", units: 5 };
+        writes.push(await store.reserveMapItems(reservation, 100, 1, { nodeId: "m", leaseToken: "tm" }));
+        writes.push(
+          await store.reserveMapItems({ ...reservation, key: "m[2]" }, 100, 1, {
+            nodeId: "m",
+            leaseToken: "t0",
+          }),
+        );
+
+        // Arrivals: into `join` one parent at a time, and into `wide` in 20 shards.
+        const arrivals = await Promise.all(
+          [0, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9].map((parentIndex) =>
+            store.recordArrival({ executionId: id, childId: "join", parentIndex, outcome: "ok", now: 600 }),
+          ),
+        );
+        writes.push(arrivals.filter((a) => a.recorded).length);
+        const shards = await Promise.all(
+          Array.from({ length: 20 }, (_, shard) =>
+            store.recordShardArrival({
+              executionId: id,
+              childId: "wide",
+              shard,
+              parentIndexes: [shard, shard + 20],
+              now: 600,
+            }),
+          ),
+        );
+        writes.push(shards);
+        writes.push(
+          await store.recordShardArrival({
+            executionId: id,
+            childId: "wide",
+            shard: 7,
+            parentIndexes: [7, 99],
+            now: 601,
+          }),
+        );
+
+        // A failure marks the execution; a cancellation is fenced on its ending.
+        writes.push(
+          outcome(
+            id,
+            await store.failNode(
+              id,
+              "n39",
+              { status: ["QUEUED"] },
+              { status: "FAILED", error: { name: "E", message: "no" }, finishedAt: 700 },
+              event(700, "NodeFailed", { nodeId: "n39", attempt: 1 }),
+            ),
+          ),
+        );
+        writes.push(
+          outcome(
+            id,
+            await store.transitionNode(
+              id,
+              "n37",
+              { status: ["QUEUED"], executionEnding: true },
+              { status: "CANCELLED", finishedAt: 701 },
+              event(701, "NodeCancelled", { nodeId: "n37", attempt: 1 }),
+            ),
+          ),
+        );
+        const { executionId, nodeShards: shardsRead, ...executionRead } = (await store.getExecution(id))!;
+        expect([executionId, shardsRead]).toEqual([id, nodeShards]);
+
+        return {
+          writes,
+          execution: executionRead,
+          nodes: apart(id, await store.listNodes(id)),
+          items: apart(id, await store.listMapItems(id, "m", 1)),
+          progress: apart(id, await store.listMapItems(id, "m", 1, { statusOnly: true })),
+          items2: apart(id, await store.listMapItems(id, "m", 2)),
+          other: apart(id, await store.listMapItems(id, "mm", 1)),
+          node: apart(id, [await store.getNode(id, "n4"), await store.getNode(id, "m[1.3]")]),
+          missing: await store.getNode(id, "n99"),
+          some: apart(id, await store.getNodes(id, ["m[1.7]", "n5", "absent", "n5", "m", "join", "m[2.4]"])),
+          arrivalShards: await store.getArrivalShards(id, "wide", [19, 0, 5, 5, 33, 7]),
+          reservations: (await store.listMapItemReservations(id)).map((r) => [r.key, r.units]),
+          history: await store.listHistory(id),
+          historyWithItems: await store.listHistory(id, { withItems: true }),
+        };
+      }
+
+      it("answers every read and write of a wide execution (16 node shards) as of a small one", async () => {
+        const small = await story(undefined);
+        const wide = await story(16);
+        expect(wide).toEqual(small);
+
+        // And what they answer is what the story wrote.
+        const ids = (records: ReadonlyArray<{ nodeId: string } | undefined>) => records.map((r) => r?.nodeId);
+        expect(ids(small.nodes).sort()).toEqual(
+          ["join", "m", ...Array.from({ length: 40 }, (_, i) => `n${i}`)].sort(),
+        );
+        expect(small.nodes.find((n) => n?.nodeId === "n8")).toMatchObject({
+          status: "COMPLETED",
+          output: pl({ i: 8 }),
+          finishedAt: 208,
+        });
+        expect(small.nodes.find((n) => n?.nodeId === "join")?.okDeps).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        expect(ids(small.items).sort()).toEqual(Array.from({ length: 50 }, (_, i) => `m[1.${i}]`).sort());
+        expect(small.progress.filter((n) => n?.status === "COMPLETED")).toHaveLength(5);
+        expect(small.progress.filter((n) => n?.status === "RUNNING")).toHaveLength(5);
+        expect(ids(small.items2).sort()).toEqual(["m[2.0]", "m[2.1]", "m[2.2]", "m[2.3]", "m[2.4]"]);
+        expect(ids(small.other)).toEqual(["mm[1.3]"]);
+        expect(ids(small.node)).toEqual(["n4", "m[1.3]"]);
+        expect(small.missing).toBeUndefined();
+        expect(ids(small.some)).toEqual(["m[1.7]", "n5", "m", "join", "m[2.4]"]);
+        expect(small.arrivalShards).toEqual([
+          { shard: 0, okDeps: [0, 20] },
+          { shard: 5, okDeps: [5, 25] },
+          { shard: 7, okDeps: [7, 27, 99] },
+          { shard: 19, okDeps: [19, 39] },
+        ]);
+        expect(small.reservations).toEqual([["m[1]", 5]]);
+        expect(small.execution).toMatchObject({ status: "RUNNING", failedNode: "n39" });
+        expect(small.history).toHaveLength(1 + 40 + 20 + 10 + 1 + 2);
+        expect(small.historyWithItems).toHaveLength(small.history.length + 56 + 5);
+        expect(small.history.map((e) => e.at)).toEqual(small.history.map((e) => e.at).sort((a, b) => a - b));
+      });
+    });
   });
 }

@@ -1,11 +1,13 @@
 /** The Store contract on every adapter: in memory, and DynamoDB on the emulator (moto by default). */
 import { randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
+  arrivalShardKey,
   dueKeys,
   executionKey,
+  executionPk,
   idempotencyKey,
   leaseKey,
   nodeKey,
@@ -512,6 +514,152 @@ describe("DynamoStore workflow listing items (emulator)", () => {
     await t.store.putWorkflowVersion(record("older", 2, 7));
     const listed = (await t.store.listWorkflows({ limit: 10 })).items.find((w) => w.name === "older");
     expect(listed).toEqual({ name: "older", latestVersion: 2, createdAt: 7 });
+  });
+});
+
+/** What the contract cannot see: which partition keys an execution's items are on. */
+describe("DynamoStore node shards (emulator)", () => {
+  const t = emulatorTable("weft-shards");
+  const record = (nodeShards?: number): ExecutionRecord => ({
+    executionId: randomUUID(),
+    workflow: "wf",
+    version: 1,
+    status: "RUNNING",
+    input: { json: "null" },
+    createdAt: 1,
+    sinksDone: [],
+    ...(nodeShards === undefined ? {} : { nodeShards }),
+  });
+  /** Every item of the table under one of the execution's partition keys, as [pk, sk]. */
+  const itemsOf = async (executionId: string) => {
+    const found: Array<[string, string]> = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await t.clients.doc.send(
+        new ScanCommand({ TableName: t.table, ConsistentRead: true, ExclusiveStartKey: startKey }),
+      );
+      for (const item of page.Items ?? []) {
+        const pk = item.pk as string;
+        if (pk === executionPk(executionId) || pk.startsWith(`${executionPk(executionId)}#`))
+          found.push([pk, item.sk as string]);
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return found;
+  };
+  /** 30 nodes, 32 items of a map and 16 arrival shards of one fan-in, each with an event. */
+  const fill = async (store: Store, executionId: string) => {
+    const nodeIds = [
+      ...Array.from({ length: 30 }, (_, i) => `n${i}`),
+      ...Array.from({ length: 32 }, (_, i) => `m[1.${i}]`),
+    ];
+    await Promise.all(
+      nodeIds.map((nodeId, i) =>
+        store.transitionNode(
+          executionId,
+          nodeId,
+          { status: ["PENDING"] },
+          { status: "QUEUED", attempt: 1 },
+          { at: 10 + i, type: "NodeQueued", nodeId },
+        ),
+      ),
+    );
+    await Promise.all(
+      Array.from({ length: 16 }, (_, shard) =>
+        store.recordShardArrival({ executionId, childId: "join", shard, parentIndexes: [shard], now: 5 }),
+      ),
+    );
+    return nodeIds;
+  };
+
+  it("spreads a wide execution's nodes, map items and arrival shards over its 16 partition keys", async () => {
+    const wide = record(16);
+    const id = wide.executionId;
+    await t.store.createExecution(wide, { at: 1, type: "ExecutionStarted" });
+    expect((await t.raw(executionKey(id)))?.nodeShards).toBe(16);
+    const nodeIds = await fill(t.store, id);
+    const items = await itemsOf(id);
+    const pkOf = (sk: string) => items.find(([, s]) => s === sk)?.[0];
+    // The execution item where it always was; every node and arrival shard at its sharded key.
+    expect(pkOf("EX")).toBe(`EX#${id}`);
+    for (const nodeId of nodeIds) expect(pkOf(nodeKey(id, nodeId, 16).sk)).toBe(nodeKey(id, nodeId, 16).pk);
+    for (let i = 0; i < 32; i++)
+      expect(pkOf(`I#m[1.${i}]`)).toBe(
+        i % 16 === 0 ? `EX#${id}` : `EX#${id}#${String(i % 16).padStart(2, "0")}`,
+      );
+    for (let shard = 0; shard < 16; shard++)
+      expect(pkOf(arrivalShardKey(id, "join", shard).sk)).toBe(arrivalShardKey(id, "join", shard, 16).pk);
+    const pks = new Set(items.map(([pk]) => pk));
+    expect(pks.size).toBe(16);
+    const nodePks = new Set(items.filter(([, sk]) => sk.startsWith("N#")).map(([pk]) => pk));
+    expect(nodePks.size).toBeGreaterThan(4);
+    expect(items).toHaveLength(1 + 30 + 32 + 16);
+
+    // Another process (its own store, nothing remembered) reads them all through the execution's record.
+    const other = new DynamoStore(t.clients.doc, t.table);
+    expect((await other.listNodes(id)).map((n) => n.nodeId)).toEqual(nodeIds.slice(0, 30).sort());
+    expect((await other.listMapItems(id, "m", 1)).map((n) => n.nodeId)).toEqual(nodeIds.slice(30).sort());
+    expect(await other.getNode(id, "m[1.7]")).toMatchObject({ executionId: id, status: "QUEUED" });
+    expect((await other.getArrivalShards(id, "join", [3, 12])).map((s) => s.okDeps)).toEqual([[3], [12]]);
+    expect(await other.listHistory(id, { withItems: true })).toHaveLength(1 + 62);
+  });
+
+  it("keeps a small execution's items all in EX#<id>, as before", async () => {
+    const small = record();
+    const id = small.executionId;
+    await t.store.createExecution(small, { at: 1, type: "ExecutionStarted" });
+    expect((await t.raw(executionKey(id)))?.nodeShards).toBeUndefined();
+    await fill(t.store, id);
+    const items = await itemsOf(id);
+    expect(items).toHaveLength(1 + 30 + 32 + 16);
+    expect(new Set(items.map(([pk]) => pk))).toEqual(new Set([`EX#${id}`]));
+  });
+
+  it("reads an execution's node shards once per process, and not at all beside a read of its record", async () => {
+    const wide = record(16);
+    const id = wide.executionId;
+    await t.store.createExecution(wide, { at: 1, type: "ExecutionStarted" });
+    await fill(t.store, id);
+    /** Another process's store, its calls counted by command. */
+    const counted = () => {
+      const calls: string[] = [];
+      const doc = {
+        send: (command: { constructor: { name: string } }) => {
+          calls.push(command.constructor.name.replace(/Command$/, ""));
+          return (t.clients.doc.send as (c: unknown) => Promise<unknown>)(command);
+        },
+      } as unknown as typeof t.clients.doc;
+      return { store: new DynamoStore(doc, t.table), calls };
+    };
+    // A node read first: the execution item's nodeShards, then the node; then the node alone.
+    const first = counted();
+    expect(await first.store.getNode(id, "n3")).toMatchObject({ nodeId: "n3" });
+    expect(first.calls).toEqual(["Get", "Get"]);
+    expect(await first.store.getNode(id, "m[1.3]")).toMatchObject({ nodeId: "m[1.3]" });
+    expect(first.calls).toEqual(["Get", "Get", "Get"]);
+    // Beside a read of the record (an attempt token's check): no read of its own.
+    const beside = counted();
+    const [execution, node] = await Promise.all([
+      beside.store.getExecution(id),
+      beside.store.getNode(id, "n3"),
+    ]);
+    expect(execution?.nodeShards).toBe(16);
+    expect(node).toMatchObject({ nodeId: "n3" });
+    expect(beside.calls).toEqual(["Get", "Get"]);
+  });
+
+  it("does not remember an execution it did not find: its nodes written after its creation are where it says", async () => {
+    const wide = record(16);
+    const id = wide.executionId;
+    // A process looks before the execution exists (one shard then), ...
+    const early = new DynamoStore(t.clients.doc, t.table);
+    expect(await early.getNode(id, "n3")).toBeUndefined();
+    expect(await early.listNodes(id)).toEqual([]);
+    // ... another creates it and writes its nodes; the first finds them at their sharded keys.
+    await t.store.createExecution(wide, { at: 1, type: "ExecutionStarted" });
+    await fill(t.store, id);
+    expect(await early.getNode(id, "n3")).toMatchObject({ nodeId: "n3", status: "QUEUED" });
+    expect(await early.listNodes(id)).toHaveLength(30);
   });
 });
 

@@ -449,6 +449,69 @@ export function describeWorkerContract(label: string, makeStore: StoreFactory): 
         expect(again).toEqual({ ok: false, refused: "offer" });
       });
 
+      it("claims a node of a wide execution (16 node shards) where the store keeps it", async () => {
+        const pool = uid("pool");
+        const worker = await registered(store, registration(uid("w"), { pool }));
+        const executionId = randomUUID();
+        await store.createExecution(
+          {
+            executionId,
+            workflow: "wf",
+            version: 3,
+            status: "RUNNING",
+            input: { json: "null" },
+            createdAt: 1_000,
+            sinksDone: [],
+            nodeShards: 16,
+          },
+          { at: 1_000, type: "ExecutionStarted" },
+        );
+        const tasks = ["render", "m[1.5]"].map((nodeId) => readyTask(pool, { executionId, nodeId }));
+        for (const task of tasks) {
+          await queue(task);
+          await store.offerTask(task);
+        }
+        const [plain, item] = tasks as [ReadyTask, ReadyTask];
+        // Refused for its node (another attempt is asked), it answers the node as it is.
+        const refused = await store.takeTask({
+          ...taking(item, worker.workerId, worker.version),
+          claim: {
+            ...taking(item, worker.workerId, worker.version).claim,
+            condition: { status: ["QUEUED"], attempt: 2 },
+          },
+        });
+        expect(refused).toMatchObject({
+          ok: false,
+          refused: "node",
+          node: { nodeId: item.nodeId, status: "QUEUED" },
+        });
+        let version = worker.version;
+        for (const task of [plain, item]) {
+          const take = taking(task, worker.workerId, version);
+          const result = await store.takeTask(take);
+          expect(result).toMatchObject({
+            ok: true,
+            node: {
+              executionId,
+              nodeId: task.nodeId,
+              status: "RUNNING",
+              lease: { token: take.hold.leaseToken },
+            },
+          });
+          expect(result.ok && (await store.getNode(executionId, task.nodeId))).toEqual(
+            result.ok && result.node,
+          );
+          version += 1;
+        }
+        expect((await store.listNodes(executionId)).map((n) => [n.nodeId, n.status])).toEqual([
+          ["render", "RUNNING"],
+        ]);
+        expect((await store.listMapItems(executionId, "m", 1)).map((n) => [n.nodeId, n.status])).toEqual([
+          ["m[1.5]", "RUNNING"],
+        ]);
+        expect(await store.listReadyTasks(pool, 10)).toEqual([]);
+      });
+
       it("keeps the worker named in the node's lease (an external claim)", async () => {
         const { worker, task } = await offered();
         const take = taking(task, worker.workerId, worker.version);

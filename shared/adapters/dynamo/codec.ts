@@ -49,6 +49,7 @@ const OPTIONAL_EXECUTION_ATTRIBUTES = [
   "depth",
   "rootExecutionId",
   "trace",
+  "nodeShards",
 ] as const satisfies ReadonlyArray<keyof ExecutionRecord>;
 
 /** Execution attributes a record is read from (everything but keys and history). */
@@ -74,6 +75,7 @@ export const EXECUTION_RECORD_ATTRIBUTES = [
   "depth",
   "rootExecutionId",
   "trace",
+  "nodeShards",
 ] as const;
 
 export function toNumberArray(value: unknown): number[] {

@@ -69,7 +69,8 @@ export async function reserveMapItems(
   limit: number,
   now: number,
   retentionDays: number | undefined,
-  fence?: { nodeId: string; leaseToken: string },
+  /** The map's node (in its execution of `nodeShards` node shards, keys.ts) and its lease. */
+  fence?: { nodeId: string; leaseToken: string; nodeShards: number },
 ): Promise<{ ok: true } | { ok: false; inFlight: number; fenced?: true }> {
   // No TTL: a marker lives until its release (at the latest its execution's settled end), however
   // long its map runs; one expired before would leave its units counted for good.
@@ -98,7 +99,7 @@ export async function reserveMapItems(
             {
               ConditionCheck: {
                 TableName: tableName,
-                Key: nodeKey(reservation.executionId, fence.nodeId),
+                Key: nodeKey(reservation.executionId, fence.nodeId, fence.nodeShards),
                 ConditionExpression:
                   "#status = :running AND #lease.#token = :token AND (attribute_not_exists(#cr) OR #cr = :false)",
                 ExpressionAttributeNames: {

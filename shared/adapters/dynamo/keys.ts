@@ -13,11 +13,12 @@
  * |                       |                   |                          | description (the latest version's, when it has)   |
  * | execution             | `EX#<id>`         | `EX`                     | the ExecutionRecord fields, sinksDone as a Number |
  * |                       |                   |                          | Set, history (list), gsi1 listing keys            |
- * | node (map item: `I#`) | `EX#<id>`         | `N#<nodeId>`             | the NodeRecord fields (executionId and nodeId are |
- * |                       |                   |                          | read back from the keys), okDeps/badDeps as       |
- * |                       |                   |                          | Number Sets, history (list)                       |
- * | arrival shard of a    | `EX#<id>`         | `A#<childId>#<shard, 4   | okDeps (Number Set), expiresAt with a retention   |
- * | wide `all` fan-in     |                   | digits>`                 |                                                   |
+ * | node (map item: `I#`) | `EX#<id>` or      | `N#<nodeId>`             | the NodeRecord fields (executionId and nodeId are |
+ * |                       | `EX#<id>#<node    |                          | read back from the keys), okDeps/badDeps as       |
+ * |                       | shard, 2 digits>` |                          | Number Sets, history (list)                       |
+ * | arrival shard of a    | `EX#<id>` or      | `A#<childId>#<shard, 4   | okDeps (Number Set), expiresAt with a retention   |
+ * | wide `all` fan-in     | `EX#<id>#<node    | digits>`                 |                                                   |
+ * |                       | shard, 2 digits>` |                          |                                                   |
  * | fan-out budget of a   | `EX#<root id>`    | `FANOUT`                 | descendants, mapItemsInFlight (Numbers), expiresAt |
  * | root execution        |                   |                          | with a retention (domain/fan-out.ts)              |
  * | map-items reservation | `EX#<id>`         | `F#<map id>[<attempt>]`  | root, units: what a map attempt reserved of its    |
@@ -34,8 +35,23 @@
  * | offer marker (one per | `OFFERED#<id>`    | `<nodeId>#<attempt>`     | pool, offerPk and offerSk (the offer's key)       |
  * | node attempt)         |                   |                          |                                                   |
  *
- * An execution and all its nodes share one partition, so one Query reads a whole execution (its
- * nodes, and its history for `listHistory`).
+ * An execution's nodes, map items and arrival shards are spread over its `nodeShards` partitions
+ * (ExecutionRecord.nodeShards, fixed when it is created by domain/node-shards.ts: 1, or NODE_SHARDS
+ * = 16 for a graph of more than 64 nodes or with a `map`; the arithmetic there). Node shard 0 is the
+ * execution's own partition `EX#<id>`, node shard s > 0 is `EX#<id>#<s, 2 digits>`: with one
+ * shard (every small execution, and every execution created before the field existed) everything
+ * of an execution is in `EX#<id>`, as it always was. A node's shard is 0 with one shard; else a map
+ * item's index modulo the shards (a map's items and lanes spread evenly), any other node's FNV-1a of
+ * its id modulo the shards; arrival shard `A#<childId>#<n>` is on shard (FNV-1a(childId) + n) modulo
+ * the shards (nodeShard, arrivalNodeShard). The execution item, its fan-out budget and its
+ * reservations stay in `EX#<id>`. The store learns an execution's shards from its record (and
+ * keeps them: node-partitions.ts) and derives every node key from them.
+ *
+ * So one Query per partition — in parallel, merged in sort-key order — reads all of an execution's
+ * nodes, one map attempt's items, or its history for `listHistory` (whose range before the items is
+ * read in `EX#<id>` alone): the Queries of before for an execution of one shard, 15 more for a
+ * wide one. A BatchGetItem of nodes names their keys, wherever they are. Execution ids hold no
+ * `#`, so a partition key names its execution (executionIdFromPk).
  *
  * External workers are spread over WORKER_SHARDS partitions `WORKERS#<shard>` by a hash of their
  * id (listing them is one Query per shard, in parallel, merged by id). A pool's offers are spread
@@ -176,8 +192,47 @@ export function workflowListingKey(name: string): Key {
   return { pk: WORKFLOWS_PK, sk: name };
 }
 
-export function executionPk(executionId: string): string {
-  return `${EXECUTION_PREFIX}${executionId}`;
+/**
+ * One of an execution's partitions: shard 0 is `EX#<id>` (its own item, its fan-out budget and
+ * reservations, and all its nodes when it has one shard: every execution of before), shard s > 0
+ * `EX#<id>#<s, 2 digits>` (nodes, map items and arrival shards only). Execution ids hold no `#`
+ * (UUIDs), so no shard's key is another execution's.
+ */
+export function executionPk(executionId: string, shard = 0): string {
+  return shard === 0
+    ? `${EXECUTION_PREFIX}${executionId}`
+    : `${EXECUTION_PREFIX}${executionId}#${pad(shard, 2)}`;
+}
+
+/** Every partition key of an execution of `shards` node shards, shard 0 first. */
+export function executionPks(executionId: string, shards: number): string[] {
+  return Array.from({ length: shardCount(shards) }, (_, shard) => executionPk(executionId, shard));
+}
+
+/**
+ * The node shard of a node of an execution with `shards` node shards (ExecutionRecord.nodeShards,
+ * domain/node-shards.ts): 0 with one; a map item's index modulo `shards` (so a map's items, and
+ * its lanes, spread evenly); any other node's FNV-1a of its id modulo `shards`.
+ */
+export function nodeShard(nodeId: string, shards: number): number {
+  const count = shardCount(shards);
+  if (count === 1) return 0;
+  const item = parseMapItemId(nodeId);
+  return (item === undefined ? fnv1a(nodeId) : item.index) % count;
+}
+
+/**
+ * The node shard of arrival shard `shard` of a wide fan-in into `childId`: the child's own hash
+ * moved on by the shard, so one fan-in's arrivals spread over every partition.
+ */
+export function arrivalNodeShard(childId: string, shard: number, shards: number): number {
+  const count = shardCount(shards);
+  return count === 1 ? 0 : (fnv1a(childId) + shard) % count;
+}
+
+/** A stored count of node shards, as a count of partitions (absent, or anything but a whole ≥ 1: one). */
+function shardCount(shards: number | undefined): number {
+  return shards !== undefined && Number.isSafeInteger(shards) && shards >= 1 ? shards : 1;
 }
 
 export function executionKey(executionId: string): Key {
@@ -186,11 +241,12 @@ export function executionKey(executionId: string): Key {
 
 /**
  * A map's items (domain/map.ts) sort apart from the DAG's nodes (`I#` before `N#`), so listing an
- * execution's nodes never reads a 100,000-item map, and one map attempt's items are one range.
+ * execution's nodes never reads a 100,000-item map, and one map attempt's items are one range of
+ * each partition. `shards`: the execution's node shards (absent: 1, all in `EX#<id>`).
  */
-export function nodeKey(executionId: string, nodeId: string): Key {
+export function nodeKey(executionId: string, nodeId: string, shards = 1): Key {
   const prefix = parseMapItemId(nodeId) === undefined ? NODE_PREFIX : ITEM_PREFIX;
-  return { pk: executionPk(executionId), sk: `${prefix}${nodeId}` };
+  return { pk: executionPk(executionId, nodeShard(nodeId, shards)), sk: `${prefix}${nodeId}` };
 }
 
 /** The sort key prefix of one map attempt's items. */
@@ -206,9 +262,15 @@ export function idempotencyKey(workflow: string, key: string): Key {
   return { pk: `${IDEM_PREFIX}${workflow}#${key}`, sk: "IDEM" };
 }
 
-/** An arrival shard of a wide `all` fan-in: in the execution's partition, outside the `N#` nodes. */
-export function arrivalShardKey(executionId: string, childId: string, shard: number): Key {
-  return { pk: executionPk(executionId), sk: `${ARRIVAL_SHARD_PREFIX}${childId}#${pad(shard, 4)}` };
+/**
+ * An arrival shard of a wide `all` fan-in: in one of the execution's partitions
+ * (arrivalNodeShard), outside the `N#` nodes.
+ */
+export function arrivalShardKey(executionId: string, childId: string, shard: number, shards = 1): Key {
+  return {
+    pk: executionPk(executionId, arrivalNodeShard(childId, shard, shards)),
+    sk: `${ARRIVAL_SHARD_PREFIX}${childId}#${pad(shard, 4)}`,
+  };
 }
 
 export function shardFromSk(sk: string): number {
@@ -351,8 +413,12 @@ export function listingKeys(
   };
 }
 
+/** The execution of any of its partitions' keys (`EX#<id>` or `EX#<id>#<shard>`). */
 export function executionIdFromPk(pk: string): string {
-  return pk.startsWith(EXECUTION_PREFIX) ? pk.slice(EXECUTION_PREFIX.length) : pk;
+  if (!pk.startsWith(EXECUTION_PREFIX)) return pk;
+  const rest = pk.slice(EXECUTION_PREFIX.length);
+  const hash = rest.indexOf("#");
+  return hash < 0 ? rest : rest.slice(0, hash);
 }
 
 export function nodeIdFromSk(sk: string): string {

@@ -22,6 +22,7 @@ import {
   type DynamoDBDocumentClient,
   PutCommand,
   QueryCommand,
+  type QueryCommandInput,
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
@@ -99,6 +100,7 @@ import {
   dueKeys,
   executionKey,
   executionPk,
+  executionPks,
   FINAL_EXECUTION_STATUSES,
   ITEM_PREFIX,
   idempotencyKey,
@@ -115,6 +117,7 @@ import {
   workflowVersionKey,
 } from "./keys.js";
 import { listDueExecutions, listExecutions } from "./listings.js";
+import { NodePartitions } from "./node-partitions.js";
 import { TableIO } from "./table-io.js";
 import { advanceTimerCursor, getTimerCursor, getTimers, listTimers, putTimers } from "./timers.js";
 import {
@@ -168,6 +171,8 @@ export interface DynamoStoreOptions {
 
 export class DynamoStore implements Store {
   private readonly io: TableIO;
+  /** Each execution's node shards (keys.ts): remembered from every execution record read or written. */
+  private readonly partitions: NodePartitions;
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -175,6 +180,7 @@ export class DynamoStore implements Store {
     private readonly options: DynamoStoreOptions = {},
   ) {
     this.io = new TableIO(doc, tableName);
+    this.partitions = new NodePartitions(this.io);
   }
 
   // ── workflows ─────────────────────────────────────────────────────────────────────────────────
@@ -356,6 +362,7 @@ export class DynamoStore implements Store {
     if (record.idempotencyKey === undefined) {
       try {
         await this.doc.send(new PutCommand(put));
+        this.partitions.remember(record);
         return { created: true };
       } catch (error) {
         if (isConditionFailure(error)) throw new Error(`execution ${record.executionId} already exists`);
@@ -407,7 +414,10 @@ export class DynamoStore implements Store {
               },
             ];
       const result = await this.io.transact({ TransactItems: [...claim, { Put: put }, ...counted] });
-      if (result === "ok") return { created: true };
+      if (result === "ok") {
+        this.partitions.remember(record);
+        return { created: true };
+      }
       const failed = (at: number) => result[at]?.Code === "ConditionalCheckFailed";
       if (failed(claim.length)) throw new Error(`execution ${record.executionId} already exists`);
       // The key was free (so this is no repeat) and only the count refused: over the budget.
@@ -425,8 +435,16 @@ export class DynamoStore implements Store {
     executionId: string,
     consistency: Consistency = "strong",
   ): Promise<ExecutionRecord | undefined> {
-    const item = await this.io.get(executionKey(executionId), EXECUTION_RECORD_ATTRIBUTES, consistency);
-    return item && executionFromItem(item);
+    const read = this.io
+      .get(executionKey(executionId), EXECUTION_RECORD_ATTRIBUTES, consistency)
+      .then((item) => item && this.remembered(executionFromItem(item)));
+    return this.partitions.read(executionId, read);
+  }
+
+  /** An execution record read or written, its node shards remembered (node-partitions.ts). */
+  private remembered(record: ExecutionRecord): ExecutionRecord {
+    this.partitions.remember(record);
+    return record;
   }
 
   async transitionExecution(
@@ -487,8 +505,8 @@ export class DynamoStore implements Store {
     if (sets.length === 0 && removes.length === 0) sets.push(`${status} = ${status}`);
     const key = executionKey(executionId);
     const item = await this.io.conditionalUpdate(key, e, condition, updateExpression(sets, removes));
-    if (item.ok) return { ok: true, record: executionFromItem(item.item) };
-    return { ok: false, current: item.current && executionFromItem(item.current) };
+    if (item.ok) return { ok: true, record: this.remembered(executionFromItem(item.item)) };
+    return { ok: false, current: item.current && this.remembered(executionFromItem(item.current)) };
   }
 
   async recordSinkDone(executionId: string, sinkIndex: number): Promise<Outcome<ExecutionRecord>> {
@@ -497,18 +515,21 @@ export class DynamoStore implements Store {
     const condition = `${e.name("status")} = ${e.value("RUNNING")} AND NOT contains(${sinks}, ${e.value(sinkIndex)})`;
     const update = updateExpression([], [], [`${sinks} ${e.value(new Set([sinkIndex]))}`]);
     const result = await this.io.conditionalUpdate(executionKey(executionId), e, condition, update);
-    if (result.ok) return { ok: true, record: executionFromItem(result.item) };
-    return { ok: false, current: result.current && executionFromItem(result.current) };
+    if (result.ok) return { ok: true, record: this.remembered(executionFromItem(result.item)) };
+    return { ok: false, current: result.current && this.remembered(executionFromItem(result.current)) };
   }
 
   async listExecutions(query: ExecutionQuery): Promise<Page<ExecutionRecord>> {
-    return listExecutions(this.io, query, () => this.workflowNames());
+    const page = await listExecutions(this.io, query, () => this.workflowNames());
+    this.partitions.remember(...page.items);
+    return page;
   }
 
   // ── nodes ─────────────────────────────────────────────────────────────────────────────────────
 
   async getNode(executionId: string, nodeId: string): Promise<NodeRecord | undefined> {
-    const item = await this.io.get(nodeKey(executionId, nodeId), NODE_RECORD_ATTRIBUTES);
+    const shards = await this.partitions.of(executionId);
+    const item = await this.io.get(nodeKey(executionId, nodeId, shards), NODE_RECORD_ATTRIBUTES);
     return item && nodeFromItem(item);
   }
 
@@ -518,11 +539,13 @@ export class DynamoStore implements Store {
     consistency: Consistency = "strong",
   ): Promise<NodeRecord[]> {
     const unique = [...new Set(nodeIds)];
+    const shards = unique.length === 0 ? 1 : await this.partitions.of(executionId);
     const items = await this.io.batchGet(
-      unique.map((nodeId) => nodeKey(executionId, nodeId)),
+      unique.map((nodeId) => nodeKey(executionId, nodeId, shards)),
       NODE_RECORD_ATTRIBUTES,
       consistency === "strong",
     );
+    // A node's sort key is its own whichever partition holds it.
     const byId = new Map(items.map((item) => [item[ATTR.sk] as string, nodeFromItem(item)]));
     return unique.flatMap((nodeId) => {
       const record = byId.get(nodeKey(executionId, nodeId).sk);
@@ -531,16 +554,37 @@ export class DynamoStore implements Store {
   }
 
   async listNodes(executionId: string): Promise<NodeRecord[]> {
-    const e = new Expression();
-    const items = await this.io.queryAll({
-      TableName: this.tableName,
-      KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(executionPk(executionId))} AND begins_with(${e.name(ATTR.sk)}, ${e.value(NODE_PREFIX)})`,
-      ProjectionExpression: e.projection(NODE_RECORD_ATTRIBUTES),
-      ExpressionAttributeNames: e.names,
-      ExpressionAttributeValues: e.values,
-      ConsistentRead: true,
+    const items = await this.queryPartitions(executionId, (pk) => {
+      const e = new Expression();
+      return {
+        TableName: this.tableName,
+        KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(pk)} AND begins_with(${e.name(ATTR.sk)}, ${e.value(NODE_PREFIX)})`,
+        ProjectionExpression: e.projection(NODE_RECORD_ATTRIBUTES),
+        ExpressionAttributeNames: e.names,
+        ExpressionAttributeValues: e.values,
+        ConsistentRead: true,
+      };
     });
     return items.map(nodeFromItem);
+  }
+
+  /**
+   * Every page of a query of each of an execution's partitions (keys.ts), in parallel, merged in
+   * sort-key order: with one partition, the one query of before. `query` builds the request for a
+   * partition (its shard: 0 is the execution's own), or undefined to skip it.
+   */
+  private async queryPartitions(
+    executionId: string,
+    query: (pk: string, shard: number) => QueryCommandInput | undefined,
+  ): Promise<Item[]> {
+    const pks = executionPks(executionId, await this.partitions.of(executionId));
+    const requests = pks.flatMap((pk, shard) => {
+      const request = query(pk, shard);
+      return request === undefined ? [] : [request];
+    });
+    if (requests.length === 1) return this.io.queryAll(requests[0]!);
+    const pages = await Promise.all(requests.map((request) => this.io.queryAll(request)));
+    return pages.flat().sort((a, b) => compareKeys(a[ATTR.sk] as string, b[ATTR.sk] as string));
   }
 
   async listMapItems(
@@ -549,17 +593,19 @@ export class DynamoStore implements Store {
     mapAttempt: number,
     options: { statusOnly?: boolean } = {},
   ): Promise<NodeRecord[]> {
-    const e = new Expression();
-    const items = await this.io.queryAll({
-      TableName: this.tableName,
-      KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(executionPk(executionId))} AND begins_with(${e.name(ATTR.sk)}, ${e.value(mapItemsPrefix(mapId, mapAttempt))})`,
-      ProjectionExpression: e.projection(
-        options.statusOnly ? [ATTR.pk, ATTR.sk, "status", "attempt"] : NODE_RECORD_ATTRIBUTES,
-      ),
-      ExpressionAttributeNames: e.names,
-      ExpressionAttributeValues: e.values,
-      // Progress may lag a moment; what decides (the sweeper, cancellation) reads strongly.
-      ConsistentRead: !options.statusOnly,
+    const items = await this.queryPartitions(executionId, (pk) => {
+      const e = new Expression();
+      return {
+        TableName: this.tableName,
+        KeyConditionExpression: `${e.name(ATTR.pk)} = ${e.value(pk)} AND begins_with(${e.name(ATTR.sk)}, ${e.value(mapItemsPrefix(mapId, mapAttempt))})`,
+        ProjectionExpression: e.projection(
+          options.statusOnly ? [ATTR.pk, ATTR.sk, "status", "attempt"] : NODE_RECORD_ATTRIBUTES,
+        ),
+        ExpressionAttributeNames: e.names,
+        ExpressionAttributeValues: e.values,
+        // Progress may lag a moment; what decides (the sweeper, cancellation) reads strongly.
+        ConsistentRead: !options.statusOnly,
+      };
     });
     return items.map(nodeFromItem);
   }
@@ -571,7 +617,8 @@ export class DynamoStore implements Store {
     patch: NodePatch,
     event?: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
-    const write = nodeWrite(executionId, nodeId, condition, patch, event, this.options.retentionDays);
+    const shards = await this.partitions.of(executionId);
+    const write = nodeWrite(executionId, shards, nodeId, condition, patch, event, this.options.retentionDays);
     const check = condition.executionEnding
       ? endingCheck(executionId)
       : condition.executionLive
@@ -592,7 +639,8 @@ export class DynamoStore implements Store {
     event?: HistoryEvent | readonly HistoryEvent[],
     options: { sweepAt?: number } = {},
   ): Promise<Outcome<NodeRecord>> {
-    const node = nodeWrite(executionId, nodeId, condition, patch, event, this.options.retentionDays);
+    const shards = await this.partitions.of(executionId);
+    const node = nodeWrite(executionId, shards, nodeId, condition, patch, event, this.options.retentionDays);
     const x = new Expression();
     const failedNode = x.name("failedNode");
     // sweepAt and the due-index keys change together (keys.ts, gsi2).
@@ -647,7 +695,7 @@ export class DynamoStore implements Store {
     ];
     const adds = [`${request.outcome === "ok" ? okDeps : badDeps} ${e.value(new Set([parentIndex]))}`];
 
-    const key = nodeKey(executionId, childId);
+    const key = nodeKey(executionId, childId, await this.partitions.of(executionId));
     const update = updateExpression(sets, [], adds);
     // A bad arrival is a cancellation's cause: only while the execution is ending.
     const result =
@@ -671,11 +719,12 @@ export class DynamoStore implements Store {
     if (days !== undefined) {
       sets.push(`${e.name(ATTR.ttl)} = ${e.value(expiresAfter(request.now, days))}`);
     }
+    const shards = await this.partitions.of(request.executionId);
     // Adding to a set is idempotent, so no condition: the old set tells which parents are new.
     const result = await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: arrivalShardKey(request.executionId, request.childId, request.shard),
+        Key: arrivalShardKey(request.executionId, request.childId, request.shard, shards),
         UpdateExpression: updateExpression(sets, [], [`${e.name("okDeps")} ${e.value(new Set(parents))}`]),
         ExpressionAttributeNames: e.names,
         ExpressionAttributeValues: e.valuesOrUndefined,
@@ -694,8 +743,9 @@ export class DynamoStore implements Store {
     shards: readonly number[],
   ): Promise<ArrivalShard[]> {
     const unique = [...new Set(shards)];
+    const nodeShards = unique.length === 0 ? 1 : await this.partitions.of(executionId);
     const items = await this.io.batchGet(
-      unique.map((shard) => arrivalShardKey(executionId, childId, shard)),
+      unique.map((shard) => arrivalShardKey(executionId, childId, shard, nodeShards)),
       [ATTR.sk, "okDeps"],
     );
     return items
@@ -705,7 +755,7 @@ export class DynamoStore implements Store {
 
   // ── fan-out budget ────────────────────────────────────────────────────────────────────────────
 
-  reserveMapItems(
+  async reserveMapItems(
     reservation: MapItemsReservation,
     limit: number,
     now: number,
@@ -718,7 +768,7 @@ export class DynamoStore implements Store {
       limit,
       now,
       this.options.retentionDays,
-      fence,
+      fence && { ...fence, nodeShards: await this.partitions.of(reservation.executionId) },
     );
   }
 
@@ -738,29 +788,33 @@ export class DynamoStore implements Store {
 
   async listHistory(executionId: string, options: { withItems?: boolean } = {}): Promise<HistoryEvent[]> {
     // The execution item (sk "EX") sorts before map items ("I#…") and nodes ("N#…"). Without
-    // items, two ranges are read: the one before the items, and the nodes.
-    const query = (range?: { below: string } | { prefix: string }) => {
+    // items, two ranges are read: the one before the items, and the nodes. The execution's other
+    // partitions (keys.ts) hold nodes, map items and arrival shards only (with no history).
+    const query = (pk: string, range?: { below: string } | { prefix: string }): QueryCommandInput => {
       const e = new Expression();
-      const pk = `${e.name(ATTR.pk)} = ${e.value(executionPk(executionId))}`;
+      const partition = `${e.name(ATTR.pk)} = ${e.value(pk)}`;
       const sk = e.name(ATTR.sk);
       const condition =
         range === undefined
-          ? pk
+          ? partition
           : "below" in range
-            ? `${pk} AND ${sk} < ${e.value(range.below)}`
-            : `${pk} AND begins_with(${sk}, ${e.value(range.prefix)})`;
-      return this.io.queryAll({
+            ? `${partition} AND ${sk} < ${e.value(range.below)}`
+            : `${partition} AND begins_with(${sk}, ${e.value(range.prefix)})`;
+      return {
         TableName: this.tableName,
         KeyConditionExpression: condition,
         ProjectionExpression: e.projection([ATTR.sk, ATTR.history]),
         ExpressionAttributeNames: e.names,
         ExpressionAttributeValues: e.values,
         ConsistentRead: true,
-      });
+      };
     };
     const items = options.withItems
-      ? await query()
-      : [...(await query({ below: ITEM_PREFIX })), ...(await query({ prefix: NODE_PREFIX }))];
+      ? await this.queryPartitions(executionId, (pk) => query(pk))
+      : [
+          ...(await this.io.queryAll(query(executionPk(executionId), { below: ITEM_PREFIX }))),
+          ...(await this.queryPartitions(executionId, (pk) => query(pk, { prefix: NODE_PREFIX }))),
+        ];
     // Each item's list is in its written order (domain/history.ts merges them).
     return orderHistory(items.flatMap(historyFromItem));
   }
@@ -768,7 +822,9 @@ export class DynamoStore implements Store {
   // ── sweeping ──────────────────────────────────────────────────────────────────────────────────
 
   async listDueExecutions(now: number, limit: number): Promise<ExecutionRecord[]> {
-    return listDueExecutions(this.io, now, limit);
+    const due = await listDueExecutions(this.io, now, limit);
+    this.partitions.remember(...due);
+    return due;
   }
 
   async pullSweepAt(executionId: string, at: number): Promise<boolean> {
@@ -968,10 +1024,12 @@ export class DynamoStore implements Store {
   async takeTask(take: TakeTask): Promise<TakeOutcome> {
     const { executionId, nodeId } = take.task;
     const { condition, patch, event } = take.claim;
-    const claim = nodeWrite(executionId, nodeId, condition, patch, event, this.options.retentionDays);
+    const shards = await this.partitions.of(executionId);
+    const claim = nodeWrite(executionId, shards, nodeId, condition, patch, event, this.options.retentionDays);
     return takeTask(
       this.io,
       take,
+      claim.key,
       this.io.updateItem(claim.key, claim.e, claim.condition, claim.update),
       condition.executionEnding ? endingCheck(executionId) : undefined,
       NODE_RECORD_ATTRIBUTES,
@@ -981,6 +1039,25 @@ export class DynamoStore implements Store {
   async releaseHold(workerId: string, key: string, leaseToken: string): Promise<void> {
     return releaseHold(this.io, workerId, key, leaseToken);
   }
+}
+
+/**
+ * Sort keys in DynamoDB's order (by UTF-8 bytes, that is by code point), as a Query of one
+ * partition answers them, for the merge of several. UTF-16 units sort as code points but for a
+ * surrogate (a code point over U+FFFF) against U+E000–U+FFFF.
+ */
+function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return x >= 0xd800 && y >= 0xd800 ? codePointRank(x) - codePointRank(y) : x - y;
+  }
+  return a.length - b.length;
+}
+
+function codePointRank(unit: number): number {
+  return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
 }
 
 /** The check that an execution lives (NodeCondition.executionLive): RUNNING with no failure mark. */

@@ -24,7 +24,6 @@ import { Expression, isConditionFailure, sleep, updateExpression } from "./expre
 import {
   ATTR,
   type Key,
-  nodeKey,
   offerItemKey,
   offerMarkerKey,
   POOL_SHARDS,
@@ -490,15 +489,16 @@ export async function withdrawTask(io: TableIO, task: ReadyTask): Promise<void> 
 // ── taking ──────────────────────────────────────────────────────────────────────────────────────
 
 /**
- * One TransactWriteItems: the offer deleted (it must exist) with its marker, the node claimed
- * (`claim`, the update transitionNode would make, with `ending` when the claim is conditioned on its
- * execution ending), and the hold added to the worker at `take.workerVersion`. Refused, the first
+ * One TransactWriteItems: the offer deleted (it must exist) with its marker, the node (at `node`)
+ * claimed (`claim`, the update transitionNode would make, with `ending` when the claim is
+ * conditioned on its execution ending), and the hold added to the worker at `take.workerVersion`. Refused, the first
  * failed part is named in the memory store's order (offer, worker, node) and nothing was written.
  * Taken, the node and the worker are read back in one consistent BatchGetItem.
  */
 export async function takeTask(
   io: TableIO,
   take: TakeTask,
+  node: Key,
   claim: TransactItem,
   ending: ConditionOn | undefined,
   nodeAttributes: readonly string[],
@@ -538,7 +538,6 @@ export async function takeTask(
     });
   }
   const outcome = await io.transact({ TransactItems: items });
-  const node = nodeKey(executionId, nodeId);
   if (outcome === "ok") {
     const worker = workerKey(take.workerId);
     const read = await io.batchGet(

@@ -29,8 +29,10 @@ export function retention(
   } else if (!final) removes.push(e.name(ATTR.ttl)); // revived by a redrive: keep it again
 }
 
+/** The write of a node of an execution whose nodes span `shards` partitions (keys.ts). */
 export function nodeWrite(
   executionId: string,
+  shards: number,
   nodeId: string,
   condition: NodeCondition,
   patch: NodePatch,
@@ -111,7 +113,7 @@ export function nodeWrite(
   if (event) sets.push(e.appendHistory(event));
 
   return {
-    key: nodeKey(executionId, nodeId),
+    key: nodeKey(executionId, nodeId, shards),
     e,
     condition: conditions.join(" AND "),
     update: updateExpression(sets, removes),
