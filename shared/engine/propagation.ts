@@ -628,7 +628,11 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
           fenced,
           attempt,
         });
-        return !cancelled;
+        if (cancelled || waiting) return !cancelled;
+        // Its lease looked expired but a heartbeat renewed it meanwhile: its worker lives, so it is
+        // told to stop like any running node. Else it would run on, never told (found by
+        // test/failures/leases-and-sweeper.test.ts on a loaded machine: a 5-minute sleep ran to its
+        // timeout and was retried in a cancelled execution).
       }
       if (!node.cancelRequested) {
         await this.ctx.store.transitionNode(
