@@ -62,14 +62,10 @@ describeTimerContract("DynamoStore (emulator)", emulatorStore);
 describeWorkflowListingContract("DynamoStore (emulator)", emulatorStore);
 
 /** What the contract cannot see: the sparse due index (gsi2) is maintained in the same writes. */
-describe("DynamoStore due-index keys (emulator)", () => {
-  const t = emulatorTable("weft-due");
-  const raw = t.raw;
-  const dueAttributes = async (id: string) => {
-    const item = await raw(executionKey(id));
-    return { sweepAt: item?.sweepAt, gsi2pk: item?.gsi2pk, gsi2sk: item?.gsi2sk };
-  };
-  const running = (overrides: Partial<ExecutionRecord> = {}): ExecutionRecord => ({
+
+/** A RUNNING execution record of workflow "wf" v1, with a new id. */
+function running(overrides: Partial<ExecutionRecord> = {}): ExecutionRecord {
+  return {
     executionId: randomUUID(),
     workflow: "wf",
     version: 1,
@@ -78,7 +74,16 @@ describe("DynamoStore due-index keys (emulator)", () => {
     createdAt: 1,
     sinksDone: [],
     ...overrides,
-  });
+  };
+}
+
+describe("DynamoStore due-index keys (emulator)", () => {
+  const t = emulatorTable("weft-due");
+  const raw = t.raw;
+  const dueAttributes = async (id: string) => {
+    const item = await raw(executionKey(id));
+    return { sweepAt: item?.sweepAt, gsi2pk: item?.gsi2pk, gsi2sk: item?.gsi2sk };
+  };
 
   it("sets the keys with sweepAt and removes them with it, or when the execution finishes without one", async () => {
     const record = running({ sweepAt: 1_700_000_000_123 });
@@ -520,16 +525,8 @@ describe("DynamoStore workflow listing items (emulator)", () => {
 /** What the contract cannot see: which partition keys an execution's items are on. */
 describe("DynamoStore node shards (emulator)", () => {
   const t = emulatorTable("weft-shards");
-  const record = (nodeShards?: number): ExecutionRecord => ({
-    executionId: randomUUID(),
-    workflow: "wf",
-    version: 1,
-    status: "RUNNING",
-    input: { json: "null" },
-    createdAt: 1,
-    sinksDone: [],
-    ...(nodeShards === undefined ? {} : { nodeShards }),
-  });
+  const record = (nodeShards?: number): ExecutionRecord =>
+    running(nodeShards === undefined ? {} : { nodeShards });
   /** Every item of the table under one of the execution's partition keys, as [pk, sk]. */
   const itemsOf = async (executionId: string) => {
     const found: Array<[string, string]> = [];
