@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Engine } from "../../shared/engine/engine.js";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
+import type { Store } from "../../shared/ports.js";
 import { defineTask } from "../../shared/tasks/task-type.js";
 import { BACKEND_KINDS, createBackend } from "../support/backends.js";
 import { interceptTransitions, isHeartbeat, latch, sleep } from "../support/faults.js";
@@ -589,6 +590,65 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
           : { done: false, progress: record?.status };
       });
       expect(nap.cancelRequested).toBe(true);
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
+  it("tells a running node to stop when its listing showed an expired lease that a heartbeat had renewed", async () => {
+    // Every listing answers from before the latest heartbeat: the running node's lease looks
+    // expired, so the cleanup tries to cancel it as a dead worker's, and the store refuses (the
+    // lease is live). The node must then be told to stop like any live one; before the fix it was
+    // left running, unasked, however often the cleanup looked again.
+    const staleListings = (store: Store): Store =>
+      new Proxy(store, {
+        get(target, property, receiver) {
+          if (property === "listNodes")
+            return async (executionId: string) =>
+              (await target.listNodes(executionId)).map((node) =>
+                node.status === "RUNNING" && node.lease
+                  ? { ...node, lease: { ...node.lease, expiresAt: 0 } }
+                  : node,
+              );
+          const value = Reflect.get(target, property, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    const backend = await createBackend(kind, {
+      sweep: fastSweep,
+      leaseSeconds: 0.6,
+      wrapStore: staleListings,
+    });
+    try {
+      const { engine, store, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "stale-listing",
+        nodes: [{ id: "nap", type: "sleep", params: { ms: 5 * 60_000 } }],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "stale-listing" });
+      const [message] = await receiveAll(consumer, 1);
+      const running = engine.handleTask(taskOf(message!));
+      await waitForProgress("nap to run", async () => {
+        const status = (await store.getNode(executionId, "nap"))?.status;
+        return status === "RUNNING" ? { done: true, value: undefined } : { done: false, progress: status };
+      });
+      await engine.cancelExecution(executionId);
+      await waitForProgress("nap to be told to stop", async () => {
+        const record = await store.getNode(executionId, "nap");
+        return record?.cancelRequested
+          ? { done: true, value: undefined }
+          : { done: false, progress: record?.status };
+      });
+      // Its heartbeat carries the request; the handler returns long before its 5 minutes.
+      await running;
+      const nap = await waitForProgress("nap to end", async () => {
+        const record = await store.getNode(executionId, "nap");
+        return record?.status === "CANCELLED"
+          ? { done: true, value: record }
+          : { done: false, progress: record?.status };
+      });
+      expect(nap.cancelRequested).toBe(true);
+      expect((await store.getExecution(executionId))?.status).toBe("CANCELLED");
     } finally {
       await backend.cleanup();
     }
