@@ -11,7 +11,15 @@ import type { CapacitySizes, LoadRun } from "./capacity-run.js";
 export const PARTITION_LIMITS = { writeUnits: 1000, readUnits: 3000 } as const;
 
 /** Key shapes with one partition per execution: their load is per execution's units of work. */
-const PER_EXECUTION = /^(gsi\d )?(EX#|OFFER#)/;
+const PER_EXECUTION = /^(gsi\d )?(EX#|OFFER#|OFFERED#)/;
+
+/**
+ * Key shapes sharded by worker id: a run of a few workers puts each worker's whole traffic on one
+ * shard, while the fleet a fleet-wide goal needs (hundreds of workers) spreads over all of them.
+ * Their ceiling is the shape's load spread evenly over the shards the run touched (a listing reads
+ * every shard), the busiest key of the run kept beside it.
+ */
+const PER_WORKER = /^WORKERS#/;
 
 export interface CapacityRow {
   shape: string;
@@ -28,6 +36,8 @@ export interface CapacityRow {
   limitedBy?: "write" | "read";
   /** Why there is no ceiling, when there is none. */
   note?: string;
+  /** How the per-unit figures were taken when not from the busiest key (PER_WORKER). */
+  spread?: string;
   goalMet?: boolean;
 }
 
@@ -84,10 +94,14 @@ export function capacityOf(run: LoadRun): CapacityLoadResult {
   for (const [shape, uses] of byShape) {
     const busiest = uses.reduce((a, b) => (heat(b) > heat(a) ? b : a));
     const perExecution = PER_EXECUTION.test(shape);
+    const perWorker = PER_WORKER.test(shape) && load.goalPer === "fleet";
     const per = perExecution ? load.units / Math.max(1, run.executions) : load.units;
-    const writeUnitsPerUnit = busiest.writeUnits / per;
-    const readUnitsPerUnit = busiest.readUnits / per;
+    const sum = (field: "writeUnits" | "readUnits") => uses.reduce((total, use) => total + use[field], 0);
+    const writeUnitsPerUnit = (perWorker ? sum("writeUnits") / uses.length : busiest.writeUnits) / per;
+    const readUnitsPerUnit = (perWorker ? sum("readUnits") / uses.length : busiest.readUnits) / per;
     const row: CapacityRow = { shape, keys: uses.length, busiest, per, writeUnitsPerUnit, readUnitsPerUnit };
+    if (perWorker)
+      row.spread = `spread over its ${uses.length} shards, as by a fleet of many workers; this run's few put ${(busiest.writeUnits / per).toFixed(2)} WU a task on its busiest`;
     if (perExecution && load.goalPer === "workflow") {
       row.note = "one partition per execution: starts do not share it";
     } else {
@@ -194,7 +208,7 @@ export function renderCapacity(report: CapacityReport): string[] {
         `| \`${row.shape}\` | ${row.keys} | \`${short(row.busiest.pk)}\` | ${row.busiest.requests} | ${units(row.writeUnitsPerUnit)} | ${units(row.readUnitsPerUnit)} (${Math.round(strong * 100)} %) | ${
           row.ceiling === undefined
             ? `— (${row.note})`
-            : `${round(row.ceiling)} (${row.limitedBy}s)${row.note === undefined ? "" : ` — ${row.note}`}`
+            : `${round(row.ceiling)} (${row.limitedBy}s)${[row.note, row.spread].map((text) => (text === undefined ? "" : ` — ${text}`)).join("")}`
         } | ${row.goalMet === undefined ? "—" : row.goalMet ? "yes" : "**no**"} |`,
       );
     }

@@ -244,6 +244,10 @@ export class Maps implements WaitingKind<"map"> {
     graph: WorkflowGraph,
     item: MapItem,
   ): Promise<{ bindings: { item: unknown; index: number }; deps: Array<[string, Payload]> } | undefined> {
+    // Strong, and after the item's claim: a map seen waiting then ends after the claim, so its
+    // cleanup finds the item claimed and stops it. An eventually consistent copy may show a map that
+    // ended before the claim as still waiting, and the item would run unseen by any cleanup (tried
+    // for its half read units: the simulation's map-ended invariant failed 66 of 10,000 seeds).
     const map = await this.ctx.store.getNode(execution.executionId, item.mapId);
     if (map?.status !== "RUNNING" || map.attempt !== item.mapAttempt || map.composite?.kind !== "map")
       return undefined;

@@ -132,6 +132,44 @@ describe("bench: capacity", PATIENT, () => {
     expect(reads.rows[0]).toMatchObject({ shape: "WF#<name>", ceiling: 6000, limitedBy: "read" });
   });
 
+  it("a worker's registry shard is judged spread over its shards, as by a large fleet; an execution's offer markers per execution", () => {
+    const use = (pk: string, writeUnits: number): PartitionUse => ({
+      pk,
+      requests: writeUnits,
+      writeUnits,
+      readUnits: 0,
+      strongReadUnits: 0,
+    });
+    // 4 workers on 4 of 64 shards (a listing reads all 64), 200 tasks over 10 executions.
+    const workers = Array.from({ length: 64 }, (_, i) =>
+      use(`WORKERS#${String(i).padStart(2, "0")}`, i < 4 ? 640 : 0),
+    );
+    const result = capacityOf({
+      load: {
+        name: "external",
+        description: "200 external tasks",
+        unit: "external task",
+        units: 200,
+        goal: 5000,
+        goalScope: "external tasks/s fleet-wide",
+        goalPer: "fleet",
+      },
+      executions: 10,
+      failedExecutions: 0,
+      seconds: 100,
+      partitions: [...workers, use("OFFERED#e1", 40)],
+    });
+    const registry = result.rows.find((row) => row.shape === "WORKERS#<shard>");
+    // 2,560 WU over 64 shards for 200 tasks: 0.2 WU a task on each, 5,000 tasks/s.
+    expect(registry?.writeUnitsPerUnit).toBeCloseTo(0.2);
+    expect(registry?.ceiling).toBeCloseTo(5000);
+    expect(registry?.spread).toContain("3.20 WU a task on its busiest");
+    // The offer markers of one execution: divided by its 20 tasks, and not a fleet ceiling.
+    const markers = result.rows.find((row) => row.shape === "OFFERED#<id>");
+    expect(markers?.per).toBe(20);
+    expect(markers?.goalMet).toBeUndefined();
+  });
+
   it("--capacity-sizes sets some sizes over the issue's and refuses anything else", () => {
     expect(parseCapacitySizes("width=500,items=400")).toEqual({ ...FULL_SIZES, width: 500, items: 400 });
     for (const bad of ["width", "width=0", "width=1.5", "depth=3"])
