@@ -469,7 +469,7 @@ function addFlowControl(
       if (params.retryable === false) failsForGood = true;
       else if (f.forGood < 50) {
         // every attempt fails: times ≥ maxAttempts
-        const attempts = node.retry?.maxAttempts ?? defaultAttempts;
+        const attempts = (Array.isArray(node.retry) ? undefined : node.retry?.maxAttempts) ?? defaultAttempts;
         node.params = { times: attempts + (f.which % 2), message: `${node.id} fails for good` };
         failsForGood = true;
       }

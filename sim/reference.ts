@@ -46,7 +46,12 @@
  * settlement ended times out: FAILED with CallbackTimedOut.
  */
 import jsonata from "jsonata";
-import type { NodeDefinition, WorkflowDefinition } from "../shared/domain/definition.js";
+import type {
+  NodeDefinition,
+  RetryDefinition,
+  RetryPolicyDefinition,
+  WorkflowDefinition,
+} from "../shared/domain/definition.js";
 import { encodeJson } from "../shared/domain/json.js";
 import type { NodeStatus } from "../shared/domain/records.js";
 
@@ -348,8 +353,8 @@ export async function referenceRun(
       : (params.task ?? { type: "noop" });
     const maxAttempts =
       params.retry?.maxAttempts ??
-      node.retry?.maxAttempts ??
-      definition.defaults?.retry?.maxAttempts ??
+      policyOf(node.retry)?.maxAttempts ??
+      policyOf(definition.defaults?.retry)?.maxAttempts ??
       DEFAULT_MAX_ATTEMPTS;
     const attempt = facts.mapAttemptOf?.(node.id) ?? 1;
     const items: ReferenceItem[] = [];
@@ -609,7 +614,9 @@ export async function referenceRun(
             failsForGood: true,
           };
         const attempts =
-          node.retry?.maxAttempts ?? definition.defaults?.retry?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+          policyOf(node.retry)?.maxAttempts ??
+          policyOf(definition.defaults?.retry)?.maxAttempts ??
+          DEFAULT_MAX_ATTEMPTS;
         if (times === undefined || times >= attempts)
           return {
             ...ran,
@@ -784,4 +791,9 @@ export async function referenceOnFailure(
     default:
       throw new Error(`reference: no onFailure rule for type ${handler.type}`);
   }
+}
+
+/** The object form of a `retry` (the simulation's definitions use no retrier lists). */
+function policyOf(retry: RetryDefinition | undefined): RetryPolicyDefinition | undefined {
+  return Array.isArray(retry) ? undefined : retry;
 }

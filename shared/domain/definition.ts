@@ -17,6 +17,10 @@ export const LIMITS = {
   maxNameLength: 80,
   maxDependsOn: 1000,
   maxAttempts: 100,
+  /** A `retry` list's retriers, and the error names a retrier, `retryOn` or `nonRetryable` lists. */
+  maxRetriers: 20,
+  maxErrorNames: 50,
+  maxErrorNameLength: 128,
   /** A handler runs inside one Lambda invocation, which lasts at most 15 minutes. */
   maxNodeTimeoutSeconds: 900,
   maxExecutionTimeoutSeconds: 366 * 24 * 3600,
@@ -56,13 +60,45 @@ export const backoffSchema = z.strictObject({
   jitter: z.optional(z.enum(["full", "none"])),
 });
 
-export const retrySchema = z.strictObject({
+/** Error names a retrier or a catch edge matches: a task error's `name` or `code`, or "*" for any. */
+const errorNameSchema = z.string().check(z.minLength(1), z.maxLength(LIMITS.maxErrorNameLength));
+
+export const errorNamesSchema = z
+  .array(errorNameSchema)
+  .check(z.minLength(1, 'list at least one error name (or "*")'), z.maxLength(LIMITS.maxErrorNames));
+
+/** The object form: one policy for every error but `nonRetryable` (or only `retryOn`'s). */
+export const retryPolicySchema = z.strictObject({
   maxAttempts: z.optional(z.number().check(z.int(), z.gte(1), z.lte(LIMITS.maxAttempts))),
   backoff: z.optional(backoffSchema),
-  nonRetryable: z.optional(
-    z.array(z.string().check(z.minLength(1), z.maxLength(128))).check(z.maxLength(50)),
-  ),
+  nonRetryable: z.optional(z.array(errorNameSchema).check(z.maxLength(LIMITS.maxErrorNames))),
+  /** The allow-list shorthand: only these errors are retried. */
+  retryOn: z.optional(errorNamesSchema),
 });
+
+/** One retrier of the list form: the errors it retries, and how. */
+export const retrierSchema = z.strictObject({
+  errors: errorNamesSchema,
+  maxAttempts: z.optional(z.number().check(z.int(), z.gte(1), z.lte(LIMITS.maxAttempts))),
+  backoff: z.optional(backoffSchema),
+});
+
+/**
+ * `retry`: the object form, or a list of retriers of which the first whose `errors` match a failure
+ * decides it (an error no retrier matches is not retried), as Step Functions' Retry.
+ */
+export const retrySchema = z.union(
+  [
+    retryPolicySchema,
+    z
+      .array(retrierSchema)
+      .check(z.minLength(1, "a retry list needs at least one retrier"), z.maxLength(LIMITS.maxRetriers)),
+  ],
+  {
+    error:
+      "retry is an object {maxAttempts?, backoff?, nonRetryable?, retryOn?} or a list of retriers [{errors, maxAttempts?, backoff?}], each naming the errors it retries",
+  },
+);
 
 /**
  * A JSONata expression, written as Step Functions writes them: the whole string is `{% … %}`
@@ -147,6 +183,8 @@ export const workflowDefinitionSchema = z.strictObject({
 export type WorkflowDefinition = z.infer<typeof workflowDefinitionSchema>;
 export type NodeDefinition = z.infer<typeof nodeDefinitionSchema>;
 export type RetryDefinition = z.infer<typeof retrySchema>;
+export type RetryPolicyDefinition = z.infer<typeof retryPolicySchema>;
+export type RetrierDefinition = z.infer<typeof retrierSchema>;
 export type OnError = z.infer<typeof onErrorSchema>;
 export type OnFailureDefinition = z.infer<typeof onFailureSchema>;
 

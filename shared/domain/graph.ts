@@ -12,14 +12,27 @@ import {
 } from "./definition.js";
 import type { RunsOn } from "./placement.js";
 
-export interface ResolvedRetry {
-  maxAttempts: number;
+/** How long to wait before the next attempt (domain/retry.ts backoffDelayMs). */
+export interface Backoff {
   initialSeconds: number;
   maxSeconds: number;
   multiplier: number;
   jitter: "full" | "none";
-  /** Error names that fail the node at once, whatever the attempt count. */
+}
+
+/** One retrier: the errors it retries ("*": any), up to how many attempts of the node in all, and how. */
+export interface ResolvedRetrier extends Backoff {
+  errors: string[];
+  maxAttempts: number;
+}
+
+export interface ResolvedRetry {
+  /** The first whose `errors` match a failure decides it; an error none matches is not retried. */
+  retriers: ResolvedRetrier[];
+  /** Error names that fail the node at once, whatever the attempt count (the object form's). */
   nonRetryable: string[];
+  /** The most attempts any error gets: what needs a bound (worker time, the simulation) reads it. */
+  maxAttempts: number;
 }
 
 export interface GraphNode {
@@ -70,14 +83,26 @@ export interface WorkflowGraph {
   onFailure?: GraphNode;
 }
 
-export const DEFAULT_RETRY: Readonly<ResolvedRetry> = Object.freeze({
+/** The built-in retrier: every error, 3 attempts, exponential backoff from 1 s with full jitter. */
+export const DEFAULT_RETRIER: Readonly<ResolvedRetrier> = Object.freeze({
+  errors: ["*"],
   maxAttempts: 3,
   initialSeconds: 1,
   maxSeconds: 300,
   multiplier: 2,
   jitter: "full",
-  nonRetryable: [],
 });
+
+export const DEFAULT_RETRY: Readonly<ResolvedRetry> = Object.freeze({
+  retriers: [DEFAULT_RETRIER],
+  nonRetryable: [],
+  maxAttempts: DEFAULT_RETRIER.maxAttempts,
+});
+
+/** A policy of one retrier for every error: the built-in one with `maxAttempts` attempts. */
+export function retryWithAttempts(maxAttempts: number): ResolvedRetry {
+  return { retriers: [{ ...DEFAULT_RETRIER, maxAttempts }], nonRetryable: [], maxAttempts };
+}
 
 export const DEFAULT_NODE_TIMEOUT_SECONDS = 300;
 
@@ -95,31 +120,67 @@ export interface CompileOptions {
 }
 
 /**
- * Node fields win over workflow defaults, field by field (backoff included), over `builtIn` (the
- * built-in defaults, with the deployment's attempts).
+ * A node's policy from its `retry`, the workflow's `defaults.retry` and `base` (the built-in one,
+ * with the deployment's attempts; a map's, for its items). The object forms merge field by field
+ * (backoff included): the node's over the defaults' over the base's first retrier. A list is taken
+ * whole, each retrier's missing fields from the defaults' object form or else the base's first
+ * retrier; a node's own `retry`, of either form, replaces a defaults list.
  */
 export function resolveRetry(
   defaults: RetryDefinition | undefined,
   node: RetryDefinition | undefined,
-  builtIn: Readonly<ResolvedRetry> = DEFAULT_RETRY,
+  base: Readonly<ResolvedRetry> = DEFAULT_RETRY,
 ): ResolvedRetry {
-  const pick = <K extends keyof ResolvedRetry>(
-    key: K,
-    fromDef: (r: RetryDefinition) => ResolvedRetry[K] | undefined,
-  ): ResolvedRetry[K] => {
-    const fromNode = node ? fromDef(node) : undefined;
-    if (fromNode !== undefined) return fromNode;
-    const fromDefaults = defaults ? fromDef(defaults) : undefined;
-    return fromDefaults !== undefined ? fromDefaults : builtIn[key];
+  const baseRetrier = base.retriers[0] ?? DEFAULT_RETRIER;
+  const defaultsPolicy = defaults !== undefined && !Array.isArray(defaults) ? defaults : undefined;
+  const own = node ?? (Array.isArray(defaults) ? defaults : undefined);
+  if (Array.isArray(own)) {
+    const retriers = own.map((retrier) => retrierOf(retrier.errors, [retrier, defaultsPolicy], baseRetrier));
+    return { retriers, nonRetryable: [], maxAttempts: Math.max(...retriers.map((r) => r.maxAttempts)) };
+  }
+  if (own === undefined && defaultsPolicy === undefined) return copyRetry(base);
+  const layers = [own, defaultsPolicy];
+  const retryOn = own?.retryOn ?? defaultsPolicy?.retryOn;
+  const nonRetryable = own?.nonRetryable ?? defaultsPolicy?.nonRetryable;
+  // Without a retryOn of its own, a policy keeps the base's errors (a map's allow-list for its items).
+  const retrier = retrierOf(retryOn ?? baseRetrier.errors, layers, baseRetrier);
+  return {
+    retriers: [retrier],
+    // Copied so a caller mutating the policy cannot change the definition or the frozen defaults.
+    nonRetryable: [...(nonRetryable ?? base.nonRetryable)],
+    maxAttempts: retrier.maxAttempts,
+  };
+}
+
+type RetryLayer = { maxAttempts?: number | undefined; backoff?: Partial<Backoff> | undefined } | undefined;
+
+function retrierOf(
+  errors: readonly string[],
+  layers: readonly RetryLayer[],
+  base: ResolvedRetrier,
+): ResolvedRetrier {
+  const pick = <K extends keyof Backoff>(key: K): Backoff[K] => {
+    for (const layer of layers) {
+      const value = layer?.backoff?.[key];
+      if (value !== undefined) return value as Backoff[K];
+    }
+    return base[key];
   };
   return {
-    maxAttempts: pick("maxAttempts", (r) => r.maxAttempts),
-    initialSeconds: pick("initialSeconds", (r) => r.backoff?.initialSeconds),
-    maxSeconds: pick("maxSeconds", (r) => r.backoff?.maxSeconds),
-    multiplier: pick("multiplier", (r) => r.backoff?.multiplier),
-    jitter: pick("jitter", (r) => r.backoff?.jitter),
-    // Copied so a caller mutating the policy cannot change the definition or the frozen defaults.
-    nonRetryable: [...pick("nonRetryable", (r) => r.nonRetryable)],
+    errors: [...errors],
+    maxAttempts: layers.find((layer) => layer?.maxAttempts !== undefined)?.maxAttempts ?? base.maxAttempts,
+    initialSeconds: pick("initialSeconds"),
+    maxSeconds: pick("maxSeconds"),
+    multiplier: pick("multiplier"),
+    jitter: pick("jitter"),
+  };
+}
+
+function copyRetry(policy: Readonly<ResolvedRetry>): ResolvedRetry {
+  return {
+    retriers: policy.retriers.map((r) => ({ ...r, errors: [...r.errors] })),
+    nonRetryable: [...policy.nonRetryable],
+    maxAttempts: policy.maxAttempts,
   };
 }
 
@@ -133,9 +194,7 @@ export function compileGraph(definition: WorkflowDefinition, options: CompileOpt
   const defaultTimeout =
     definition.defaults?.timeoutSeconds ?? options.defaultTimeoutSeconds ?? DEFAULT_NODE_TIMEOUT_SECONDS;
   const builtInRetry =
-    options.defaultMaxAttempts === undefined
-      ? DEFAULT_RETRY
-      : { ...DEFAULT_RETRY, maxAttempts: options.defaultMaxAttempts };
+    options.defaultMaxAttempts === undefined ? DEFAULT_RETRY : retryWithAttempts(options.defaultMaxAttempts);
   const nodes: GraphNode[] = definition.nodes.map((node, index) => ({
     index,
     id: node.id,

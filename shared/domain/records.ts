@@ -19,6 +19,8 @@ export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 export interface ErrorInfo {
   name: string;
   message: string;
+  /** The thrown error's string `code`, when it had one (retriers and catch edges match it). */
+  code?: string;
   retryable?: boolean;
 }
 

@@ -3,7 +3,7 @@
  * Pure: randomness is passed in so simulation tests can make jitter deterministic.
  */
 import { RetryableError, TerminalError } from "./errors.js";
-import type { ResolvedRetry } from "./graph.js";
+import type { Backoff, ResolvedRetrier, ResolvedRetry } from "./graph.js";
 import * as z from "./zod.js";
 
 /** Error messages are stored on node items and in history events, so they are bounded. */
@@ -15,7 +15,7 @@ const MAX_ERROR_NAME_LENGTH = 128;
  * so that many nodes failing together do not retry in lockstep.
  * `failedAttempt` is the 1-based attempt that just failed.
  */
-export function backoffDelayMs(policy: ResolvedRetry, failedAttempt: number, random: () => number): number {
+export function backoffDelayMs(policy: Backoff, failedAttempt: number, random: () => number): number {
   const exponent = Math.max(0, failedAttempt - 1);
   // Math.min also caps an Infinity from a large exponent.
   const baseMs = Math.min(policy.maxSeconds, policy.initialSeconds * policy.multiplier ** exponent) * 1000;
@@ -27,14 +27,34 @@ export function backoffDelayMs(policy: ResolvedRetry, failedAttempt: number, ran
 export interface ClassifiedError {
   name: string;
   message: string;
+  /** The thrown value's string `code` (an AWS or Node error's), which retriers and catch edges match too. */
+  code?: string;
   retryable: boolean;
   /** Set only by RetryableError: overrides the computed backoff for the next attempt. */
   retryAfterSeconds?: number;
 }
 
+/** What of a failure a retrier or a catch edge matches. */
+export interface NamedError {
+  name: string;
+  code?: string | undefined;
+}
+
+/** Whether `names` (a retrier's or a catch edge's `errors`) match a failure: "*", its name or its code. */
+export function matchesError(names: readonly string[], error: NamedError): boolean {
+  return names.some((n) => n === "*" || n === error.name || (error.code !== undefined && n === error.code));
+}
+
+/** The retrier that decides a failure: the first that matches it, none for a non-retryable name. */
+export function retrierFor(policy: ResolvedRetry, error: NamedError): ResolvedRetrier | undefined {
+  if (policy.nonRetryable.includes(error.name)) return undefined;
+  return policy.retriers.find((retrier) => matchesError(retrier.errors, error));
+}
+
 /**
- * Decides whether a thrown value is worth another attempt. The default is "retryable": an
- * unexpected error is more often a transient fault than a permanent one, and maxAttempts bounds it.
+ * Decides whether a thrown value is worth another attempt: an error the policy's retriers match
+ * (the built-in policy's matches any: an unexpected error is more often a transient fault than a
+ * permanent one, and maxAttempts bounds it), never a TerminalError nor a schema's refusal.
  */
 export function classifyError(error: unknown, policy: ResolvedRetry): ClassifiedError {
   if (error instanceof TerminalError) return describe(error, false);
@@ -42,6 +62,8 @@ export function classifyError(error: unknown, policy: ResolvedRetry): Classified
     const result = describe(error, true);
     const after = error.retryAfterSeconds;
     if (typeof after === "number" && Number.isFinite(after) && after >= 0) result.retryAfterSeconds = after;
+    // Retryable by the task's word, yet still only by a retrier that matches it.
+    if (!retrierFor(policy, result)) result.retryable = false;
     return result;
   }
   // Params or output failing a schema will fail the same way next time. Any zod's error: weft's own
@@ -50,27 +72,46 @@ export function classifyError(error: unknown, policy: ResolvedRetry): Classified
     return { name: "ValidationError", message: truncate(z.prettifyError(error)), retryable: false };
   }
   const described = describe(error, true);
-  if (policy.nonRetryable.includes(described.name)) described.retryable = false;
+  if (!retrierFor(policy, described)) described.retryable = false;
   // Duck-typed TerminalError: covers a second copy of the errors module (e.g. in a user bundle).
   if (isObject(error) && error.terminal === true) described.retryable = false;
   return described;
 }
 
-/** `attempt` is the 1-based attempt that just failed. */
-export function shouldRetry(policy: ResolvedRetry, attempt: number, retryable: boolean): boolean {
-  return retryable && attempt < policy.maxAttempts;
+/**
+ * The retrier under which the attempt that just failed (1-based `attempt`) is retried, or undefined
+ * when it is not: not retryable, matched by no retrier, or its retrier's attempts used up. A
+ * retrier's `maxAttempts` counts the node's attempts in all, the first included.
+ */
+export function retryUnder(
+  policy: ResolvedRetry,
+  attempt: number,
+  error: NamedError & { retryable?: boolean | undefined },
+): ResolvedRetrier | undefined {
+  if (error.retryable === false) return undefined;
+  const retrier = retrierFor(policy, error);
+  return retrier && attempt < retrier.maxAttempts ? retrier : undefined;
 }
 
 function describe(error: unknown, retryable: boolean): ClassifiedError {
   let name = "Error";
   let message: string;
+  let code: string | undefined;
   if (isObject(error)) {
     if (typeof error.name === "string" && error.name !== "") name = error.name;
     message = typeof error.message === "string" ? error.message : safeStringify(error);
+    // Kept when it says more than the name (weft's own task errors carry their name as their code).
+    if (typeof error.code === "string" && error.code !== "" && error.code !== name)
+      code = error.code.slice(0, MAX_ERROR_NAME_LENGTH);
   } else {
     message = typeof error === "string" ? error : String(error);
   }
-  return { name: name.slice(0, MAX_ERROR_NAME_LENGTH), message: truncate(message), retryable };
+  return {
+    name: name.slice(0, MAX_ERROR_NAME_LENGTH),
+    message: truncate(message),
+    ...(code === undefined ? {} : { code }),
+    retryable,
+  };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

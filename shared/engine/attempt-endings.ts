@@ -8,7 +8,7 @@ import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import { holdKey } from "../domain/placement.js";
 import type { ErrorInfo, ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
-import { backoffDelayMs, shouldRetry } from "../domain/retry.js";
+import { backoffDelayMs, retrierFor, retryUnder } from "../domain/retry.js";
 import type { NodeCondition } from "../ports.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import { completeAttempt } from "./attempt-completion.js";
@@ -92,11 +92,12 @@ export class AttemptEndings {
     const expired: Omit<NodeCondition, "status"> = onlyIfLeaseExpired ? { leaseExpiredBy: now } : {};
     const transition: NodeWriter = (condition, patch, events) =>
       store.transitionNode(execution.executionId, node.id, condition, patch, events);
-    if (shouldRetry(node.retry, record.attempt, error.retryable)) {
+    const retrier = retryUnder(node.retry, record.attempt, error);
+    if (retrier) {
       const delayMs =
         retryAfterSeconds !== undefined
           ? retryAfterSeconds * 1000
-          : backoffDelayMs(node.retry, record.attempt, () => ids.random());
+          : backoffDelayMs(retrier, record.attempt, () => ids.random());
       const attempt = record.attempt + 1;
       const retried = await fence.write(
         transition,
@@ -123,6 +124,8 @@ export class AttemptEndings {
       await sendTasks(this.ctx, [{ message, notBefore: now + delayMs }]);
       return "retried";
     }
+    // An error no retrier matches (the engine's own too: LeaseExpired, WorkerTimeout) is final.
+    if (error.retryable && !retrierFor(node.retry, error)) error = { ...error, retryable: false };
     const failed = await fence.write(
       (condition, patch, events) =>
         this.propagation.writeFailure(execution.executionId, node, condition, patch, events),

@@ -16,6 +16,7 @@
  */
 import { DEFAULT_NODE_TIMEOUT_SECONDS, type GraphNode } from "../domain/graph.js";
 import type { ErrorInfo } from "../domain/records.js";
+import { retrierFor } from "../domain/retry.js";
 import * as z from "../domain/zod.js";
 import type { TaskType } from "../tasks/task-type.js";
 
@@ -83,7 +84,7 @@ export function expectedRunMs(task: TaskType, node: GraphNode, recent: number | 
 export function mayContinue(node: GraphNode, expectedMs: number, now: number, deadline: number): boolean {
   const left = deadline - now;
   if (node.timeoutSeconds * 1000 < left) return true;
-  const cutIsRetried = node.retry.maxAttempts > 1 && !node.retry.nonRetryable.includes(WORKER_TIMEOUT);
+  const cutIsRetried = (retrierFor(node.retry, { name: WORKER_TIMEOUT })?.maxAttempts ?? 1) > 1;
   return cutIsRetried && 2 * expectedMs < left;
 }
 

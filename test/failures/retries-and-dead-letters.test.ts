@@ -11,7 +11,86 @@ import { carriesClaim, interceptCalls, interceptTransitions, latch, sleep } from
 import { collectTask, countEvents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 import { PATIENT } from "../support/progress.js";
 
+/** Throws, on attempt n, an error named `names[n - 1]` (with `code` when the name is "Error:<code>"); succeeds after. */
+const throwsNamed = defineTask({
+  type: "throws-named",
+  params: z.object({ names: z.array(z.string()) }).strict(),
+  run: ({ params, context: { attempt } }) => {
+    const name = params.names[attempt - 1];
+    if (name === undefined) return { attempt };
+    const [base, code] = name.split(":");
+    throw Object.assign(new Error(`attempt ${attempt} failed`), { name: base }, code ? { code } : {});
+  },
+});
+
 describe.each(BACKEND_KINDS)("retries and dead letters (%s)", PATIENT, (kind) => {
+  it("retriers: the first that matches decides with its own attempts; an error none matches is not retried", async () => {
+    const backend = await createBackend(kind, { tasks: [throwsNamed] });
+    try {
+      const { engine, store, consumer } = backend;
+      const backoff = { initialSeconds: 0.05, jitter: "none" as const };
+      await engine.registerWorkflow({
+        name: "retriers",
+        nodes: [
+          // Throttled four times, then through: within the first retrier's 6 attempts.
+          {
+            id: "throttled",
+            type: "throws-named",
+            params: { names: ["Throttled", "Throttled", "Throttled", "Throttled"] },
+            retry: [
+              { errors: ["Throttled", "Error:ECONNRESET"], maxAttempts: 6, backoff },
+              { errors: ["*"], maxAttempts: 2, backoff },
+            ],
+          },
+          // Any other error gets the second retrier's 2 attempts in all.
+          {
+            id: "other",
+            type: "throws-named",
+            params: { names: ["Boom", "Boom", "Boom"] },
+            retry: [
+              { errors: ["Throttled"], maxAttempts: 6, backoff },
+              { errors: ["*"], maxAttempts: 2, backoff },
+            ],
+            onError: "continue",
+          },
+          // An allow-list: a business error it does not list is not retried (and is a dead letter).
+          {
+            id: "business",
+            type: "throws-named",
+            params: { names: ["CardDeclined"] },
+            retry: { retryOn: ["Throttled"], maxAttempts: 5, backoff },
+            onError: "continue",
+          },
+          // The code of a Node error matches as a name does.
+          {
+            id: "reset",
+            type: "throws-named",
+            params: { names: ["Error:ECONNRESET"] },
+            retry: [{ errors: ["ECONNRESET"], maxAttempts: 2, backoff }],
+          },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "retriers" });
+      expect(await runToEnd(engine, consumer, store, executionId)).toBe("SUCCEEDED");
+      const view = await engine.describeExecution(executionId);
+      const byId = Object.fromEntries(view.nodes.map((n) => [n.id, n]));
+      expect(byId.throttled).toMatchObject({ status: "COMPLETED", attempt: 5 });
+      expect(byId.other).toMatchObject({ status: "FAILED", attempt: 2, error: { name: "Boom" } });
+      expect(byId.business).toMatchObject({ status: "FAILED", attempt: 1, error: { name: "CardDeclined" } });
+      expect(byId.reset).toMatchObject({ status: "COMPLETED", attempt: 2 });
+      const history = await store.listHistory(executionId);
+      const retried = (nodeId: string) =>
+        history.filter((e) => e.type === HISTORY.nodeRetryScheduled && e.nodeId === nodeId).length;
+      expect([retried("throttled"), retried("other"), retried("business"), retried("reset")]).toEqual([
+        4, 1, 0, 1,
+      ]);
+      const failed = history.find((e) => e.type === HISTORY.nodeFailed && e.nodeId === "business");
+      expect(failed?.detail?.error).toMatchObject({ name: "CardDeclined", retryable: false });
+    } finally {
+      await backend.cleanup();
+    }
+  });
+
   it("retries `fail` with times: 2 and succeeds on attempt 3, with delays that follow the policy", async () => {
     const backend = await createBackend(kind);
     try {

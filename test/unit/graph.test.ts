@@ -74,12 +74,11 @@ describe("compileGraph", () => {
   it("uses the built-in retry policy when nothing is given", () => {
     const graph = compileGraph(workflow([node("a")]));
     expect(graph.nodes[0]!.retry).toEqual({
-      maxAttempts: 3,
-      initialSeconds: 1,
-      maxSeconds: 300,
-      multiplier: 2,
-      jitter: "full",
+      retriers: [
+        { errors: ["*"], maxAttempts: 3, initialSeconds: 1, maxSeconds: 300, multiplier: 2, jitter: "full" },
+      ],
       nonRetryable: [],
+      maxAttempts: 3,
     });
   });
 
@@ -100,20 +99,18 @@ describe("compileGraph", () => {
       ),
     );
     expect(graph.nodes[0]!.retry).toEqual({
-      maxAttempts: 7,
-      initialSeconds: 2,
-      maxSeconds: 60,
-      multiplier: 2,
-      jitter: "full",
+      retriers: [
+        { errors: ["*"], maxAttempts: 7, initialSeconds: 2, maxSeconds: 60, multiplier: 2, jitter: "full" },
+      ],
       nonRetryable: ["X"],
+      maxAttempts: 7,
     });
     expect(graph.nodes[1]!.retry).toEqual({
-      maxAttempts: 7,
-      initialSeconds: 2,
-      maxSeconds: 10,
-      multiplier: 2,
-      jitter: "none",
+      retriers: [
+        { errors: ["*"], maxAttempts: 7, initialSeconds: 2, maxSeconds: 10, multiplier: 2, jitter: "none" },
+      ],
       nonRetryable: ["Boom"],
+      maxAttempts: 7,
     });
   });
 
@@ -123,12 +120,63 @@ describe("compileGraph", () => {
     });
     const graph = compileGraph(definition, { defaultMaxAttempts: 1 });
     expect(graph.nodes.map((n) => n.retry.maxAttempts)).toEqual([1, 4]);
-    expect(graph.nodes[0]!.retry.initialSeconds).toBe(2);
+    expect(graph.nodes[0]!.retry.retriers[0]?.initialSeconds).toBe(2);
     const withDefaults = compileGraph(workflow([node("a")], { defaults: { retry: { maxAttempts: 5 } } }), {
       defaultMaxAttempts: 1,
     });
     expect(withDefaults.nodes[0]!.retry.maxAttempts).toBe(5);
     expect(DEFAULT_RETRY.maxAttempts).toBe(3);
+  });
+
+  it("a retrier list is taken whole, each retrier's missing fields from the defaults' object form; retryOn is an allow-list", () => {
+    const graph = compileGraph(
+      workflow(
+        [
+          node("list", undefined, {
+            retry: [
+              { errors: ["Throttled"], maxAttempts: 10, backoff: { initialSeconds: 5 } },
+              { errors: ["*"] },
+            ],
+          }),
+          node("allow", undefined, { retry: { retryOn: ["Timeout"], maxAttempts: 4 } }),
+          node("plain"),
+        ],
+        { defaults: { retry: { maxAttempts: 2, backoff: { maxSeconds: 30 } } } },
+      ),
+    );
+    expect(graph.nodes[0]!.retry).toEqual({
+      retriers: [
+        {
+          errors: ["Throttled"],
+          maxAttempts: 10,
+          initialSeconds: 5,
+          maxSeconds: 30,
+          multiplier: 2,
+          jitter: "full",
+        },
+        { errors: ["*"], maxAttempts: 2, initialSeconds: 1, maxSeconds: 30, multiplier: 2, jitter: "full" },
+      ],
+      nonRetryable: [],
+      maxAttempts: 10,
+    });
+    expect(graph.nodes[1]!.retry.retriers).toEqual([
+      {
+        errors: ["Timeout"],
+        maxAttempts: 4,
+        initialSeconds: 1,
+        maxSeconds: 30,
+        multiplier: 2,
+        jitter: "full",
+      },
+    ]);
+    expect(graph.nodes[2]!.retry.retriers[0]?.errors).toEqual(["*"]);
+    // A defaults list applies to nodes with no retry of their own.
+    const fromDefaults = compileGraph(
+      workflow([node("a")], { defaults: { retry: [{ errors: ["Throttled"], maxAttempts: 6 }] } }),
+    );
+    expect(fromDefaults.nodes[0]!.retry.retriers.map((r) => [r.errors, r.maxAttempts])).toEqual([
+      [["Throttled"], 6],
+    ]);
   });
 
   it("resolveRetry never shares the nonRetryable array", () => {

@@ -386,3 +386,39 @@ describe("formatPath", () => {
     expect(formatPath(path)).toBe(expected);
   });
 });
+
+describe("validateDefinition: retriers", () => {
+  it("accepts a list of retriers and the retryOn allow-list", () => {
+    const list = workflow([
+      node("a", undefined, {
+        retry: [
+          { errors: ["Throttled"], maxAttempts: 10, backoff: { initialSeconds: 2 } },
+          { errors: ["*"] },
+        ],
+      }),
+      node("b", undefined, { retry: { retryOn: ["Timeout"], maxAttempts: 3 } }),
+    ]);
+    expect(validateDefinition(list, tasks)).toMatchObject({ ok: true });
+  });
+
+  it.each([
+    [[], "nodes[0].retry", "at least one retrier"],
+    [[{ errors: [] }], "nodes[0].retry[0].errors", "at least one error name"],
+    [[{ maxAttempts: 2 }], "nodes[0].retry", "a list of retriers [{errors"],
+    [[{ errors: ["A"], maxAttempts: 0 }], "nodes[0].retry[0].maxAttempts", ">=1"],
+    [{ retryOn: [] }, "nodes[0].retry.retryOn", "at least one error name"],
+    [5, "nodes[0].retry", "retry is an object"],
+  ])("refuses retry %j, naming %s", (retry, path, message) => {
+    const problems = problemsOf(workflow([node("a", undefined, { retry } as never)]));
+    expect(problems.map((p) => p.path)).toEqual([path]);
+    expect(problems[0]?.message).toContain(message);
+  });
+
+  it("a retrier takes no nonRetryable (the list says what is retried)", () => {
+    const problem = only(
+      workflow([node("a", undefined, { retry: [{ errors: ["A"], nonRetryable: ["B"] }] } as never)]),
+      "unknown_field",
+    );
+    expect(problem.path).toBe("nodes[0].retry[0].nonRetryable");
+  });
+});
