@@ -44,14 +44,19 @@ export const lambdaParamsSchema = z.strictObject({
         z.regex(/^[a-zA-Z0-9$_-]+$/, "qualifier must be a version number or an alias name"),
       ),
   ),
+  /**
+   * The event the function receives, in place of the default {input, params, deps, context}: any
+   * JSON value, or expressions over `input`, `deps` and `execution` (evaluated as any params are).
+   */
+  payload: z.optional(z.unknown()),
 });
 
 export type LambdaParams = z.output<typeof lambdaParamsSchema>;
 
-/** The event a function invoked by a `lambda` node receives. */
+/** The event a function invoked by a `lambda` node receives, unless its params give a `payload`. */
 export interface LambdaTaskEvent {
   input: unknown;
-  params: LambdaParams;
+  params: Omit<LambdaParams, "payload">;
   deps: Record<string, unknown>;
   context: { executionId: string; nodeId: string; attempt: number; idempotencyKey: string };
 }
@@ -70,17 +75,21 @@ export function lambdaTask(invoker: LambdaInvoker): TaskType<LambdaParams> {
     params: lambdaParamsSchema,
     async run({ input, params: raw, deps, context }) {
       const params = lambdaParamsSchema.parse(raw);
-      const event: LambdaTaskEvent = {
-        input,
-        params,
-        deps,
-        context: {
-          executionId: context.executionId,
-          nodeId: context.nodeId,
-          attempt: context.attempt,
-          idempotencyKey: context.idempotencyKey,
-        },
-      };
+      const { payload, ...target } = params;
+      const event: LambdaTaskEvent | unknown =
+        payload !== undefined
+          ? payload
+          : {
+              input,
+              params: target,
+              deps,
+              context: {
+                executionId: context.executionId,
+                nodeId: context.nodeId,
+                attempt: context.attempt,
+                idempotencyKey: context.idempotencyKey,
+              },
+            };
       const result = await invoker.invoke(params.functionName, params.qualifier, event, context.signal);
       if (result.functionError === undefined) return result.payload;
       throw functionFailure(params.functionName, result.functionError, result.payload);

@@ -72,6 +72,39 @@ describe("lambda task (local module map)", () => {
     expect(run.node("default-export").output).toEqual({ input: { order: 42 } });
   });
 
+  it("sends `payload` (a value with expressions) as the event in place of the default one", async () => {
+    const run = await runWorkflow(
+      await engine(),
+      {
+        name: "lambda-payload",
+        nodes: [
+          { id: "first", type: "pass", params: { value: { amount: 20 } } },
+          {
+            id: "call",
+            type: "lambda",
+            dependsOn: ["first"],
+            params: {
+              functionName: "echo",
+              payload: {
+                order: "{% input.order %}",
+                total: "{% deps.first.amount * 2 %}",
+                fixed: [1, "two"],
+              },
+            },
+          },
+          { id: "scalar", type: "lambda", params: { functionName: "echo", payload: "{% input.order %}" } },
+        ],
+      },
+      { order: 42 },
+    );
+    expect(run.view.status).toBe("SUCCEEDED");
+    expect(run.node("call").output).toEqual({
+      functionName: "echo",
+      received: { order: 42, total: 40, fixed: [1, "two"] },
+    });
+    expect(run.node("scalar").output).toEqual({ functionName: "echo", received: 42 });
+  });
+
   it("retries a thrown error, then succeeds", async () => {
     const run = await runWorkflow(await engine(), {
       name: "lambda-flaky",
