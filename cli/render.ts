@@ -1,6 +1,7 @@
 /** Human-readable rendering: colors (only on a TTY, never with NO_COLOR), durations, tables, lines. */
 import { EXECUTION_STATUSES, NODE_STATUSES } from "../shared/domain/records.js";
 import { isTerminalExecution, isTerminalNode } from "../shared/domain/states.js";
+import { displayState } from "../shared/engine/views.js";
 import type {
   DeadLetter,
   ExecutionListItem,
@@ -44,6 +45,7 @@ const STATUS_COLORS: Record<string, ColorName> = {
   PENDING: "gray",
   QUEUED: "yellow",
   RUNNING: "cyan",
+  STOPPING: "magenta",
   COMPLETED: "green",
   SUCCEEDED: "green",
   FAILED: "red",
@@ -59,6 +61,7 @@ const STATUS_SYMBOLS: Record<string, string> = {
   PENDING: "·",
   QUEUED: "○",
   RUNNING: "●",
+  STOPPING: "◐",
   COMPLETED: "✔",
   SUCCEEDED: "✔",
   FAILED: "✖",
@@ -147,10 +150,11 @@ function nodeRow(
   deps: DependencyMap | undefined,
 ) {
   const duration = elapsed(node.startedAt, node.finishedAt, now);
+  const state = displayState(node);
   const parts = [
-    statusSymbol(style, node.status),
+    statusSymbol(style, state),
     node.id.padEnd(idWidth),
-    statusText(style, node.status, 9),
+    statusText(style, state, 9),
     node.attempt > 0 ? `attempt ${node.attempt}`.padEnd(10) : "".padEnd(10),
     (duration === undefined ? "" : formatDuration(duration)).padEnd(7),
   ];
@@ -169,7 +173,7 @@ function nodeRow(
 export function executionHeader(style: Style, view: ExecutionView, now: number): string {
   const duration = elapsed(view.startedAt, view.finishedAt, now);
   const counts = new Map<string, number>();
-  for (const node of view.nodes) counts.set(node.status, (counts.get(node.status) ?? 0) + 1);
+  for (const node of view.nodes) counts.set(displayState(node), (counts.get(displayState(node)) ?? 0) + 1);
   const summary = [...counts].map(([status, n]) => `${n} ${status.toLowerCase()}`).join(", ");
   return [
     paint(style, "bold", `execution ${view.executionId}`),

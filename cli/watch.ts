@@ -8,6 +8,7 @@
  *   lasted less than one poll interval may not be seen).
  * - quiet: nothing until the end (for --json).
  */
+import { displayState } from "../shared/engine/views.js";
 import type { ExecutionView, NodeView, WeftClient } from "./client.js";
 import { UnreachableError } from "./errors.js";
 import {
@@ -228,7 +229,7 @@ export class PlainRenderer implements Renderer {
       );
     }
     for (const node of view.nodes) {
-      const key = `${node.status}/${node.attempt}`;
+      const key = `${displayState(node)}/${node.attempt}`;
       const before = this.seen.get(node.id);
       this.seen.set(node.id, key);
       if (before === key || (before === undefined && node.status === "PENDING")) continue;
@@ -254,7 +255,7 @@ export class PlainRenderer implements Renderer {
   }
 
   private nodeLine(node: NodeView, at: number, now: number): string {
-    let text = `${clockTime(at)} ${node.id} ${statusText(this.style, node.status)} attempt ${node.attempt}`;
+    let text = `${clockTime(at)} ${node.id} ${statusText(this.style, displayState(node))} attempt ${node.attempt}`;
     if (TERMINAL_NODE.has(node.status)) {
       const duration = elapsed(node.startedAt, node.finishedAt, now);
       if (duration !== undefined) text += ` in ${formatDuration(duration)}`;

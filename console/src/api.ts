@@ -15,6 +15,7 @@ export type { ModeledCost } from "../../shared/domain/cost-model.js";
 export type { WorkflowDefinition } from "../../shared/domain/definition.js";
 export type { ExecutionListItem } from "../../shared/engine/queries.js";
 export type { ExecutionView, NodeView } from "../../shared/engine/views.js";
+export { displayState } from "../../shared/engine/views.js";
 export type {
   DeadLetter,
   DeadLettersPage,

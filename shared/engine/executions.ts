@@ -351,6 +351,7 @@ function nodeView(
   if (record.startedAt !== undefined) view.startedAt = iso(record.startedAt);
   if (record.finishedAt !== undefined) view.finishedAt = iso(record.finishedAt);
   if (record.error) view.error = record.error;
+  if (record.status === "RUNNING" && record.cancelRequested) view.stopping = true;
   return view;
 }
 

@@ -55,6 +55,19 @@ export interface NodeView {
   callbackToken?: string;
   /** An external node running on a worker: which one. */
   workerId?: string;
+  /**
+   * Told to stop (its execution ended or was cancelled, or an `any` join no longer waits for it)
+   * while its attempt still runs: it ends CANCELLED, with the reason as its error, once the attempt
+   * hears it (its next heartbeat) or its lease runs out.
+   */
+  stopping?: true;
+}
+
+/** A node's state as the CLI and the console show it: STOPPING for a running node told to stop. */
+export type NodeDisplayState = NodeStatus | "STOPPING";
+
+export function displayState(node: Pick<NodeView, "status" | "stopping">): NodeDisplayState {
+  return node.stopping && node.status === "RUNNING" ? "STOPPING" : node.status;
 }
 
 export interface MapProgress {

@@ -104,3 +104,22 @@ describe("references", () => {
     expect(resultText(plain, view({ output: { copy: 1 } }))).toBe('output:\n{\n  "copy": 1\n}');
   });
 });
+
+describe("stopping nodes", () => {
+  it("status shows a running node told to stop as STOPPING, in its row and in the counts", () => {
+    const text = renderExecution(
+      plain,
+      view({
+        nodes: [
+          { id: "first", type: "noop", status: "COMPLETED", attempt: 1 },
+          { id: "slow", type: "sleep", status: "RUNNING", attempt: 1, stopping: true },
+        ],
+      }),
+      Date.now(),
+      undefined,
+    );
+    const lines = text.split("\n");
+    expect(lines.find((line) => line.includes(" slow "))).toMatch(/◐ slow\s+STOPPING/);
+    expect(lines[0]).toContain("1 completed, 1 stopping");
+  });
+});

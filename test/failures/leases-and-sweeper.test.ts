@@ -653,4 +653,62 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       await backend.cleanup();
     }
   });
+
+  it("shows a node told to stop as stopping until its attempt ends, then CANCELLED with the reason", async () => {
+    // Its handler holds on past the stop (as a slow client call would): the view says it was told.
+    const held = latch();
+    const holds = defineTask({
+      type: "holds",
+      params: z.object({}).strict(),
+      run: async () => {
+        await held.promise;
+        return "late";
+      },
+    });
+    const backend = await createBackend(kind, { tasks: [holds], claimAfterSeconds: 0, leaseSeconds: 0.6 });
+    try {
+      const { engine, consumer } = backend;
+      await engine.registerWorkflow({
+        name: "any-stops-slow",
+        nodes: [
+          { id: "fast", type: "noop" },
+          { id: "slow", type: "holds", params: {} },
+          { id: "first", type: "noop", dependsOn: ["fast", "slow"], fanIn: "any" },
+        ],
+      });
+      const { executionId } = await engine.createExecution({ workflow: "any-stops-slow" });
+      const running: Promise<unknown>[] = [];
+      const view = await waitForProgress("the execution to succeed while slow runs", async () => {
+        for (const m of await consumer.receive({
+          maxMessages: 10,
+          waitSeconds: 0,
+          visibilityTimeoutSeconds: 60,
+        })) {
+          const handled = engine.handleTask(taskOf(m)).then(() => consumer.delete([m.receiptHandle]));
+          if (m.body.includes('"slow"')) running.push(handled);
+          else await handled;
+        }
+        const current = await engine.describeExecution(executionId);
+        const slow = current.nodes.find((n) => n.id === "slow");
+        return current.status === "SUCCEEDED" && slow?.stopping
+          ? { done: true, value: current }
+          : { done: false, progress: [current.status, slow?.status, slow?.stopping] };
+      });
+      expect(view.nodes.find((n) => n.id === "slow")).toMatchObject({ status: "RUNNING", stopping: true });
+      expect(view.nodes.find((n) => n.id === "first")?.stopping).toBeUndefined();
+      held.open();
+      await Promise.all(running);
+      const ended = await waitForProgress("slow to end", async () => {
+        const slow = (await engine.describeExecution(executionId)).nodes.find((n) => n.id === "slow");
+        return slow?.status === "CANCELLED"
+          ? { done: true, value: slow }
+          : { done: false, progress: slow?.status };
+      });
+      expect(ended.stopping).toBeUndefined();
+      expect(ended.error?.name).toBe("Cancelled");
+      expect(ended.error?.message).toMatch(/\S/);
+    } finally {
+      await backend.cleanup();
+    }
+  });
 });

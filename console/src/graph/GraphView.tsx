@@ -5,7 +5,7 @@
  * the wheel or the buttons; a node is selected by click, Enter or Space.
  */
 import { useEffect, useRef } from "preact/hooks";
-import type { NodeView } from "../api.js";
+import { displayState, type NodeView } from "../api.js";
 import type { Layout } from "./layout.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -136,15 +136,13 @@ class Scene {
       const node = this.nodes.get(state.id);
       if (node === undefined) continue;
       const items = state.items;
-      const key = `${state.status}|${state.attempt}|${items ? `${items.completed}/${items.failed}/${items.total}` : ""}`;
+      const shown = displayState(state);
+      const key = `${shown}|${state.attempt}|${items ? `${items.completed}/${items.failed}/${items.total}` : ""}`;
       if (key === node.key) continue;
       node.key = key;
-      node.g.setAttribute("data-state", state.status);
+      node.g.setAttribute("data-state", shown);
       node.g.setAttribute("data-attempt", String(state.attempt));
-      node.g.setAttribute(
-        "aria-label",
-        `${state.id} (${node.type}): ${state.status}, attempt ${state.attempt}`,
-      );
+      node.g.setAttribute("aria-label", `${state.id} (${node.type}): ${shown}, attempt ${state.attempt}`);
       const extra = [
         state.attempt > 1 ? `attempt ${state.attempt}` : "",
         items

@@ -8,6 +8,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import {
   call,
   type DeadLetter,
+  displayState,
   type ExecutionDescription,
   type ExecutionView,
   everyPage,
@@ -322,7 +323,7 @@ export function ExecutionPage({ id, node }: { id: string; node?: string | undefi
 
 function NodeCounts({ nodes }: { nodes: readonly NodeView[] }) {
   const counts = new Map<string, number>();
-  for (const n of nodes) counts.set(n.status, (counts.get(n.status) ?? 0) + 1);
+  for (const n of nodes) counts.set(displayState(n), (counts.get(displayState(n)) ?? 0) + 1);
   return (
     <span class="counts">
       {[...counts.entries()].map(([status, count]) => (
@@ -386,7 +387,7 @@ function NodePanel(props: {
     <aside class="panel" aria-label={`node ${node.id}`} data-testid="node-panel">
       <header class="panel-header">
         <h2>{node.id}</h2>
-        <StatusBadge status={node.status} />
+        <StatusBadge status={displayState(node)} />
         <button type="button" class="close" aria-label="Close" onClick={props.onClose}>
           ×
         </button>
