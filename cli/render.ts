@@ -1,4 +1,6 @@
 /** Human-readable rendering: colors (only on a TTY, never with NO_COLOR), durations, tables, lines. */
+
+import { dependencyLabel } from "../shared/domain/edges.js";
 import { EXECUTION_STATUSES, NODE_STATUSES } from "../shared/domain/records.js";
 import { isTerminalExecution, isTerminalNode } from "../shared/domain/states.js";
 import { displayState } from "../shared/engine/views.js";
@@ -124,7 +126,7 @@ export function dependencyMap(workflow: WorkflowResponse | undefined): Dependenc
   const map: DependencyMap = new Map();
   for (const node of workflow.definition.nodes) {
     map.set(node.id, {
-      dependsOn: node.dependsOn ?? [],
+      dependsOn: (node.dependsOn ?? []).map(dependencyLabel),
       ...(node.fanIn === undefined ? {} : { fanIn: node.fanIn }),
     });
   }
@@ -418,7 +420,7 @@ export function renderDefinition(style: Style, workflow: WorkflowResponse): stri
     if ((node.dependsOn ?? []).length > 0) {
       field(
         "dependsOn",
-        `${(node.dependsOn ?? []).join(", ")}${node.fanIn === undefined ? "" : `   fanIn ${node.fanIn}`}`,
+        `${(node.dependsOn ?? []).map(dependencyLabel).join(", ")}${node.fanIn === undefined ? "" : `   fanIn ${node.fanIn}`}`,
       );
     }
     if (node.when !== undefined) field("when", node.when);

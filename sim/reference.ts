@@ -52,6 +52,7 @@ import type {
   RetryPolicyDefinition,
   WorkflowDefinition,
 } from "../shared/domain/definition.js";
+import { dependencyIds } from "../shared/domain/edges.js";
 import { encodeJson } from "../shared/domain/json.js";
 import type { NodeStatus } from "../shared/domain/records.js";
 
@@ -235,7 +236,7 @@ export async function referenceRun(
   };
 
   const evaluateNode = async (node: NodeDefinition): Promise<ReferenceNode> => {
-    const parentIds = node.dependsOn ?? [];
+    const parentIds = dependencyIds(node);
     const parents: ReferenceNode[] = [];
     for (const p of parentIds) parents.push(await evaluate(p));
     const base: ReferenceNode = {
@@ -686,7 +687,7 @@ export async function referenceRun(
 
   const nodes = new Map<string, ReferenceNode>();
   for (const node of definition.nodes) nodes.set(node.id, await evaluate(node.id));
-  const isSink = (id: string) => !definition.nodes.some((n) => n.dependsOn?.includes(id));
+  const isSink = (id: string) => !definition.nodes.some((n) => dependencyIds(n).includes(id));
   const output: Record<string, unknown> = {};
   let status: Reference["status"] = "SUCCEEDED";
   for (const n of nodes.values()) {

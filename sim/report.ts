@@ -1,4 +1,5 @@
 /** Human-readable summaries of runs. */
+import { dependencyIds } from "../shared/domain/edges.js";
 import { openFindingOf } from "./open-findings.js";
 import type { RunResult } from "./world.js";
 
@@ -12,7 +13,13 @@ export function formatResult(result: RunResult, options: { traceLines?: number }
         `  ${w.name}: ${w.nodes
           .map(
             (n) =>
-              `${n.id}${n.dependsOn ? `←[${n.dependsOn.map((d) => d.split("-")[0]).join(",")}]` : ""}${n.fanIn && n.fanIn !== "all" ? `(${n.fanIn})` : ""}${flowOf(n)}`,
+              `${n.id}${
+                n.dependsOn
+                  ? `←[${dependencyIds(n)
+                      .map((d) => d.split("-")[0])
+                      .join(",")}]`
+                  : ""
+              }${n.fanIn && n.fanIn !== "all" ? `(${n.fanIn})` : ""}${flowOf(n)}`,
           )
           .join(" ")}`,
     ),

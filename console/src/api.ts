@@ -13,6 +13,7 @@ import {
 
 export type { ModeledCost } from "../../shared/domain/cost-model.js";
 export type { WorkflowDefinition } from "../../shared/domain/definition.js";
+export { dependencyIds, dependencyLabel } from "../../shared/domain/edges.js";
 export type { ExecutionListItem } from "../../shared/engine/queries.js";
 export type { ExecutionView, NodeView } from "../../shared/engine/views.js";
 export { displayState } from "../../shared/engine/views.js";

@@ -5,6 +5,7 @@
  * `{% %}` expressions in params, `runsOn` and `heartbeatSeconds`), so every v1 definition is a v2
  * definition meaning the same.
  */
+import { EDGE_KINDS } from "./edges.js";
 import { PLACEMENT_LIMITS, runsOnSchema } from "./placement.js";
 import * as z from "./zod.js";
 
@@ -121,12 +122,29 @@ export const expressionSchema = z
  */
 export const onErrorSchema = z.enum(["fail", "continue"]);
 
+/**
+ * A `dependsOn` entry: a node id, taken when it succeeds, or an edge `{node, on, errors?}` taken on
+ * its success, its failure for good (a catch edge, matching `errors` when given) or always.
+ */
+export const dependencySchema = z.union(
+  [
+    z.string(),
+    z.strictObject({
+      node: z.string(),
+      on: z.enum(EDGE_KINDS),
+      errors: z.optional(errorNamesSchema),
+    }),
+  ],
+  { error: 'a dependsOn entry is a node id or {"node", "on": "success" | "failure" | "always", "errors"?}' },
+);
+
 export const nodeDefinitionSchema = z.strictObject({
   id: nodeIdSchema,
   type: z.string().check(z.minLength(1, "type must not be empty"), z.maxLength(64)),
   description: z.optional(z.string().check(z.maxLength(1024))),
   params: z.optional(z.unknown()),
-  dependsOn: z.optional(z.array(z.string()).check(z.maxLength(LIMITS.maxDependsOn))),
+  /** Node ids (success edges), or catch edges `{node, on, errors?}` (domain/edges.ts). */
+  dependsOn: z.optional(z.array(dependencySchema).check(z.maxLength(LIMITS.maxDependsOn))),
   fanIn: z.optional(fanInSchema),
   retry: z.optional(retrySchema),
   /**

@@ -3,8 +3,7 @@
  * dependencies completed and which failed or were cancelled (recorded arrivals, or the parents' own
  * records); these functions turn those counts into a decision.
  */
-import type { FanIn, OnError } from "./definition.js";
-import type { NodeStatus } from "./records.js";
+import type { FanIn } from "./definition.js";
 
 /** How many dependencies must complete before the node is ready. */
 export function requiredCompletions(fanIn: FanIn, parentCount: number): number {
@@ -51,26 +50,11 @@ export function evaluateFanIn(
 export type FanInVerdict = "ready" | "waiting" | "unsatisfiable" | "skipped";
 
 /**
- * How a dependency's end counts for its dependants: "done" (COMPLETED, or FAILED under `onError:
- * "continue"`: its dependants see its error as its output), "skipped", "bad" (failed for good
- * under the default `onError: "fail"`, or cancelled), or "open" (not ended; undefined: no record).
+ * How a dependency's end counts for one dependant (domain/edges.ts edgeOutcome): "done" (it takes
+ * it: a completion, or a failure its edge catches or `onError: "continue"` lets through), "skipped"
+ * (a skip, or the path not taken), "bad" (a failure nobody catches, a cancellation), or "open".
  */
 export type DependencyOutcome = "done" | "skipped" | "bad" | "open";
-
-export function dependencyOutcome(status: NodeStatus | undefined, onError: OnError): DependencyOutcome {
-  switch (status) {
-    case "COMPLETED":
-      return "done";
-    case "SKIPPED":
-      return "skipped";
-    case "FAILED":
-      return onError === "continue" ? "done" : "bad";
-    case "CANCELLED":
-      return "bad";
-    default:
-      return "open";
-  }
-}
 
 export interface ParentTally {
   /** Node indexes of done dependencies, ascending: the node's inputs when it is decided now. */

@@ -10,6 +10,7 @@ import {
   type RetryDefinition,
   type WorkflowDefinition,
 } from "./definition.js";
+import { dependencyIds, type Edge, edgeOf, SUCCESS_EDGE } from "./edges.js";
 import type { RunsOn } from "./placement.js";
 
 /** How long to wait before the next attempt (domain/retry.ts backoffDelayMs). */
@@ -43,6 +44,10 @@ export interface GraphNode {
   params: unknown;
   /** In `dependsOn` order. */
   parents: number[];
+  /** How it depends on each parent, in `parents` order (domain/edges.ts; a plain id: success). */
+  edges: Edge[];
+  /** Its children's edges that take failures (`failure`/`always`): whether a failure is caught. */
+  catchEdges: Edge[];
   /** In ascending index order. */
   children: number[];
   fanIn: FanIn;
@@ -200,12 +205,14 @@ export function compileGraph(definition: WorkflowDefinition, options: CompileOpt
     id: node.id,
     type: node.type,
     params: node.params,
-    parents: (node.dependsOn ?? []).map((dep) => {
+    parents: dependencyIds(node).map((dep) => {
       const parent = indexById.get(dep);
       if (parent === undefined)
         throw new Error(`compileGraph: node "${node.id}" depends on unknown "${dep}"`);
       return parent;
     }),
+    edges: (node.dependsOn ?? []).map(edgeOf),
+    catchEdges: [],
     children: [],
     fanIn: parseFanIn(node.fanIn),
     retry: resolveRetry(definition.defaults?.retry, node.retry, builtInRetry),
@@ -219,7 +226,11 @@ export function compileGraph(definition: WorkflowDefinition, options: CompileOpt
 
   // Visiting children in index order keeps every children list sorted without a sort.
   for (const node of nodes) {
-    for (const parent of node.parents) nodes[parent]!.children.push(node.index);
+    node.parents.forEach((parent, position) => {
+      nodes[parent]!.children.push(node.index);
+      const edge = node.edges[position] ?? SUCCESS_EDGE;
+      if (edge.on !== "success") nodes[parent]!.catchEdges.push(edge);
+    });
   }
   markSkippable(nodes);
 
@@ -230,6 +241,8 @@ export function compileGraph(definition: WorkflowDefinition, options: CompileOpt
     type: handler.type,
     params: handler.params,
     parents: [],
+    edges: [],
+    catchEdges: [],
     children: [],
     fanIn: { kind: "all" },
     retry: resolveRetry(definition.defaults?.retry, handler.retry, builtInRetry),
@@ -248,9 +261,20 @@ export function compileGraph(definition: WorkflowDefinition, options: CompileOpt
   };
 }
 
-/** Sets `mayBeSkipped`: nodes with a `when`, and everything downstream of one (the graph is acyclic). */
+/** How `child` depends on its parent `parentIndex` (a success edge when it does not). */
+export function edgeFrom(child: GraphNode, parentIndex: number): Edge {
+  return child.edges[child.parents.indexOf(parentIndex)] ?? SUCCESS_EDGE;
+}
+
+/**
+ * Sets `mayBeSkipped`: nodes with a `when` or a parent with catch edges, and everything downstream
+ * of one (the graph is acyclic).
+ */
 function markSkippable(nodes: GraphNode[]): void {
-  const pending = nodes.filter((node) => node.when !== undefined);
+  // The children of a node with catch edges take one path of two: the other is skipped.
+  const pending = nodes.filter(
+    (node) => node.when !== undefined || node.parents.some((p) => nodes[p]!.catchEdges.length > 0),
+  );
   for (const node of pending) node.mayBeSkipped = true;
   while (pending.length > 0) {
     const node = pending.pop()!;

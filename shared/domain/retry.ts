@@ -2,6 +2,7 @@
  * Retry policy: how long to wait before the next attempt, and whether a thrown error deserves one.
  * Pure: randomness is passed in so simulation tests can make jitter deterministic.
  */
+import { matchesError, type NamedError } from "./error-names.js";
 import { RetryableError, TerminalError } from "./errors.js";
 import type { Backoff, ResolvedRetrier, ResolvedRetry } from "./graph.js";
 import * as z from "./zod.js";
@@ -32,17 +33,6 @@ export interface ClassifiedError {
   retryable: boolean;
   /** Set only by RetryableError: overrides the computed backoff for the next attempt. */
   retryAfterSeconds?: number;
-}
-
-/** What of a failure a retrier or a catch edge matches. */
-export interface NamedError {
-  name: string;
-  code?: string | undefined;
-}
-
-/** Whether `names` (a retrier's or a catch edge's `errors`) match a failure: "*", its name or its code. */
-export function matchesError(names: readonly string[], error: NamedError): boolean {
-  return names.some((n) => n === "*" || n === error.name || (error.code !== undefined && n === error.code));
 }
 
 /** The retrier that decides a failure: the first that matches it, none for a non-retryable name. */

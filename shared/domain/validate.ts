@@ -69,6 +69,7 @@ export function validateDefinition(
   // An oversized node list is already reported; analysing it would only cost time.
   if (rawNodes && rawNodes.length <= LIMITS.maxNodes) {
     checkGraph(nodes, problems);
+    checkCatchEdges(nodes, problems);
     checkTasks(nodes, tasks, problems);
     checkPlacement(nodes, tasks, problems);
     checkNodeExpressions(nodes, problems);
@@ -77,6 +78,25 @@ export function validateDefinition(
 
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, definition: parsed.data, graph: compileGraph(parsed.data) };
+}
+
+/**
+ * A catch edge (`on: "failure"` or `"always"`) from a node under `onError: "continue"`: two ways to
+ * say what its failure does, refused so that only one says it.
+ */
+function checkCatchEdges(nodes: readonly LooseNode[], problems: ProblemDetail[]): void {
+  const byId = new Map(nodes.flatMap((node) => (node.id === undefined ? [] : [[node.id, node] as const])));
+  for (const node of nodes) {
+    for (const { name, position, on } of node.deps) {
+      if (on !== "failure" && on !== "always") continue;
+      if (byId.get(name)?.onError !== "continue") continue;
+      problems.push({
+        path: `nodes[${node.index}].dependsOn[${position}].on`,
+        code: "catch_on_continue",
+        message: `${nodeLabel(node, node.index)} catches the failure of "${name}" (on: "${on}"), but "${name}" has onError: "continue", whose dependants already go on from its failure: remove one of the two`,
+      });
+    }
+  }
 }
 
 /**
@@ -134,8 +154,13 @@ interface LooseNode {
   params: unknown;
   /** As given: checked as an expression when it is a string. */
   when: unknown;
-  /** String entries of dependsOn with their positions; non-strings are schema problems already. */
-  deps: { name: string; position: number }[];
+  /**
+   * The parents dependsOn names (ids, or edges' `node`) with their positions and edge kinds; other
+   * entries are schema problems already.
+   */
+  deps: { name: string; position: number; on: string }[];
+  /** As given. */
+  onError: unknown;
   /** False when dependsOn is present but not an array: fan-in and entry checks would only guess. */
   depsUsable: boolean;
   hasDependsOn: boolean;
@@ -157,8 +182,10 @@ function lenientNode(value: unknown, index: number): LooseNode {
   const depsUsable = dependsOn === undefined || Array.isArray(dependsOn);
   const deps: LooseNode["deps"] = [];
   if (Array.isArray(dependsOn)) {
-    dependsOn.forEach((name, position) => {
-      if (typeof name === "string") deps.push({ name, position });
+    dependsOn.forEach((entry, position) => {
+      if (typeof entry === "string") deps.push({ name: entry, position, on: "success" });
+      else if (isRecord(entry) && typeof entry.node === "string")
+        deps.push({ name: entry.node, position, on: typeof entry.on === "string" ? entry.on : "success" });
     });
   }
   return {
@@ -167,6 +194,7 @@ function lenientNode(value: unknown, index: number): LooseNode {
     type: typeof node.type === "string" ? node.type : undefined,
     params: node.params,
     when: node.when,
+    onError: node.onError,
     deps,
     depsUsable,
     // A malformed dependsOn still says "this node waits for something": it is not an entry.

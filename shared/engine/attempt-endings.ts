@@ -4,6 +4,7 @@
  * never claimed (an unknown task type), and the stop of an attempt told to cancel.
  */
 
+import { failureGoesOn } from "../domain/edges.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import { holdKey } from "../domain/placement.js";
@@ -135,8 +136,9 @@ export class AttemptEndings {
     );
     if (!failed.ok) return "refused";
     await publishNodeEvent(this.ctx, execution, graph, "Node Failed", node.id, record.attempt, error);
-    // A failure the workflow handles (`onError: "continue"`) is no dead letter: nothing to redrive.
-    if (!error.retryable && node.onError !== "continue") {
+    // A failure the workflow handles (`onError: "continue"`, a catch edge) is no dead letter:
+    // nothing to redrive.
+    if (!error.retryable && !failureGoesOn(node, error)) {
       const message = { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt };
       await this.deadLetters.recordTerminal(message, error);
     }
@@ -192,7 +194,7 @@ export class AttemptEndings {
         nodeEvent(this.ctx, HISTORY.nodeFailed, now, node.id, attempt, { error }),
       );
       if (!failed.ok) continue;
-      if (node.onError !== "continue")
+      if (!failureGoesOn(node, error))
         await this.deadLetters.recordTerminal(
           { executionId: execution.executionId, nodeId: node.id, attempt },
           error,

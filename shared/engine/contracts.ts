@@ -6,7 +6,7 @@
  * (tools/check-cycles.ts, run in CI).
  */
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
-import type { ExecutionRecord, ExecutionStatus, Lease, NodeRecord } from "../domain/records.js";
+import type { ErrorInfo, ExecutionRecord, ExecutionStatus, Lease, NodeRecord } from "../domain/records.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 
 /**
@@ -40,8 +40,11 @@ export interface AfterCompletionOptions {
   keepOne?: boolean;
   arrivals?: ArrivalBatcher;
   skipped?: boolean;
-  /** It FAILED (under `onError: "continue"`), written just now. */
-  failed?: boolean;
+  /**
+   * It FAILED in a way its dependants go on from (`onError: "continue"`, or caught by a catch edge):
+   * its error, which decides which of its edges its children take (domain/edges.ts).
+   */
+  failed?: ErrorInfo;
   /** A recovery's depth in a chain of completed direct children (continuations, worker.ts). */
   depth?: number;
 }

@@ -5,6 +5,7 @@
  * lanes. Pure. A child execution (a `workflow` node's) is counted as its own execution, not here.
  * It is a model, not a bill: see docs/cost.md for its limits.
  */
+
 import {
   addRequests,
   itemWriteUnits,
@@ -14,6 +15,7 @@ import {
   PROTOCOL,
   priceRequests,
 } from "../domain/cost-model.js";
+import { failureGoesOn } from "../domain/edges.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { blobsOf, storedBytes } from "../domain/payload.js";
 import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
@@ -245,8 +247,9 @@ export function modelExecutionCost(
         if (nodeEvents) r.eventbridge.events += P.nodeEvents.perEnd;
         break;
       case "FAILED":
-        r.dynamodb.writeUnits +=
-          node.onError === "continue" ? P.node.completionWrites : P.node.failWriteUnits;
+        r.dynamodb.writeUnits += failureGoesOn(node, record.error)
+          ? P.node.completionWrites
+          : P.node.failWriteUnits;
         if (record.error?.retryable === false) r.dynamodb.writeUnits += P.node.deadLetterWrites;
         if (nodeEvents) r.eventbridge.events += P.nodeEvents.perEnd;
         break;

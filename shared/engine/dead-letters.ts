@@ -7,6 +7,7 @@
  */
 
 import { mapLimit } from "../domain/concurrency.js";
+import { failureGoesOn } from "../domain/edges.js";
 import { evaluateFanIn, tallyParents } from "../domain/fan-in.js";
 import type { WorkflowGraph } from "../domain/graph.js";
 import type { DeadLetterRecord, ErrorInfo, ExecutionRecord, NodeRecord } from "../domain/records.js";
@@ -93,7 +94,7 @@ export class DeadLetters {
     const goesOn =
       current?.status === "COMPLETED" ||
       current?.status === "SKIPPED" ||
-      (current?.status === "FAILED" && node.onError === "continue");
+      (current?.status === "FAILED" && failureGoesOn(node, current.error));
     if (goesOn && execution.status === "RUNNING") {
       // It ended, but its handling kept dying after that (its propagation is what was left): the
       // sweeper looks at the execution now, and drives what its look finds missing from where it is
@@ -282,11 +283,12 @@ export class DeadLetters {
       const stranded =
         record.status === "RUNNING" && (await this.mapItemsCancelled(execution.executionId, record));
       if (record.status !== "FAILED" && record.status !== "CANCELLED" && !stranded) return undefined;
-      // A failure the workflow handled (`onError: "continue"`) stands: its dependants went on from it.
-      if (record.status === "FAILED" && node.onError === "continue") return undefined;
+      // A failure the workflow handled (`onError: "continue"`, a catch edge) stands: its dependants
+      // went on from it.
+      if (record.status === "FAILED" && failureGoesOn(node, record.error)) return undefined;
       // Only wide fan-ins record arrivals; the others can run once enough parents are done.
       const recorded = fanInSource(this.ctx.fanIn, node) === "arrivals";
-      const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, (id) => byId.get(id)?.status));
+      const tally = tallyParents(node.parents, (p) => outcomeIn(graph, node, p, (id) => byId.get(id)));
       const completedParents = tally.ok;
       const completed = recorded ? record.okDeps.length : completedParents.length;
       const canRun =

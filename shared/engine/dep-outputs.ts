@@ -1,6 +1,6 @@
 /**
  * What a node's dependencies gave it, read from their records: a completed one's output, a failed
- * one's error under `onError: "continue"`. Read by every kind of node that takes inputs (a handler,
+ * one's error under `onError: "continue"` or through a catch edge (domain/edges.ts). Read by every kind of node that takes inputs (a handler,
  * an inline node, a waiting node's expressions, an external task), so it sits below all of them.
  */
 import type { WorkflowGraph } from "../domain/graph.js";
@@ -27,11 +27,28 @@ export async function loadDeps(
     const record = records.get(node.id);
     if (record?.status === "COMPLETED")
       return [[node.id, record.output ?? NULL_PAYLOAD] as [string, Payload]];
-    // A failure its dependants go on from is seen as its error; skipped dependencies are absent.
-    if (record?.status === "FAILED" && node.onError === "continue")
-      return [[node.id, continuedFailure(record.error)] as [string, Payload]];
+    // A failure its dependants go on from is seen as its error (a dependency given as an input
+    // failed only so: under `onError: "continue"`, or caught by this node's catch edge); skipped
+    // dependencies are absent.
+    if (record?.status === "FAILED")
+      return [
+        [
+          node.id,
+          node.onError === "continue"
+            ? continuedFailure(record.error)
+            : caughtFailure(record.error, record.attempt),
+        ] as [string, Payload],
+      ];
     return [];
   });
+}
+
+/** What a node whose catch edge took a dependency's failure sees as its output. */
+export function caughtFailure(error: ErrorInfo | undefined, attempt: number): Payload {
+  const { name, message, code } = error ?? { name: "Error", message: "failed" };
+  return {
+    json: JSON.stringify({ error: { name, message, ...(code === undefined ? {} : { code }), attempt } }),
+  };
 }
 
 /** What dependants of a node failed under `onError: "continue"` see as its output. */

@@ -26,16 +26,16 @@
  *
  * The sweeper decides from the parents' records, whatever the source (`settle`, `decisionDue`).
  */
+import { edgeOutcome } from "../domain/edges.js";
 import {
   type DependencyOutcome,
-  dependencyOutcome,
   type ParentTally,
   requiredCompletions,
   tallyParents,
   verdictOf,
 } from "../domain/fan-in.js";
-import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
-import { type ExecutionRecord, type NodeRecord, type NodeStatus, pendingNode } from "../domain/records.js";
+import { edgeFrom, type GraphNode, type WorkflowGraph } from "../domain/graph.js";
+import { type ExecutionRecord, type NodeRecord, pendingNode } from "../domain/records.js";
 import type { ArrivalShard } from "../ports.js";
 import type { ArrivalBatcher } from "./arrival-batcher.js";
 import type { EngineContext } from "./context.js";
@@ -69,8 +69,11 @@ export interface FanInHooks {
   cancel(executionId: string, nodeId: string, reason: string): Promise<unknown>;
 }
 
-/** The statuses of an execution's nodes as the caller knows them (no record: PENDING). */
-export type StatusOf = (nodeId: string) => NodeStatus | undefined;
+/**
+ * How an execution's nodes ended as the caller knows them (no record: PENDING): the status, and the
+ * error a catch edge's `errors` match.
+ */
+export type EndOf = (nodeId: string) => Pick<NodeRecord, "status" | "error"> | undefined;
 
 export class FanInGate {
   constructor(
@@ -113,10 +116,10 @@ export class FanInGate {
     graph: WorkflowGraph,
     child: GraphNode,
     record: NodeRecord,
-    statusOf: StatusOf,
+    endOf: EndOf,
   ): Promise<ChildDecision> {
     if (record.status !== "PENDING") return {};
-    return this.decide(execution, graph, child, this.tally(graph, child, record, statusOf), "ok");
+    return this.decide(execution, graph, child, this.tally(graph, child, record, endOf), "ok");
   }
 
   /** True when a child still PENDING (or without a record) has a decision due. */
@@ -125,12 +128,12 @@ export class FanInGate {
     child: GraphNode,
     record: NodeRecord | undefined,
     parentIndex: number,
-    statusOf: StatusOf,
+    endOf: EndOf,
   ): boolean {
     if (record && record.status !== "PENDING") return false;
     if (fanInSource(this.ctx.fanIn, child) === "arrivals") return !record?.okDeps.includes(parentIndex);
     return (
-      verdictOf(child.fanIn, child.parents.length, this.tally(graph, child, record, statusOf)) !== "waiting"
+      verdictOf(child.fanIn, child.parents.length, this.tally(graph, child, record, endOf)) !== "waiting"
     );
   }
 
@@ -138,12 +141,12 @@ export class FanInGate {
     graph: WorkflowGraph,
     child: GraphNode,
     record: NodeRecord | undefined,
-    statusOf: StatusOf,
+    endOf: EndOf,
   ): ParentTally {
     // Arrivals are recorded only for fan-ins whose parents are never skipped (dispatch-mode.ts).
     if (fanInSource(this.ctx.fanIn, child) === "arrivals")
       return { ok: record?.okDeps ?? [], bad: record?.badDeps ?? [], skipped: [] };
-    return tallyParents(child.parents, (p) => outcomeIn(graph, p, statusOf));
+    return tallyParents(child.parents, (p) => outcomeIn(graph, child, p, endOf));
   }
 
   private async byReading(
@@ -177,7 +180,7 @@ export class FanInGate {
     const outcomeOf = (p: number): DependencyOutcome =>
       graph.nodes[p]!.id === parentId
         ? ({ ok: "done", skip: "skipped", bad: "bad" } as const)[outcome]
-        : outcomeIn(graph, p, (id) => byId.get(id)?.status);
+        : outcomeIn(graph, child, p, (id) => byId.get(id));
     return this.decide(execution, graph, child, tallyParents(child.parents, outcomeOf), outcome);
   }
 
@@ -338,10 +341,21 @@ export class FanInGate {
   }
 }
 
-/** How a parent ended, from its status as the caller knows it. */
-export function outcomeIn(graph: WorkflowGraph, parentIndex: number, statusOf: StatusOf): DependencyOutcome {
+/** How a parent's end, as the caller knows it, counts for `child` over their edge (domain/edges.ts). */
+export function outcomeIn(
+  graph: WorkflowGraph,
+  child: GraphNode,
+  parentIndex: number,
+  endOf: EndOf,
+): DependencyOutcome {
   const parent = graph.nodes[parentIndex]!;
-  return dependencyOutcome(statusOf(parent.id), parent.onError);
+  const end = endOf(parent.id);
+  return edgeOutcome(end?.status, end?.error, parent, edgeFrom(child, parentIndex));
+}
+
+/** A dependency outcome as a parent's propagation passes it on (ParentEnd): open counts as bad. */
+export function parentEndOf(outcome: DependencyOutcome): ParentEnd {
+  return outcome === "done" ? "ok" : outcome === "skipped" ? "skip" : "bad";
 }
 
 /**

@@ -18,6 +18,7 @@
  */
 
 import { mapLimit } from "../domain/concurrency.js";
+import { failureGoesOn } from "../domain/edges.js";
 import { TerminalError } from "../domain/errors.js";
 import { mapItemsExceeded, mapReservationKey, rootOf } from "../domain/fan-out.js";
 import { type GraphNode, resolveRetry, type WorkflowGraph } from "../domain/graph.js";
@@ -109,6 +110,8 @@ export function itemNode(graph: WorkflowGraph, nodeId: string): GraphNode | unde
     type,
     params: itemParams,
     parents: [],
+    edges: [],
+    catchEdges: [],
     children: [],
     fanIn: { kind: "all" },
     retry: params.retry ? resolveRetry(undefined, params.retry, map.retry) : map.retry,
@@ -362,8 +365,8 @@ export class Maps implements WaitingKind<"map"> {
       await this.propagation.afterCompletion(execution, graph, node, { recovery: true });
     else if (map.status === "FAILED") {
       const error = map.error ?? { name: "MapFailed", message: "failed" };
-      // One its dependants go on from propagates like a completion.
-      if (node.onError === "continue") {
+      // One its dependants go on from (onError continue, or caught) propagates like a completion.
+      if (failureGoesOn(node, error)) {
         await this.propagation.afterNodeFailed(execution, graph, node, error, { recovery: true });
         return;
       }

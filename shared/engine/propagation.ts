@@ -7,9 +7,10 @@
  */
 
 import { mapLimit } from "../domain/concurrency.js";
+import { edgeOutcome, failureGoesOn } from "../domain/edges.js";
 import { hasCode, TerminalError } from "../domain/errors.js";
 import { hasExpressions } from "../domain/expressions.js";
-import { type GraphNode, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../domain/graph.js";
+import { edgeFrom, type GraphNode, ON_FAILURE_NODE_ID, type WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type {
   ErrorInfo,
@@ -34,7 +35,7 @@ import type {
 import { notBeforeOf } from "./deferral.js";
 import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode, messageCarriesDeps } from "./dispatch-mode.js";
-import { FanInGate, type ParentEnd, type StatusOf, skipPending } from "./fan-in.js";
+import { type EndOf, FanInGate, type ParentEnd, parentEndOf, skipPending } from "./fan-in.js";
 import {
   executionEvent,
   executionLifecycleEvent,
@@ -88,7 +89,19 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       await this.itemEnded?.(execution, graph, node, ended);
       return undefined;
     }
-    const end: ParentEnd = options.skipped ? "skip" : "ok";
+    // How its end counts for each child, over that child's edge (domain/edges.ts): a completion
+    // skips the children on its catch edges, a caught failure those on its other edges.
+    const endFor = (child: GraphNode): ParentEnd =>
+      options.skipped
+        ? "skip"
+        : parentEndOf(
+            edgeOutcome(
+              options.failed ? "FAILED" : "COMPLETED",
+              options.failed,
+              node,
+              edgeFrom(child, node.index),
+            ),
+          );
     const ready: NodeRecord[] = [];
     const direct: ByMessage[] = [];
     const reDrive: Array<{ child: GraphNode; skipped: boolean }> = [];
@@ -98,7 +111,14 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
 
     await mapLimit(node.children, STORE_CONCURRENCY, async (childIndex) => {
       const child = graph.nodes[childIndex]!;
+      const end = endFor(child);
       if (dispatchMode(this.ctx, child) === "direct") {
+        if (end === "bad") {
+          // Not taken by a failure that leaves the execution running: never so (edges.ts), kept
+          // final anyway, as after a failure for good.
+          await this.fanIn.afterParent(execution, graph, child, node.index, "bad", false);
+          return;
+        }
         if (end === "skip") {
           // Its only parent was skipped: so is it, without a message.
           if (await skipPending(this.ctx, execution.executionId, child, "its dependency was skipped"))
@@ -227,7 +247,8 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
 
   /**
    * After `node` failed for good (written with writeFailure): fail-fast, as the brief says; or,
-   * under `onError: "continue"`, its dependants go on as after a completion, seeing its error.
+   * under `onError: "continue"` or caught by a child's catch edge (domain/edges.ts), its
+   * dependants go on as after a completion, those that take it seeing its error.
    */
   async afterNodeFailed(
     execution: ExecutionRecord,
@@ -236,8 +257,8 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     error: ErrorInfo,
     options: { recovery: boolean } = { recovery: false },
   ): Promise<void> {
-    if (node.onError === "continue") {
-      await this.afterCompletion(execution, graph, node, { ...options, failed: true });
+    if (failureGoesOn(node, error)) {
+      await this.afterCompletion(execution, graph, node, { ...options, failed: error });
       return;
     }
     await this.afterFailure(execution, graph, node, error);
@@ -245,7 +266,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
 
   /**
    * A node's failure for good, written: with the execution's failure mark (store.failNode), unless
-   * the node's `onError` is "continue", whose failure leaves the execution running.
+   * the failure leaves the execution running (`onError: "continue"`, or a catch edge takes it).
    */
   async writeFailure(
     executionId: string,
@@ -254,14 +275,13 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     patch: NodePatch,
     event: HistoryEvent | readonly HistoryEvent[],
   ): Promise<Outcome<NodeRecord>> {
-    const written =
-      node.onError === "continue"
-        ? await this.ctx.store.transitionNode(executionId, node.id, condition, patch, event)
-        : // Looked at by the sweeper after the grace period unless the execution's end is written
-          // first (which leaves the index): the process may die in between (simulation seed 9638).
-          await this.ctx.store.failNode(executionId, node.id, condition, patch, event, {
-            sweepAt: this.ctx.clock.now() + this.ctx.sweep.graceMs,
-          });
+    const written = failureGoesOn(node, patch.error ?? undefined)
+      ? await this.ctx.store.transitionNode(executionId, node.id, condition, patch, event)
+      : // Looked at by the sweeper after the grace period unless the execution's end is written
+        // first (which leaves the index): the process may die in between (simulation seed 9638).
+        await this.ctx.store.failNode(executionId, node.id, condition, patch, event, {
+          sweepAt: this.ctx.clock.now() + this.ctx.sweep.graceMs,
+        });
     // Every failure for good is written here: counted once, when its write succeeds.
     if (written.ok) nodeFailed(this.ctx, written.record);
     return written;
@@ -394,10 +414,15 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
           ? HISTORY.executionFailed
           : HISTORY.executionCancelled;
     // A succeeded execution has leftovers only when an `any`/`count:N` fan-in fired early, or when
-    // a map failed under `onError: "continue"` (an item claimed as it ended may still run).
+    // a map failed and the execution went on (`onError: "continue"`, or caught: an item claimed as
+    // it ended may still run).
     const mayHaveLeftovers =
       status !== "SUCCEEDED" ||
-      graph.nodes.some((n) => n.fanIn.kind !== "all" || (n.type === "map" && n.onError === "continue"));
+      graph.nodes.some(
+        (n) =>
+          n.fanIn.kind !== "all" ||
+          (n.type === "map" && (n.onError === "continue" || n.catchEdges.length > 0)),
+      );
     // Its maps may still hold some of the root's fan-out budget (a map's completion cut short before
     // it gave its reservation back): given back below, confirmed by the sweeper after a crash.
     const mayHoldBudget = !mayHaveLeftovers && graph.nodes.some((n) => n.type === "map");
@@ -703,16 +728,16 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
 
   /**
    * Queues (and dispatches) a PENDING node whose fan-in is met, or cancels one that can no longer
-   * be met; `statusOf` gives the other nodes' statuses as the caller read them.
+   * be met; `endOf` gives how the other nodes ended as the caller read them.
    */
   async settlePending(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
     record: NodeRecord,
-    statusOf: StatusOf,
+    endOf: EndOf,
   ): Promise<void> {
-    const decision = await this.fanIn.settle(execution, graph, node, record, statusOf);
+    const decision = await this.fanIn.settle(execution, graph, node, record, endOf);
     if (decision.ready) await this.dispatch(execution, graph, [decision.ready]);
     if (decision.skipped) {
       await publishNodeEvent(this.ctx, execution, graph, "Node Skipped", node.id, 0);

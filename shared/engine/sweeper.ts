@@ -9,16 +9,23 @@
  */
 
 import { mapLimit } from "../domain/concurrency.js";
+import { failureGoesOn } from "../domain/edges.js";
 import { requiredCompletions, tallyParents, verdictOf } from "../domain/fan-in.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
-import { type ExecutionRecord, type NodeRecord, type ParentLink, pendingNode } from "../domain/records.js";
+import {
+  type ErrorInfo,
+  type ExecutionRecord,
+  type NodeRecord,
+  type ParentLink,
+  pendingNode,
+} from "../domain/records.js";
 import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { isTerminalNode } from "../domain/states.js";
 import type { EngineContext } from "./context.js";
 import type { DeadLetters } from "./dead-letters.js";
 import { dispatchMode, fanInSource, messageCarriesDeps, shardOf } from "./dispatch-mode.js";
 import { armDeadline, timeOut } from "./execution-deadline.js";
-import { outcomeIn, type StatusOf } from "./fan-in.js";
+import { type EndOf, outcomeIn } from "./fan-in.js";
 import { measurePools, NO_METRICS, sweepCompleted } from "./metrics.js";
 import { notifyParent } from "./parent-notice.js";
 import type { Propagation } from "./propagation.js";
@@ -131,7 +138,7 @@ export class Sweeper {
     const records = new Map(
       (await this.ctx.store.listNodes(execution.executionId)).map((r) => [r.nodeId, r]),
     );
-    const statusOf = (id: string) => records.get(id)?.status;
+    const endOf: EndOf = (id) => records.get(id);
     // Nothing brings it back unless something of it is overdue (its messages, the timers and SQS's
     // redelivery carry the rest): its cost follows what is due, not the executions running.
     let next: number | undefined;
@@ -147,11 +154,11 @@ export class Sweeper {
     const resend: OutgoingTask[] = [];
     const rearm: OutgoingTask[] = [];
     // Ended nodes whose dependants go on (completed, skipped, or failed under onError continue).
-    const completed: Array<{ node: GraphNode; skipped: boolean }> = [];
+    const completed: Array<{ node: GraphNode; skipped: boolean; failed?: ErrorInfo }> = [];
     const failed: Array<{ node: GraphNode; record: NodeRecord }> = [];
     const pending: Array<{ node: GraphNode; record: NodeRecord }> = [];
     // Ended parents of a sharded join whose arrival is missing: re-driven like `completed`.
-    const unarrived = new Map<string, { node: GraphNode; skipped: boolean }>();
+    const unarrived = new Map<string, { node: GraphNode; skipped: boolean; failed?: ErrorInfo }>();
     // Something overdue since `since` is sent again at thinning points (domain/resend.ts), at most
     // 16 grace periods (and at least the idle interval) apart: lost, it is resent once the grace
     // period is over; only waiting in a backlog, it gets a few duplicates rather than one per
@@ -172,17 +179,23 @@ export class Sweeper {
       const record = records.get(node.id);
       const mode = dispatchMode(this.ctx, node);
       const undecided = (record?.status ?? "PENDING") === "PENDING";
-      const tally = undecided ? tallyParents(node.parents, (p) => outcomeIn(graph, p, statusOf)) : undefined;
+      const tally = undecided
+        ? tallyParents(node.parents, (p) => outcomeIn(graph, node, p, endOf))
+        : undefined;
       const verdict = tally && verdictOf(node.fanIn, node.parents.length, tally);
       const sharded = undecided && fanInSource(this.ctx.fanIn, node) === "sharded";
       if (sharded && verdict === "waiting") {
         // Decided by its parents' arrivals (fan-in.ts), whatever its dispatch: an ended parent's
         // arrival may be missing (its propagation cut short), and then no later arrival meets it.
         // That parent is re-driven; until it arrives, the look stays due (simulation seeds 2736, 8280).
-        for (const parent of await this.arrivalsMissing(execution, graph, node, statusOf)) {
+        for (const parent of await this.arrivalsMissing(execution, graph, node, endOf)) {
           const ended = records.get(parent.id);
           if (ended && resendNow(ended.finishedAt ?? now))
-            unarrived.set(parent.id, { node: parent, skipped: ended.status === "SKIPPED" });
+            unarrived.set(parent.id, {
+              node: parent,
+              skipped: ended.status === "SKIPPED",
+              ...(ended.status === "FAILED" ? { failed: failureOf(ended) } : {}),
+            });
         }
         continue;
       }
@@ -263,19 +276,20 @@ export class Sweeper {
         case "COMPLETED":
         case "SKIPPED":
           if (
-            this.propagationMissing(execution, graph, node, records, statusOf) &&
+            this.propagationMissing(execution, graph, node, records, endOf) &&
             resendNow(record.finishedAt ?? now)
           )
             completed.push({ node, skipped: record.status === "SKIPPED" });
           break;
         case "FAILED":
-          // A failure its dependants go on from is propagated like a completion.
-          if (node.onError === "continue") {
+          // A failure its dependants go on from (onError continue, or caught) is propagated like a
+          // completion, each child taking the edge its error gives it.
+          if (failureGoesOn(node, record.error)) {
             if (
-              this.propagationMissing(execution, graph, node, records, statusOf) &&
+              this.propagationMissing(execution, graph, node, records, endOf) &&
               resendNow(record.finishedAt ?? now)
             )
-              completed.push({ node, skipped: false });
+              completed.push({ node, skipped: false, failed: failureOf(record) });
           } else failed.push({ node, record });
           break;
         case "PENDING":
@@ -307,7 +321,7 @@ export class Sweeper {
     // About to act: looked at again after the grace period, in case this reconcile is cut short
     // (then, finding nothing left to do, it leaves the index).
     const decided = pending.some(({ node }) => {
-      const tally = tallyParents(node.parents, (p) => outcomeIn(graph, p, statusOf));
+      const tally = tallyParents(node.parents, (p) => outcomeIn(graph, node, p, endOf));
       const verdict = verdictOf(node.fanIn, node.parents.length, tally);
       return verdict === "ready" || verdict === "skipped";
     });
@@ -332,8 +346,12 @@ export class Sweeper {
     if (revival) await this.deadLetters.reviveNodes(execution, graph);
     await Promise.all([sendTasks(this.ctx, resend), rearmTasks(this.ctx, rearm)]);
     report.resent += resend.length;
-    for (const { node, skipped } of completed)
-      await this.propagation.afterCompletion(execution, graph, node, { recovery: false, skipped });
+    for (const { node, skipped, failed: error } of completed)
+      await this.propagation.afterCompletion(execution, graph, node, {
+        recovery: false,
+        skipped,
+        ...(error === undefined ? {} : { failed: error }),
+      });
     if (!revival) {
       for (const { node, record } of failed) {
         await this.propagation.afterFailure(
@@ -345,7 +363,7 @@ export class Sweeper {
       }
     }
     for (const { node, record } of pending)
-      await this.propagation.settlePending(execution, graph, node, record, statusOf);
+      await this.propagation.settlePending(execution, graph, node, record, endOf);
     if (graph.sinks.length > 1 && execution.sinksDone.length === graph.sinks.length) {
       // Every sink was counted but the finishing write was lost to a crash.
       await this.propagation.finishExecution(
@@ -383,10 +401,10 @@ export class Sweeper {
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     join: GraphNode,
-    statusOf: StatusOf,
+    endOf: EndOf,
   ): Promise<GraphNode[]> {
     const ended = join.parents.filter((p) => {
-      const outcome = outcomeIn(graph, p, statusOf);
+      const outcome = outcomeIn(graph, join, p, endOf);
       return outcome === "done" || outcome === "skipped";
     });
     if (ended.length === 0) return [];
@@ -402,7 +420,7 @@ export class Sweeper {
     graph: WorkflowGraph,
     node: GraphNode,
     records: Map<string, NodeRecord>,
-    statusOf: StatusOf,
+    endOf: EndOf,
   ): boolean {
     // A completed sink of a RUNNING execution: the only sink finishes it; others must be counted.
     if (node.children.length === 0)
@@ -413,7 +431,12 @@ export class Sweeper {
       const mode = dispatchMode(this.ctx, child);
       if (mode === "direct") return !record;
       if (mode === "join") return false; // sent by the sweep itself, once per join (above)
-      return this.propagation.fanIn.decisionDue(graph, child, record, node.index, statusOf);
+      return this.propagation.fanIn.decisionDue(graph, child, record, node.index, endOf);
     });
   }
+}
+
+/** A failed record's error, as its propagation needs it (one is always written with a failure). */
+function failureOf(record: Pick<NodeRecord, "error">): ErrorInfo {
+  return record.error ?? { name: "Error", message: "failed" };
 }

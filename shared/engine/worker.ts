@@ -3,6 +3,7 @@
  * complete, retry or fail it with writes conditioned on the lease token. A refused claim tells what
  * happened (duplicate, stale, early, or a crash before propagation) and is handled idempotently.
  */
+import { failureGoesOn } from "../domain/edges.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
@@ -555,11 +556,13 @@ export class TaskRunner {
         });
         return;
       case "FAILED": {
-        if (node.onError === "continue") {
-          // A failure its dependants go on from: as for COMPLETED.
+        if (failureGoesOn(node, current.error)) {
+          // A failure its dependants go on from (onError continue, or caught): as for COMPLETED,
+          // each child taking the edge its error gives it.
           if (delivery.receiveCount === 1 && !message.check) return;
           await this.propagation.afterCompletion(execution, graph, node, {
             recovery: true,
+            failed: current.error ?? { name: "Error", message: "failed" },
             depth: message.hops,
           });
           return;

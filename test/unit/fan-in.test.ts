@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type FanIn, parseFanIn } from "../../shared/domain/definition.js";
-import {
-  dependencyOutcome,
-  evaluateFanIn,
-  requiredCompletions,
-  tallyParents,
-} from "../../shared/domain/fan-in.js";
+import { edgeOutcome, SUCCESS_EDGE } from "../../shared/domain/edges.js";
+import { evaluateFanIn, requiredCompletions, tallyParents } from "../../shared/domain/fan-in.js";
 
 const all: FanIn = { kind: "all" };
 const any: FanIn = { kind: "any" };
@@ -91,14 +87,16 @@ describe("evaluateFanIn with skips (every fan-in kind)", () => {
     },
   );
 
-  it("counts a failure under onError continue as done, and only a default one as bad", () => {
-    expect(dependencyOutcome("FAILED", "continue")).toBe("done");
-    expect(dependencyOutcome("FAILED", "fail")).toBe("bad");
-    expect(dependencyOutcome("CANCELLED", "continue")).toBe("bad");
-    expect(dependencyOutcome("SKIPPED", "fail")).toBe("skipped");
-    expect(dependencyOutcome("COMPLETED", "fail")).toBe("done");
-    expect(dependencyOutcome(undefined, "fail")).toBe("open");
-    expect(dependencyOutcome("RUNNING", "continue")).toBe("open");
+  it("counts a failure under onError continue as done, and only a default one as bad (a success edge)", () => {
+    const under = (onError: "continue" | "fail") => ({ onError, catchEdges: [] });
+    const boom = { name: "Boom" };
+    expect(edgeOutcome("FAILED", boom, under("continue"), SUCCESS_EDGE)).toBe("done");
+    expect(edgeOutcome("FAILED", boom, under("fail"), SUCCESS_EDGE)).toBe("bad");
+    expect(edgeOutcome("CANCELLED", undefined, under("continue"), SUCCESS_EDGE)).toBe("bad");
+    expect(edgeOutcome("SKIPPED", undefined, under("fail"), SUCCESS_EDGE)).toBe("skipped");
+    expect(edgeOutcome("COMPLETED", undefined, under("fail"), SUCCESS_EDGE)).toBe("done");
+    expect(edgeOutcome(undefined, undefined, under("fail"), SUCCESS_EDGE)).toBe("open");
+    expect(edgeOutcome("RUNNING", undefined, under("continue"), SUCCESS_EDGE)).toBe("open");
   });
 
   it("tallies parents by outcome, each list ascending", () => {

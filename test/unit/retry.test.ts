@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { matchesError } from "../../shared/domain/error-names.js";
 import type { ResolvedRetrier, ResolvedRetry } from "../../shared/domain/graph.js";
 import {
   backoffDelayMs,
   classifyError,
   MAX_ERROR_MESSAGE_LENGTH,
-  matchesError,
   retryUnder,
 } from "../../shared/domain/retry.js";
 import { RetryableError, TerminalError } from "../../shared/tasks/errors.js";

@@ -11,7 +11,7 @@ import ElkConstructor, {
   type LayoutOptions,
 } from "elkjs/lib/elk-api.js";
 import elkWorkerUrl from "elkjs/lib/elk-worker.min.js?url";
-import type { WorkflowDefinition } from "../api.js";
+import { dependencyIds, type WorkflowDefinition } from "../api.js";
 
 export const NODE_WIDTH = 168;
 export const NODE_HEIGHT = 44;
@@ -148,7 +148,7 @@ async function computeLayout(definition: WorkflowDefinition): Promise<Layout> {
   const ids = new Set(definition.nodes.map((node) => node.id));
   const edges: ElkExtendedEdge[] = [];
   for (const node of definition.nodes) {
-    for (const dep of node.dependsOn ?? []) {
+    for (const dep of dependencyIds(node)) {
       if (ids.has(dep)) edges.push({ id: `${edges.length}`, sources: [dep], targets: [node.id] });
     }
   }

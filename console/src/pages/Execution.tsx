@@ -8,6 +8,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import {
   call,
   type DeadLetter,
+  dependencyIds,
   displayState,
   type ExecutionDescription,
   type ExecutionView,
@@ -380,7 +381,7 @@ function NodePanel(props: {
 }) {
   const { view, node, workflow, events } = props;
   const definition = workflow?.definition.nodes.find((n) => n.id === node.id);
-  const deps = definition?.dependsOn ?? [];
+  const deps = definition ? dependencyIds(definition) : [];
   const byId = useMemo(() => new Map(view.nodes.map((n) => [n.id, n])), [view]);
   const mine = events.filter((event) => event.nodeId === node.id);
   return (

@@ -1,6 +1,12 @@
 /** The workflows: their list, and one workflow's definition drawn as its DAG. */
 import { useEffect, useState } from "preact/hooks";
-import { call, type ExecutionListItem, type WorkflowListItem, type WorkflowResponse } from "../api.js";
+import {
+  call,
+  dependencyLabel,
+  type ExecutionListItem,
+  type WorkflowListItem,
+  type WorkflowResponse,
+} from "../api.js";
 import { ErrorNote, Fields, JsonBlock, Loading, StatusBadge } from "../components/common.js";
 import { definitionOf, layoutOf } from "../definitions.js";
 import { formatTime } from "../format.js";
@@ -194,7 +200,10 @@ export function NodeDefinition({ node }: { node: NodeDef }) {
         rows={[
           ["Type", node.type],
           node.description !== undefined && ["Description", node.description],
-          ["Depends on", node.dependsOn?.length ? node.dependsOn.join(", ") : "— (an entry node)"],
+          [
+            "Depends on",
+            node.dependsOn?.length ? node.dependsOn.map(dependencyLabel).join(", ") : "— (an entry node)",
+          ],
           node.fanIn !== undefined && ["Fan-in", String(node.fanIn)],
           node.when !== undefined && ["When", <code key="when">{node.when}</code>],
           node.onError !== undefined && ["On error", node.onError],
