@@ -294,6 +294,8 @@ export interface GenerateOptions {
   childShare?: number;
   /** Keep only the first nodes (a child workflow is kept small). */
   maxNodes?: number;
+  /** Turn some edges into catch edges in a share of the workflows (default true, with flowControl). */
+  catchEdges?: boolean;
 }
 
 /** One random valid workflow, the same for the same seed. */
@@ -343,6 +345,9 @@ export function generateWorkflow(
         calls[i],
       );
   });
+  // Catch edges from a hash of their own, after everything else, so every other draw stays as it was.
+  if (options.flowControl !== false && options.catchEdges !== false)
+    addCatchEdges(nodes, mix(seed ^ 0xca7c4ed));
   // Plain JSON (fast-check may build objects with a null prototype); the input as exact JSON, so
   // -0 and ±Infinity stay what they are.
   const onFailure = options.flowControl !== false ? onFailureOf(mix(seed ^ 0x0f4115)) : undefined;
@@ -364,6 +369,50 @@ export function generateWorkflow(
     }),
   );
   return { definition, input };
+}
+
+// ── catch edges ────────────────────────────────────────────────────────────────────────────────
+
+/** The share of workflows (in percent) with catch edges. */
+const CATCH_PERCENT = 25;
+
+/**
+ * The names a catch edge's `errors` may list: those the simulation's failures carry (a `fail`
+ * node's RetryableError or TerminalError, the engine's LeaseExpired, DeadLettered, ExpressionError)
+ * and one nothing raises.
+ */
+const CATCH_NAMES = [
+  "RetryableError",
+  "TerminalError",
+  "LeaseExpired",
+  "DeadLettered",
+  "ExpressionError",
+  "*",
+  "NoSuchError",
+];
+
+/**
+ * Turns some `dependsOn` entries into catch edges (`on: "failure"` or `"always"`, with or without
+ * `errors`), never from a node under `onError: "continue"` (refused at registration).
+ */
+function addCatchEdges(nodes: NodeDefinition[], draw: number): void {
+  if (draw % 100 >= CATCH_PERCENT) return;
+  const byId = new Map(nodes.map((node) => [node.id, node]));
+  nodes.forEach((node, i) => {
+    if (!node.dependsOn) return;
+    node.dependsOn = node.dependsOn.map((entry, position) => {
+      const parent = typeof entry === "string" ? entry : entry.node;
+      if (byId.get(parent)?.onError === "continue") return entry;
+      const h = mix(draw ^ (i * 1031 + position * 17 + 1));
+      const pick = h % 100;
+      if (pick < 55) return entry;
+      const on = pick < 85 ? ("failure" as const) : ("always" as const);
+      if ((h >>> 8) % 3 !== 0) return { node: parent, on };
+      const first = CATCH_NAMES[(h >>> 12) % CATCH_NAMES.length]!;
+      const second = CATCH_NAMES[(h >>> 16) % CATCH_NAMES.length]!;
+      return { node: parent, on, errors: first === second ? [first] : [first, second] };
+    });
+  });
 }
 
 // ── flow control: when, onError, params expressions ───────────────────────────────────────────

@@ -131,6 +131,7 @@ import { HISTORY } from "../shared/engine/lifecycle.js";
 import { Payloads } from "../shared/engine/payloads.js";
 import type { BlobStore, Store } from "../shared/ports.js";
 import type { AuditStore, NodeWrite } from "./audit-store.js";
+import { CatchRules } from "./catch-rules.js";
 import type { ExternalFacts, Settlement } from "./externals.js";
 import { checkFanOut, refusedByBudget } from "./fan-out-invariants.js";
 import { checkHistory } from "./history-order.js";
@@ -240,6 +241,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     nodesSkipped: 0,
     skippedByWhen: 0,
     nodesContinued: 0,
+    failuresCaught: 0,
     expressionErrors: 0,
     paramsMapped: 0,
     onFailureRuns: 0,
@@ -355,6 +357,10 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     const nodeDefinitions = new Map(definition.nodes.map((n) => [n.id, n]));
     /** The node fails under `onError: "continue"`: its dependants see its error and go on. */
     const continues = (nodeId: string) => nodeDefinitions.get(nodeId)?.onError === "continue";
+    /** Catch edges (sim/catch-rules.ts): whose failures are caught, how an end counts per child. */
+    const catches = new CatchRules(definition);
+    /** Its failure for good (this record's) leaves the execution running: continue, or caught. */
+    const goesOnFrom = (record: NodeRecord) => catches.goesOn(record.nodeId, record.error?.name);
 
     // ── the execution's own lifecycle ──────────────────────────────────────────────────────────
     if (!isTerminalExecution(execution.status)) v("terminal", `execution ended the run ${execution.status}`);
@@ -560,10 +566,10 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
             const depOutput = depRecord?.output;
             if (!dep || !node.parents.includes(dep.index))
               v("payload-form", `its parts hold ${key}, not a dependency`, node.id);
-            else if (depRecord?.status === "FAILED" && continues(key)) {
-              // A continue-failed dependency has no output: its member is its error.
+            else if (depRecord?.status === "FAILED" && goesOnFrom(depRecord)) {
+              // A continue-failed (or caught) dependency has no output: its member is its error.
               const seen = await resolve(part);
-              const expected = errorSeen(depRecord);
+              const expected = continues(key) ? errorSeen(depRecord) : caughtErrorSeen(depRecord);
               if ("error" in seen || !isDeepStrictEqual(seen.value, expected))
                 v(
                   "continue-deps",
@@ -596,25 +602,19 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     if ("error" in storedInput) v("input", `the input cannot be resolved (${storedInput.error})`);
     else if (!isDeepStrictEqual(storedInput.value, sent))
       v("input", `the input resolves to ${json(storedInput.value)}, but the client sent ${json(sent)}`);
-    // When each node first became done for its dependants (COMPLETED, or FAILED under `onError:
-    // "continue"`), bad (FAILED under "fail", or CANCELLED), or SKIPPED.
-    const completionSeq = new Map<string, number>();
-    const badSeq = new Map<string, number>();
-    const skipSeq = new Map<string, number>();
-    for (const node of graph.nodes) {
-      const goesOn = continues(node.id);
-      for (const w of writesByNode.get(`${id}/${node.id}`) ?? []) {
-        if (w.before?.status === w.after.status) continue;
-        const status = w.after.status;
-        const done = status === "COMPLETED" || (status === "FAILED" && goesOn);
-        const bad = status === "CANCELLED" || (status === "FAILED" && !goesOn);
-        if (done && !completionSeq.has(node.id)) completionSeq.set(node.id, w.seq);
-        if (bad && !badSeq.has(node.id)) badSeq.set(node.id, w.seq);
-        if (status === "SKIPPED" && !skipSeq.has(node.id)) skipSeq.set(node.id, w.seq);
-      }
-    }
-    const endedBefore = (seqs: Map<string, number>, nodeId: string, seq: number) =>
-      (seqs.get(nodeId) ?? Number.POSITIVE_INFINITY) <= seq;
+    // The writes that changed each node's status: when it first became done for one dependant
+    // (COMPLETED, or FAILED under `onError: "continue"` or taken by its catch edge), skipped for it
+    // (SKIPPED, or the path a catch edge did not take) or bad (a failure nobody caught, CANCELLED).
+    const statusWrites = new Map<string, NodeWrite[]>();
+    for (const node of graph.nodes)
+      statusWrites.set(
+        node.id,
+        (writesByNode.get(`${id}/${node.id}`) ?? []).filter((w) => w.before?.status !== w.after.status),
+      );
+    const endedBefore = (end: "done" | "skipped" | "bad", parentId: string, childId: string, seq: number) =>
+      (statusWrites.get(parentId) ?? []).some(
+        (w) => w.seq <= seq && catches.endFor(parentId, childId, w.after.status, w.after.error?.name) === end,
+      );
 
     let failedForGood = false;
     const lostAttempts = new Map<string, boolean>();
@@ -659,8 +659,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         arrived.add(parentIndex);
         if (!node.parents.includes(parentIndex))
           nv("fan-in", `arrival from ${idOf(parentIndex)}, not a parent`);
-        const seqs = outcome === "ok" ? completionSeq : outcome === "skipped" ? skipSeq : badSeq;
-        if (!endedBefore(seqs, idOf(parentIndex), w.seq))
+        const end = outcome === "ok" ? "done" : outcome === "skipped" ? "skipped" : "bad";
+        if (!endedBefore(end, idOf(parentIndex), node.id, w.seq))
           nv(
             "fan-in",
             `${outcome} arrival from ${idOf(parentIndex)} before that parent ${outcome === "ok" ? "was done" : outcome === "skipped" ? "was skipped" : "failed"}`,
@@ -677,8 +677,8 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         if (!node.parents.includes(w.parentIndex))
           nv("fan-in", `shard arrival from ${idOf(w.parentIndex)}, not a parent`);
         if (
-          !endedBefore(completionSeq, idOf(w.parentIndex), w.seq) &&
-          !endedBefore(skipSeq, idOf(w.parentIndex), w.seq)
+          !endedBefore("done", idOf(w.parentIndex), node.id, w.seq) &&
+          !endedBefore("skipped", idOf(w.parentIndex), node.id, w.seq)
         )
           nv("fan-in", `shard arrival from ${idOf(w.parentIndex)} before that parent was done`);
       }
@@ -689,7 +689,10 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       const required = node.parents.length === 0 ? 0 : requiredCompletions(node.fanIn, node.parents.length);
       const checkAll = (seq: number, what: string) => {
         for (const parent of node.parents)
-          if (!endedBefore(completionSeq, idOf(parent), seq) && !endedBefore(skipSeq, idOf(parent), seq))
+          if (
+            !endedBefore("done", idOf(parent), node.id, seq) &&
+            !endedBefore("skipped", idOf(parent), node.id, seq)
+          )
             nv("fan-in", `${what} before its dependency ${idOf(parent)} was done or skipped`);
       };
       for (const w of writes) {
@@ -707,7 +710,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
           if (inputs.some((p) => !node.parents.includes(p)))
             nv("fan-in", `claimed with okDeps ${inputs} including a non-parent`);
           for (const parent of inputs)
-            if (!endedBefore(completionSeq, idOf(parent), w.seq))
+            if (!endedBefore("done", idOf(parent), node.id, w.seq))
               nv("fan-in", `claimed before its dependency ${idOf(parent)} was done`);
           continue;
         }
@@ -722,7 +725,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         // (An `all` fan-in's okDeps may name skipped parents too: checkAll holds it to its parents.)
         if (joins)
           for (const p of ok)
-            if (!endedBefore(completionSeq, idOf(p), w.seq))
+            if (!endedBefore("done", idOf(p), node.id, w.seq))
               nv("fan-in", `queued counting ${idOf(p)} before it was done`);
       }
 
@@ -825,6 +828,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
         if (record.output !== undefined) nv("skipped-ran", `SKIPPED with an output ${json(record.output)}`);
       }
       if (record?.status === "FAILED" && continues(node.id)) counts.nodesContinued++;
+      if (record?.status === "FAILED" && !continues(node.id) && goesOnFrom(record)) counts.failuresCaught++;
       if (record?.status === "FAILED" && record.error?.name === "ExpressionError") counts.expressionErrors++;
 
       // a node that failed for good: for a reason, and (while the execution ran) failing it
@@ -840,9 +844,16 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
             "failed-node-cause",
             `FAILED on attempt ${record.attempt} of ${node.retry.maxAttempts} with ${error?.name} (${error?.message})`,
           );
+        // A failure a catch edge took never fails the execution (onError continue is checked below).
+        if (!continues(node.id) && goesOnFrom(record) && execution.failedNode === node.id)
+          nv(
+            "caught-failure",
+            `its failure (${error?.name}) was caught by a catch edge, yet it failed the execution`,
+          );
         const failure = writes.findLast((w) => w.after.status === "FAILED");
-        // Under `onError: "continue"` a failure for good does not fail the execution.
-        if (failure?.executionStatus === "RUNNING" && !continues(node.id)) {
+        // Under `onError: "continue"`, or caught by a catch edge, a failure for good does not fail
+        // the execution.
+        if (failure?.executionStatus === "RUNNING" && !goesOnFrom(record)) {
           failedForGood = true;
           if (execution.status === "SUCCEEDED")
             nv(
@@ -909,6 +920,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
           status: record.status,
           ...(record.error ? { error: { name: record.error.name, message: record.error.message } } : {}),
           handlerRan: (runsByNode.get(`${id}/${nodeId}`) ?? []).length > 0,
+          attempt: record.attempt,
         };
       },
     });
@@ -1019,7 +1031,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
 
     // A node failed for good under `onError: "fail"` (a continued failure is no cause).
     const failedForGoodNode = [...records.values()].some(
-      (r: NodeRecord) => r.status === "FAILED" && !continues(r.nodeId) && r.nodeId !== ON_FAILURE_NODE_ID,
+      (r: NodeRecord) => r.status === "FAILED" && !goesOnFrom(r) && r.nodeId !== ON_FAILURE_NODE_ID,
     );
     if (clean && execution.status !== "SUCCEEDED" && execution.status !== "RUNNING")
       v(
@@ -1613,6 +1625,11 @@ function checkKeys(executions: readonly ExecutionRecord[], keys: KeyedCreates): 
 }
 
 /** What a continue-failed node's dependants see for it: its error's name and message. */
+/** What a node whose catch edge took `record`'s failure sees for it. */
+function caughtErrorSeen(record: NodeRecord): unknown {
+  return { error: { name: record.error?.name, message: record.error?.message, attempt: record.attempt } };
+}
+
 function errorSeen(record: NodeRecord): unknown {
   return { error: { name: record.error?.name, message: record.error?.message } };
 }

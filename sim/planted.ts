@@ -483,3 +483,16 @@ export function timerCursorSkips(store: Store): Store {
     },
   });
 }
+
+/**
+ * Catch edges broken: a failure for good written as one the execution goes on from (caught by a
+ * catch edge, or under `onError: "continue"`) marks the execution failed as an uncaught one does.
+ */
+export function caughtFailuresFailTheExecution(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) => {
+    const nodeFailure = patch.status === "FAILED" && !nodeId.includes("[") && !nodeId.startsWith("$");
+    return nodeFailure
+      ? store.failNode(executionId, nodeId, condition, patch, event)
+      : store.transitionNode(executionId, nodeId, condition, patch, event);
+  });
+}

@@ -55,6 +55,7 @@ import type {
 import { dependencyIds } from "../shared/domain/edges.js";
 import { encodeJson } from "../shared/domain/json.js";
 import type { NodeStatus } from "../shared/domain/records.js";
+import { CatchRules } from "./catch-rules.js";
 
 export interface ReferenceFacts {
   input: unknown;
@@ -68,9 +69,14 @@ export interface ReferenceFacts {
    * How the node ended in the run (undefined while it had not ended, or had no record), and
    * whether its handler ran in its last life: the ends the reference takes as given (see settle).
    */
-  endedAs?(
-    nodeId: string,
-  ): { status: NodeStatus; error?: { name: string; message: string }; handlerRan?: boolean } | undefined;
+  endedAs?(nodeId: string):
+    | {
+        status: NodeStatus;
+        error?: { name: string; message: string };
+        handlerRan?: boolean;
+        attempt?: number;
+      }
+    | undefined;
   /** A map node's last attempt in the run, which names its items (default 1). */
   mapAttemptOf?(mapId: string): number;
   /** Some of the node's (or item's) attempts were lost to crashes or expired leases, not its handler. */
@@ -208,6 +214,11 @@ export function seenAs(node: ReferenceNode): unknown {
   return node.output ?? null;
 }
 
+/** What a node whose catch edge took `node`'s failure sees for it: its error with its attempt. */
+export function caughtSeenAs(node: ReferenceNode, attempt: number | undefined): unknown {
+  return { error: { name: node.error?.name, message: node.error?.message, attempt } };
+}
+
 /** What every node must end as, and the execution's expected end. */
 export async function referenceRun(
   definition: WorkflowDefinition,
@@ -227,12 +238,16 @@ export async function referenceRun(
     return result;
   };
 
-  /** How a node's end counts for its dependants. */
-  const outcomeOf = (n: ReferenceNode): "done" | "skipped" | "bad" => {
-    if (n.status === "COMPLETED") return "done";
-    if (n.status === "SKIPPED") return "skipped";
-    if (n.status === "FAILED" && n.onError === "continue") return "done";
-    return "bad";
+  const catches = new CatchRules(definition);
+  /** How a node's end counts for one dependant (catch edges: sim/catch-rules.ts). */
+  const outcomeOf = (n: ReferenceNode, childId: string): "done" | "skipped" | "bad" => {
+    const end = catches.endFor(
+      n.id,
+      childId,
+      n.status === "CANCELLED" ? "CANCELLED" : n.status,
+      n.error?.name,
+    );
+    return end === "open" ? "bad" : end;
   };
 
   const evaluateNode = async (node: NodeDefinition): Promise<ReferenceNode> => {
@@ -248,9 +263,9 @@ export async function referenceRun(
       continued: [],
       failsForGood: false,
     };
-    const done = parents.filter((p) => outcomeOf(p) === "done");
-    const skipped = parents.filter((p) => outcomeOf(p) === "skipped");
-    const bad = parents.filter((p) => outcomeOf(p) === "bad");
+    const done = parents.filter((p) => outcomeOf(p, node.id) === "done");
+    const skipped = parents.filter((p) => outcomeOf(p, node.id) === "skipped");
+    const bad = parents.filter((p) => outcomeOf(p, node.id) === "bad");
     const fanIn = node.fanIn ?? "all";
     let inputs: string[];
     if (parents.length === 0) inputs = [];
@@ -288,7 +303,11 @@ export async function referenceRun(
     const continued: string[] = [];
     for (const dep of inputs) {
       const parent = parentById.get(dep) ?? (await evaluate(dep));
-      deps[dep] = seenAs(parent);
+      // A failure this node's catch edge took: seen with its attempt (the run's).
+      deps[dep] =
+        parent.status === "FAILED" && parent.onError !== "continue"
+          ? caughtSeenAs(parent, facts.endedAs?.(dep)?.attempt)
+          : seenAs(parent);
       if (parent.status === "FAILED") continued.push(dep);
     }
     const ready: ReferenceNode = { ...base, deps, continued };
@@ -691,7 +710,8 @@ export async function referenceRun(
   const output: Record<string, unknown> = {};
   let status: Reference["status"] = "SUCCEEDED";
   for (const n of nodes.values()) {
-    if (n.status === "CANCELLED" || (n.status === "FAILED" && n.onError === "fail")) status = "FAILED";
+    if (n.status === "CANCELLED" || (n.status === "FAILED" && !catches.goesOn(n.id, n.error?.name)))
+      status = "FAILED";
     if (isSink(n.id) && (n.status === "COMPLETED" || n.status === "FAILED")) output[n.id] = seenAs(n);
   }
   return { nodes, status, output };

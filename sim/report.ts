@@ -1,5 +1,5 @@
 /** Human-readable summaries of runs. */
-import { dependencyIds } from "../shared/domain/edges.js";
+import type { DependencyEntry } from "../shared/domain/edges.js";
 import { openFindingOf } from "./open-findings.js";
 import type { RunResult } from "./world.js";
 
@@ -14,11 +14,7 @@ export function formatResult(result: RunResult, options: { traceLines?: number }
           .map(
             (n) =>
               `${n.id}${
-                n.dependsOn
-                  ? `←[${dependencyIds(n)
-                      .map((d) => d.split("-")[0])
-                      .join(",")}]`
-                  : ""
+                n.dependsOn ? `←[${n.dependsOn.map(dependencyShort).join(",")}]` : ""
               }${n.fanIn && n.fanIn !== "all" ? `(${n.fanIn})` : ""}${flowOf(n)}`,
           )
           .join(" ")}`,
@@ -60,4 +56,11 @@ function flowOf(node: RunResult["workflows"][number]["nodes"][number]): string {
     parts.push(`times${(node.params as { times: number }).times}`);
   if (JSON.stringify(node.params ?? {}).includes("{%")) parts.push("params{%}");
   return parts.length > 0 ? `{${parts.join(" ")}}` : "";
+}
+
+/** `n3` for a plain dependency; `n3!` a catch edge on failure, `n3~` on always, `{names}` its errors. */
+function dependencyShort(entry: DependencyEntry): string {
+  if (typeof entry === "string") return entry.split("-")[0]!;
+  const mark = entry.on === "failure" ? "!" : entry.on === "always" ? "~" : "";
+  return `${entry.node.split("-")[0]}${mark}${entry.errors ? `{${entry.errors.join("|")}}` : ""}`;
 }

@@ -390,6 +390,7 @@ export class ExternalWorkers {
         execution.executionId,
         graph,
         depIndexesOf(mode, node, record.okDeps),
+        node,
       );
       prepared = await prepareRun(this.ctx, execution, node, this.ctx.tasks.get(node.type), deps);
     } catch (error) {

@@ -279,6 +279,7 @@ export class Maps implements WaitingKind<"map"> {
       execution.executionId,
       graph,
       depIndexesOf(dispatchMode(this.ctx, item.map), item.map, okDeps),
+      item.map,
     );
     const attempt = { state, deps };
     if (this.attempts.size >= ATTEMPT_CACHE_SIZE) this.attempts.delete(this.attempts.keys().next().value!);

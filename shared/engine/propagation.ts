@@ -783,7 +783,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     const condition = { status: [record.status], attempt: record.attempt };
     const decided = fresh ? { attempt, okDeps: record.okDeps, queuedAt: now } : {};
     const inputs = depIndexesOf(dispatchMode(this.ctx, node), node, record.okDeps);
-    const deps = await loadDeps(this.ctx, execution.executionId, graph, inputs);
+    const deps = await loadDeps(this.ctx, execution.executionId, graph, inputs, node);
     let output: Payload;
     try {
       const skip = await skipReason(this.ctx, execution, node, deps);

@@ -83,6 +83,7 @@ export async function evaluateInScope(
     execution.executionId,
     graph,
     depIndexesOf(dispatchMode(ctx, owner), owner, okDeps),
+    owner,
   );
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
   return ctx.expressions.resolve(

@@ -386,7 +386,7 @@ export class TaskRunner {
       const depIndexes = node.onFailureHandler
         ? graph.nodes.map((n) => n.index)
         : depIndexesOf(mode, node, record.okDeps);
-      deps = await loadDeps(this.ctx, execution.executionId, graph, depIndexes);
+      deps = await loadDeps(this.ctx, execution.executionId, graph, depIndexes, node);
     }
     if (task.composite) {
       // A map or a child workflow runs no handler here, but its `when` (and its skipped inputs)
