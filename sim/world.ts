@@ -84,6 +84,11 @@ export interface WorldOptions {
    */
   flowControl?: boolean;
   /**
+   * Catch edges in a share of the workflows with flow control (default true). Off replays the
+   * worlds from before catch edges (seeds pinned then: test/sim/flow-control.test.ts, externals).
+   */
+  catchEdges?: boolean;
+  /**
    * Workflows with `map` nodes in a share of them (default true). Off replays the worlds from
    * before maps (test/sim/regressions.test.ts, test/sim/flow-control.test.ts).
    */
@@ -352,6 +357,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const generated = Array.from({ length: profile.workflows }, (_, w) => {
     const drawn = generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
       flowControl: options.flowControl ?? true,
+      catchEdges: options.catchEdges ?? true,
       maps: options.maps ?? true,
       children: library.map((l) => l.definition.name),
     });
