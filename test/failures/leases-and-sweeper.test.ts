@@ -8,7 +8,7 @@ import { Engine } from "../../shared/engine/engine.js";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import type { Store } from "../../shared/ports.js";
 import { defineTask } from "../../shared/tasks/task-type.js";
-import { BACKEND_KINDS, createBackend } from "../support/backends.js";
+import { BACKEND_KINDS, type Backend, createBackend } from "../support/backends.js";
 import { interceptTransitions, isHeartbeat, latch, sleep } from "../support/faults.js";
 import { collectTask, countEvents, passParents, receiveAll, runToEnd, taskOf } from "../support/harness.js";
 import { PATIENT, waitForProgress } from "../support/progress.js";
@@ -16,6 +16,29 @@ import { PATIENT, waitForProgress } from "../support/progress.js";
 const fastSweep = { firstCheckMs: 0, graceMs: 200, idleMs: 1000 };
 
 /** Claims a queued node the way a worker does, then "dies": the lease is never renewed. */
+/**
+ * Registers `workflow` with one node `nap` (a 5-minute sleep), starts it, and has its handler run
+ * until the test ends it: the execution, and the running handler's promise, once `nap` is RUNNING.
+ */
+async function startNap(
+  backend: Pick<Backend, "engine" | "store" | "consumer">,
+  workflow: { name: string; timeoutSeconds?: number },
+): Promise<{ executionId: string; running: Promise<unknown> }> {
+  const { engine, store, consumer } = backend;
+  await engine.registerWorkflow({
+    ...workflow,
+    nodes: [{ id: "nap", type: "sleep", params: { ms: 5 * 60_000 } }],
+  });
+  const { executionId } = await engine.createExecution({ workflow: workflow.name });
+  const [message] = await receiveAll(consumer, 1);
+  const running = engine.handleTask(taskOf(message!));
+  await waitForProgress("nap to run", async () => {
+    const status = (await store.getNode(executionId, "nap"))?.status;
+    return status === "RUNNING" ? { done: true, value: undefined } : { done: false, progress: status };
+  });
+  return { executionId, running };
+}
+
 async function claimAndDie(
   store: Awaited<ReturnType<typeof createBackend>>["store"],
   executionId: string,
@@ -553,17 +576,9 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
     const backend = await createBackend(kind, { sweep: fastSweep, leaseSeconds: 0.6 });
     try {
       const { engine, store, consumer } = backend;
-      await engine.registerWorkflow({
+      const { executionId, running } = await startNap(backend, {
         name: "deadline-running",
         timeoutSeconds: 1,
-        nodes: [{ id: "nap", type: "sleep", params: { ms: 5 * 60_000 } }],
-      });
-      const { executionId } = await engine.createExecution({ workflow: "deadline-running" });
-      const [message] = await receiveAll(consumer, 1);
-      const running = engine.handleTask(taskOf(message!));
-      await waitForProgress("nap to run", async () => {
-        const status = (await store.getNode(executionId, "nap"))?.status;
-        return status === "RUNNING" ? { done: true, value: undefined } : { done: false, progress: status };
       });
       // Its `$deadline` message, delayed to the deadline, fails the execution (no sweep needed).
       const failed = await waitForProgress("the execution's deadline", async () => {
@@ -620,18 +635,8 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       wrapStore: staleListings,
     });
     try {
-      const { engine, store, consumer } = backend;
-      await engine.registerWorkflow({
-        name: "stale-listing",
-        nodes: [{ id: "nap", type: "sleep", params: { ms: 5 * 60_000 } }],
-      });
-      const { executionId } = await engine.createExecution({ workflow: "stale-listing" });
-      const [message] = await receiveAll(consumer, 1);
-      const running = engine.handleTask(taskOf(message!));
-      await waitForProgress("nap to run", async () => {
-        const status = (await store.getNode(executionId, "nap"))?.status;
-        return status === "RUNNING" ? { done: true, value: undefined } : { done: false, progress: status };
-      });
+      const { engine, store } = backend;
+      const { executionId, running } = await startNap(backend, { name: "stale-listing" });
       await engine.cancelExecution(executionId);
       await waitForProgress("nap to be told to stop", async () => {
         const record = await store.getNode(executionId, "nap");
