@@ -78,6 +78,20 @@ export async function runAttempt(
     while (!stop.signal.aborted) {
       await clock.sleep(fence.claimed ? interval : Math.min(interval, ctx.claimAfterMs), stop.signal);
       const lease = { token, expiresAt: clock.now() + ctx.leaseMs };
+      // Still running at its first beat (a lazy claim's, or an eager claim's first renewal): the
+      // sweeper looks at it once this lease is over, and then at each lease's end while it runs
+      // (sweeper.ts). Its execution may be in no index — a start that sent its messages first
+      // (executions.ts) — and SQS brings a dead worker's message back only after the queue's
+      // visibility timeout (30 minutes deployed). Pulled before the claim is written, so a worker
+      // that dies right after its claim is still looked at (the rehearsal's killed worker); a look
+      // that finds no claim yet sends the entry again. Best effort: a failure here must not end
+      // the heartbeats; SQS is still there.
+      if (!watched) {
+        watched = true;
+        await store
+          .pullSweepAt(execution.executionId, lease.expiresAt + ctx.sweep.graceMs)
+          .catch(() => false);
+      }
       const renewed = fence.claimed
         ? await store.transitionNode(
             execution.executionId,
@@ -88,18 +102,6 @@ export async function runAttempt(
         : await fence.claim(write, lease);
       if (!renewed.ok) return abort("leaseLost");
       if (renewed.record.cancelRequested) return abort("cancelled");
-      // Still running at its first beat (a lazy claim's, or an eager claim's first renewal): the
-      // sweeper looks at it once this lease is over, and then at each lease's end while it runs
-      // (sweeper.ts). Its execution may be in no index — a start that sent its messages first
-      // (executions.ts) — and SQS brings a dead worker's message back only after the queue's
-      // visibility timeout (30 minutes deployed). Best effort: a failure here must not end the
-      // heartbeats; SQS is still there.
-      if (!watched) {
-        watched = true;
-        await store
-          .pullSweepAt(execution.executionId, lease.expiresAt + ctx.sweep.graceMs)
-          .catch(() => false);
-      }
     }
   })().catch(() => {});
 

@@ -248,4 +248,44 @@ describe("lazy claims", () => {
     expect((await w.store.getNode(executionId, "a"))?.status).toBe("COMPLETED");
     expect((await w.engine.describeExecution(executionId)).status).toBe("SUCCEEDED");
   });
+  it("a worker that dies right after its claim is written is looked at by the sweeper: the lease is recovered", async () => {
+    // The process dies as its claim's answer comes back: the claim is in the table, nothing after it
+    // is written. The execution (its entries sent before its record) was in no sweep index.
+    let died = false;
+    const w = world({ claimAfterSeconds: 1, leaseSeconds: 10, sweep: { graceMs: 1000 } }, (store) =>
+      interceptTransitions(store, async (call, proceed) => {
+        if (died) return new Promise<never>(() => {});
+        const result = await proceed();
+        if (call.nodeId === "a" && call.patch.status === "RUNNING") {
+          died = true;
+          return new Promise<never>(() => {});
+        }
+        return result;
+      }),
+    );
+    await w.engine.registerWorkflow({
+      name: "killed",
+      nodes: [{ id: "a", type: "sleeper", params: { ms: 60_000 }, retry: { maxAttempts: 3 } }],
+    });
+    const { executionId } = await w.engine.createExecution({ workflow: "killed" });
+    expect((await w.store.getExecution(executionId))?.sweepAt).toBeUndefined();
+    const [message] = await w.next();
+    void w.engine.handleTask(message!, { receiveCount: 1 });
+    await w.clock.drive(
+      (async () => {
+        while (!died) await w.clock.sleep(100);
+      })(),
+    );
+    const claimed = await w.store.getNode(executionId, "a");
+    expect(claimed?.status).toBe("RUNNING");
+    const sweepAt = (await w.store.getExecution(executionId))?.sweepAt;
+    expect(sweepAt).toBeGreaterThan(claimed!.lease!.expiresAt);
+    // The lease over, the sweep due: the sweeper takes the node over as attempt 2.
+    died = false;
+    await w.clock.drive(w.clock.sleep(sweepAt! - w.clock.now()));
+    const report = await w.engine.sweep({ force: true });
+    expect(report.recoveredLeases).toBe(1);
+    const after = await w.store.getNode(executionId, "a");
+    expect(after?.attempt).toBe(2);
+  });
 });
