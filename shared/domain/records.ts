@@ -191,7 +191,33 @@ export interface CallbackState {
   timerAt?: number;
 }
 
-export type CompositeState = MapState | ChildState | CallbackState;
+/**
+ * A `loop` node (domain/loop.ts): the iteration it runs (its child execution), or the pause after
+ * one before the next (no child, `nextAt`).
+ */
+export interface LoopState {
+  kind: "loop";
+  /** The iteration running or last run, from 1. */
+  iteration: number;
+  /** That iteration's child execution, while it runs; none during the pause after it. */
+  executionId?: string;
+  /** The last finished iteration's output: `$previous` to the next one. */
+  previous?: Payload;
+  /** When the pause ends and the next iteration starts. */
+  nextAt?: number;
+}
+
+export type CompositeState = MapState | ChildState | CallbackState | LoopState;
+
+/** The child execution a node waiting in `state` waits for now, if any (its view, the sweeper's orphan check). */
+export function childExecutionOf(state: CompositeState | undefined): string | undefined {
+  return state?.kind === "workflow" || state?.kind === "loop" ? state.executionId : undefined;
+}
+
+/** Whether a node waiting in `state` starts child executions (which then report to it when they end). */
+export function startsChildren(state: CompositeState | undefined): boolean {
+  return state?.kind === "workflow" || state?.kind === "loop";
+}
 
 /** The waiting kinds (engine/waiting-kind.ts), each named by its waiting state's `kind`. */
 export type WaitingKindName = CompositeState["kind"];

@@ -8,16 +8,13 @@
  * the parent cancels the child (Propagation.settleOutstanding).
  */
 
-import { CHILD_LIMITS, childKey, childWorkflowParamsSchema } from "../domain/child.js";
-import { RetryableError, TerminalError, WeftError } from "../domain/errors.js";
+import { childKey, childWorkflowParamsSchema } from "../domain/child.js";
+import { TerminalError } from "../domain/errors.js";
 import { hasExpressions } from "../domain/expressions.js";
-import { rootOf } from "../domain/fan-out.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
-import { PayloadError } from "../domain/json.js";
-import type { Payload } from "../domain/payload.js";
 import type { ChildState, ExecutionRecord, NodeRecord } from "../domain/records.js";
-import { isTerminalExecution } from "../domain/states.js";
 import { attemptTrace } from "../domain/trace.js";
+import { childOutcome, startChild } from "./child-runs.js";
 import type { EngineContext } from "./context.js";
 import type { FailAttempt } from "./contracts.js";
 import type { Executions } from "./executions.js";
@@ -44,27 +41,16 @@ export class ChildWorkflows implements WaitingKind<"workflow"> {
     let childId: string;
     try {
       const params = await this.params(execution, graph, node, record, bindings);
-      const depth = (execution.depth ?? 0) + 1;
-      if (depth > CHILD_LIMITS.maxDepth)
-        throw new TerminalError(
-          `node "${node.id}" would start a child execution ${depth} levels deep; executions nest at most ${CHILD_LIMITS.maxDepth} deep`,
-          { code: "WorkflowDepthExceeded" },
-        );
-      const child = await this.executions.create({
-        workflow: params.name,
-        ...(params.version !== undefined ? { version: params.version } : {}),
-        input: params.input ?? null,
-        idempotencyKey: childKey(execution.executionId, node.id, record.attempt),
-        parent: { executionId: execution.executionId, nodeId: node.id, attempt: record.attempt },
-        depth,
-        // Counted against the root's fan-out budget (domain/fan-out.ts): over it, the node fails.
-        rootExecutionId: rootOf(execution),
-        // The child continues its parent's trace: a child span of this attempt's.
-        traceparent: attemptTrace(execution, node.id, record.attempt).traceparent,
-      });
-      childId = child.executionId;
+      childId = await startChild(
+        this.executions,
+        execution,
+        node,
+        record.attempt,
+        params,
+        childKey(execution.executionId, node.id, record.attempt),
+      );
     } catch (error) {
-      await this.failAttempt(execution, graph, node, record, lease, asTaskError(node, error));
+      await this.failAttempt(execution, graph, node, record, lease, error);
       return;
     }
     const now = this.ctx.clock.now();
@@ -105,39 +91,24 @@ export class ChildWorkflows implements WaitingKind<"workflow"> {
     const state = record.composite;
     const lease = record.lease;
     if (record.status !== "RUNNING" || state?.kind !== "workflow" || !lease) return;
-    const child = await this.ctx.store.getExecution(state.executionId);
-    const _now = this.ctx.clock.now();
-    if (child && !isTerminalExecution(child.status)) {
-      await checkLater(this.ctx, execution.executionId, node.id, lease);
-      return;
-    }
-    if (child?.status !== "SUCCEEDED") {
-      const why = child ? `${child.status.toLowerCase()}: ${child.error?.message ?? ""}` : "is gone";
-      const message = `child execution ${state.executionId} of node "${node.id}" ${why}`;
-      // A failed child is retried as a new child; a cancelled or vanished one is not the node's to redo.
-      const error =
-        child?.status === "FAILED"
-          ? new RetryableError(message, { code: "ChildWorkflowFailed" })
-          : new TerminalError(message, { code: "ChildWorkflowCancelled" });
-      await this.failAttempt(execution, graph, node, record, lease, error);
-      return;
-    }
-    let output: Payload;
-    try {
-      output = await this.ctx.payloads.adopt(
-        execution.executionId,
-        await this.executions.outputOf(child),
-        `the output of child execution ${child.executionId}`,
+    const outcome = await childOutcome(this.ctx, this.executions, execution, node, state.executionId);
+    if (outcome.kind === "running") await checkLater(this.ctx, execution.executionId, node.id, lease);
+    else if (outcome.kind === "failed")
+      await this.failAttempt(execution, graph, node, record, lease, outcome.error);
+    else
+      await completeWaiting(
+        this.ctx,
+        this.propagation,
+        execution,
+        graph,
+        node,
+        record,
+        lease,
+        outcome.output,
+        {
+          childExecutionId: state.executionId,
+        },
       );
-    } catch (error) {
-      // Its sinks' outputs together are over the limit of a value: the node's failure, for good.
-      if (!(error instanceof PayloadError)) throw error;
-      await this.failAttempt(execution, graph, node, record, lease, error);
-      return;
-    }
-    await completeWaiting(this.ctx, this.propagation, execution, graph, node, record, lease, output, {
-      childExecutionId: child.executionId,
-    });
   }
 
   /** Its attempt cancelled while it waited (its execution ended): the child is cancelled with it. */
@@ -169,14 +140,4 @@ export class ChildWorkflows implements WaitingKind<"workflow"> {
       });
     return parsed.data;
   }
-}
-
-/** A failure to start the child, as the node's: an unknown workflow or version is terminal. */
-function asTaskError(node: GraphNode, error: unknown): unknown {
-  if (error instanceof WeftError && !(error instanceof TerminalError) && error.code === "NotFound")
-    return new TerminalError(`node "${node.id}": ${error.message}`, {
-      code: "WorkflowNotFound",
-      cause: error,
-    });
-  return error;
 }

@@ -7,7 +7,12 @@ import type { WorkflowGraph } from "../domain/graph.js";
 import { jsonTextDepth, PayloadError } from "../domain/json.js";
 import { nodeShardsOf } from "../domain/node-shards.js";
 import { composePayload, NULL_PAYLOAD, type Payload, UPLOAD_PREFIX } from "../domain/payload.js";
-import type { ExecutionRecord, NodeRecord, NodeStatus } from "../domain/records.js";
+import {
+  childExecutionOf,
+  type ExecutionRecord,
+  type NodeRecord,
+  type NodeStatus,
+} from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import { executionTrace, startTrace } from "../domain/trace.js";
 import type { EngineContext } from "./context.js";
@@ -232,7 +237,9 @@ export class Executions {
       if (items) view.items = items;
       const record = byId.get(node.id);
       const child = record?.composite;
-      if (child?.kind === "workflow") view.childExecutionId = child.executionId;
+      const childId = childExecutionOf(child);
+      if (childId !== undefined) view.childExecutionId = childId;
+      if (child?.kind === "loop") view.iteration = child.iteration;
       if (child?.kind === "callback" && record?.status === "RUNNING" && record.lease)
         view.callbackToken = callbackToken(executionId, node.id, record.attempt, record.lease);
       if (record?.status === "RUNNING" && record.lease?.workerId) view.workerId = record.lease.workerId;

@@ -18,6 +18,7 @@ import {
   type NodeRecord,
   type ParentLink,
   pendingNode,
+  startsChildren,
 } from "../domain/records.js";
 import { resendDue, resendPointAfter } from "../domain/resend.js";
 import { isTerminalNode } from "../domain/states.js";
@@ -387,7 +388,7 @@ export class Sweeper {
     const node = await this.ctx.store.getNode(parent.executionId, parent.nodeId);
     if (!node) return "waits"; // its parent's records are gone (retention): nothing to tell
     if (node.attempt > parent.attempt || isTerminalNode(node.status)) return "moved on";
-    if (node.status === "RUNNING" && node.composite?.kind === "workflow") return "waits";
+    if (node.status === "RUNNING" && startsChildren(node.composite)) return "waits";
     return node.lease?.expiresAt ?? this.ctx.clock.now();
   }
 

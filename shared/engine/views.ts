@@ -49,8 +49,10 @@ export interface NodeView {
   error?: ErrorInfo;
   /** A map's progress (its current attempt's items), once it started them. */
   items?: MapProgress;
-  /** A `workflow` node's child execution (its current attempt's). */
+  /** A `workflow` node's child execution (its current attempt's), or a `loop`'s current iteration's. */
   childExecutionId?: string;
+  /** A `loop` node's iteration, running or last run (from 1). */
+  iteration?: number;
   /** A `callback` node waiting for its settlement: the token that settles it (POST /callbacks/…). */
   callbackToken?: string;
   /** An external node running on a worker: which one. */

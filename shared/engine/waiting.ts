@@ -25,14 +25,17 @@ function checkTime(ctx: EngineContext, token: string, at?: number): Lease {
   return { token, expiresAt: Math.min(at ?? Number.POSITIVE_INFINITY, ctx.clock.now() + ctx.sweep.idleMs) };
 }
 
-/** The claimed attempt waits for `state` (fenced on its lease, refused once told to stop). */
+/**
+ * The claimed attempt waits for `state` (fenced on its lease, refused once told to stop): its first
+ * wait, or the next thing it waits for (a loop's next iteration).
+ */
 export function startWaiting(
   ctx: EngineContext,
   executionId: string,
   nodeId: string,
   lease: Lease,
   state: CompositeState,
-  event: HistoryEvent,
+  event: HistoryEvent | undefined,
   checkAt?: number,
 ): Promise<Outcome<NodeRecord>> {
   return ctx.store.transitionNode(

@@ -34,6 +34,7 @@ import { DEADLINE_NODE_ID, deadlineByMessage } from "./execution-deadline.js";
 import { Executions } from "./executions.js";
 import { ExternalWorkers } from "./external.js";
 import { HISTORY, nodeEvent, publishNodeEvent, traced } from "./lifecycle.js";
+import { Loops } from "./loop.js";
 import { itemNode, Maps } from "./map.js";
 import { nodeStarted } from "./metrics.js";
 import { notifyParent } from "./parent-notice.js";
@@ -97,9 +98,11 @@ export class TaskRunner {
     };
     this.maps = new Maps(ctx, propagation, failAttempt);
     this.callbacks = new Callbacks(ctx, propagation, failAttempt);
+    const executions = new Executions(ctx, propagation);
     this.waiting = new WaitingKinds([
       this.maps,
-      new ChildWorkflows(ctx, propagation, new Executions(ctx, propagation), failAttempt),
+      new ChildWorkflows(ctx, propagation, executions, failAttempt),
+      new Loops(ctx, propagation, executions, failAttempt),
       this.callbacks,
     ]);
     propagation.waiting = this.waiting;

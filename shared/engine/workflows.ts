@@ -85,13 +85,20 @@ export async function getWorkflow(
 async function childWarnings(ctx: EngineContext, definition: WorkflowDefinition): Promise<ProblemDetail[]> {
   const warnings: ProblemDetail[] = [];
   for (const [index, node] of definition.nodes.entries()) {
-    if (node.type !== "workflow") continue;
-    const params = childWorkflowParamsSchema.safeParse(node.params);
+    // A `workflow` node names its child in its params; a `loop` in its params' `workflow`.
+    const named =
+      node.type === "workflow"
+        ? node.params
+        : node.type === "loop" && typeof node.params === "object" && node.params !== null
+          ? (node.params as { workflow?: unknown }).workflow
+          : undefined;
+    if (named === undefined) continue;
+    const params = childWorkflowParamsSchema.safeParse(named);
     if (!params.success || hasExpressions(params.data.name) || params.data.name === definition.name) continue;
     const found = await ctx.store.getWorkflowVersion(params.data.name, params.data.version);
     if (found) continue;
     warnings.push({
-      path: `nodes[${index}].params.name`,
+      path: `nodes[${index}].params${node.type === "loop" ? ".workflow" : ""}.name`,
       code: "unknown_workflow",
       message: `node "${node.id}" runs workflow "${params.data.name}"${
         params.data.version === undefined ? "" : ` version ${params.data.version}`

@@ -3,6 +3,7 @@
 import { callbackParamsSchema } from "../domain/callback.js";
 import { childWorkflowParamsSchema } from "../domain/child.js";
 import { ExpressionError } from "../domain/expressions.js";
+import { loopParamsSchema } from "../domain/loop.js";
 import { mapParamsSchema } from "../domain/map.js";
 import * as z from "../domain/zod.js";
 import { RetryableError, TerminalError } from "./errors.js";
@@ -137,6 +138,19 @@ export const workflowTask = defineTask({
 });
 
 /**
+ * Runs another workflow as a child execution per iteration while its `while` holds (domain/loop.ts,
+ * engine/loop.ts). The engine runs it; it holds no worker while its iterations run or it pauses.
+ */
+export const loopTask = defineTask({
+  type: "loop",
+  params: loopParamsSchema,
+  composite: "loop",
+  run: () => {
+    throw new TerminalError("a loop node is run by the engine, never as a handler");
+  },
+});
+
+/**
  * Waits, holding no worker, until someone settles it with its token — POST /callbacks/complete or
  * /callbacks/fail — or its timeout passes (domain/callback.ts, engine/callbacks.ts).
  */
@@ -152,6 +166,7 @@ export const callbackTask = defineTask({
 export const builtinTasks: TaskType<unknown>[] = [
   mapTask,
   workflowTask,
+  loopTask,
   callbackTask,
   noopTask,
   passTask,
