@@ -1,4 +1,5 @@
 /** The `emit` task type: puts one event on the lifecycle bus or a named bus, through a small port. */
+import { stringifyExact } from "../domain/exact-numbers.js";
 import * as z from "../domain/zod.js";
 import { TerminalError } from "./errors.js";
 import { defineTask, type TaskType } from "./task-type.js";
@@ -44,7 +45,7 @@ export function emitTask(sender: EventSender, defaultBusName: string): TaskType<
     async run({ params: raw, context }): Promise<EmitOutput> {
       const params = emitParamsSchema.parse(raw);
       const detail = params.detail ?? {};
-      const size = Buffer.byteLength(JSON.stringify(detail));
+      const size = Buffer.byteLength(stringifyExact(detail) ?? "");
       if (size > MAX_DETAIL_BYTES)
         throw new TerminalError(
           `event detail is ${size} bytes; EventBridge takes at most ${MAX_DETAIL_BYTES}`,
