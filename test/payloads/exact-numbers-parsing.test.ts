@@ -5,13 +5,14 @@
  * evaluator's) moving them exactly and refusing arithmetic on them.
  */
 import fc from "fast-check";
-import { parse as losslessParse } from "lossless-json";
+import { parse } from "lossless-json";
 import { afterAll, describe, expect, it } from "vitest";
 import { IsolatedExpressions } from "../../shared/adapters/expressions/isolated.js";
 import {
   cloneExact,
   isExactNumber,
   LosslessNumber,
+  losslessParse,
   parseExact,
   parseNumberText,
   stringifyExact,
@@ -67,7 +68,7 @@ describe("the rule", () => {
 
   it("gives what lossless-json gives for any JSON text (the JSON.parse shortcut changes nothing)", () => {
     const slow = (text: string) =>
-      losslessParse(text, undefined, { parseNumber: parseNumberText, onDuplicateKey: (d) => d.newValue });
+      parse(text, undefined, { parseNumber: parseNumberText, onDuplicateKey: (d) => d.newValue });
     fc.assert(
       fc.property(jsonValue, (value) => {
         const text = exact(value);
@@ -75,6 +76,51 @@ describe("the rule", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("agrees with lossless-json on values full of exact numbers, number-like strings and markers", () => {
+    const exactNumber = fc.oneof(
+      fc.bigInt({ min: -(2n ** 200n), max: 2n ** 200n }).map((n) => new LosslessNumber(String(n))),
+      fc
+        .tuple(fc.bigInt({ min: 0n, max: 10n ** 40n }), fc.stringMatching(/^[0-9]{16,40}$/))
+        .map(([whole, fraction]) => new LosslessNumber(`${whole}.${fraction}`)),
+      fc.integer({ min: -400, max: 400 }).map((e) => new LosslessNumber(`7e${e}`)),
+    );
+    const leaf = fc.oneof(
+      exactNumber,
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.stringMatching(/^-?[0-9]{14,30}(\.[0-9]+)?$/),
+      fc.constantFrom("\u0000", "\u0000abc:0", "12345678901234567891"),
+    );
+    const { value } = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small" },
+        leaf,
+        fc.array(tie("value"), { maxLength: 5 }),
+        fc.dictionary(fc.oneof(fc.string(), fc.constant("12345678901234567891")), tie("value"), {
+          maxKeys: 5,
+          noNullPrototype: true,
+        }),
+      ),
+    }));
+    fc.assert(
+      fc.property(value, (generated) => {
+        const text = exact(generated);
+        expect(exact(parseExact(text))).toBe(exact(losslessParse(text)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("leaves digits inside strings alone, and refuses a number where a key belongs", () => {
+    const value = parseExact(`{"s":"${BIG}","n":${BIG},"e":"1e400"}`) as Record<string, unknown>;
+    expect(value.s).toBe(BIG);
+    expect(value.e).toBe("1e400");
+    expect(isExactNumber(value.n)).toBe(true);
+    expect(() => parseExact(`{${BIG}:1}`)).toThrow(SyntaxError);
+    expect(() => parseExact(`[${BIG} 1]`)).toThrow(SyntaxError);
+    // JSON.parse's own message, positions included.
+    expect(() => parseExact(`{"a":${BIG},}`)).toThrow(/position 26/);
   });
 
   it("keeps JSON.parse's ways: last duplicate key wins, __proto__ is an own key, bad JSON throws", () => {
