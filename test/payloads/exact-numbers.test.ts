@@ -65,6 +65,13 @@ const WORKFLOWS = [
     ],
   },
   {
+    name: "exact-external",
+    nodes: [
+      { id: "ext", type: "exact-external-task", runsOn: { pool: "exact-pool" } },
+      { id: "after", type: "pass", dependsOn: ["ext"], params: { value: "{% deps.ext %}" } },
+    ],
+  },
+  {
     name: "exact-arithmetic",
     nodes: [{ id: "add", type: "pass", params: { value: "{% input.id + 1 %}" } }],
   },
@@ -153,6 +160,41 @@ describe.each(BACKEND_KINDS)("exact numbers end to end (%s)", PATIENT, (kind) =>
     expect(j.a.id.value).toBe(BIG);
     expect(j.a.dec.value).toBe(DECIMAL);
     expect(node(view, "e").output.fromDep.value).toBe(BIG);
+  });
+
+  it("gives an external worker the digits in its poll, and keeps those it completes with", async () => {
+    const registered = await api.call("POST", "/workers", { workerId: `exact-${kind}`, pool: "exact-pool" });
+    expect(registered.status).toBe(201);
+    const started = await api.raw("POST", "/executions", `{"workflow":"exact-external","input":${INPUT}}`);
+    expect(started.status).toBe(202);
+    const executionId = started.body.executionId as string;
+    let pollText = "";
+    // The task reaches the pool once the runtime's poller has handed its message to the engine.
+    for (let tries = 0; tries < 120 && pollText === ""; tries++) {
+      const poll = await fetch(`${runtime.url}/workers/exact-${kind}/poll`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: `{"waitSeconds":1}`,
+      });
+      if (poll.status === 200) pollText = await poll.text();
+      else expect(poll.status).toBe(204);
+    }
+    expect(pollText).toContain(`"input":${INPUT}`);
+    const task = parseExact(pollText) as { taskToken: string; input: { id: unknown } };
+    expect(isExactNumber(task.input.id)).toBe(true);
+    const output = `{"id":${BIG},"dec":${DECIMAL},"small":7}`;
+    const completed = await fetch(`${runtime.url}/tasks/complete`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: `{"taskToken":${JSON.stringify(task.taskToken)},"output":${output}}`,
+    });
+    expect(completed.status).toBeLessThan(300);
+    const ended = await api.waitForEnd(executionId, 60_000);
+    expect(ended.status).toBe("SUCCEEDED");
+    const { text } = await exactGet(`/executions/${executionId}`);
+    expect(text).toContain(`"output":${output}`);
+    const { body: view } = await exactGet(`/executions/${executionId}`);
+    expect(node(view, "after").output.id.value).toBe(BIG);
   });
 
   it("fails arithmetic on an exact number with the documented ExpressionError", async () => {
