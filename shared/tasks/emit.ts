@@ -1,5 +1,7 @@
 /** The `emit` task type: puts one event on the lifecycle bus or a named bus, through a small port. */
+
 import { stringifyExact } from "../domain/exact-numbers.js";
+import { exactJson } from "../domain/json-schema.js";
 import * as z from "../domain/zod.js";
 import { TerminalError } from "./errors.js";
 import { defineTask, type TaskType } from "./task-type.js";
@@ -22,7 +24,7 @@ export interface EventSender {
 
 export const emitParamsSchema = z.strictObject({
   detailType: z.string().check(z.minLength(1), z.maxLength(128)),
-  detail: z.optional(z.record(z.string(), z.json())),
+  detail: z.optional(z.record(z.string(), exactJson())),
   source: z.optional(
     z.string().check(
       z.minLength(1),
