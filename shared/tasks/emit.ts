@@ -1,6 +1,6 @@
 /** The `emit` task type: puts one event on the lifecycle bus or a named bus, through a small port. */
 
-import { stringifyExact } from "../domain/exact-numbers.js";
+import { cloneExact, stringifyExact } from "../domain/exact-numbers.js";
 import { exactJson } from "../domain/json-schema.js";
 import * as z from "../domain/zod.js";
 import { TerminalError } from "./errors.js";
@@ -72,7 +72,8 @@ export class MemoryEventSender implements EventSender {
   private count = 0;
 
   async send(entry: EmitEntry): Promise<{ eventId: string }> {
-    this.sent.push(structuredClone(entry));
+    // cloneExact: a detail may hold exact numbers, which structuredClone would flatten.
+    this.sent.push(cloneExact(entry));
     this.count += 1;
     return { eventId: `local-${this.count}` };
   }
