@@ -52,10 +52,11 @@ const NUMBER_TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
  * The structure is JSON.parse's, the numbers lossless-json's. lossless-json's own parser is about
  * 50 times slower than JSON.parse on long strings (5 MiB: 513 ms against 9 ms), and every payload
  * holding a big id would pay it on each load. So the number tokens the rule makes exact are found
- * by a scan (numbers outside strings), replaced by marker strings (with a random nonce), the text parsed by JSON.parse, and the markers replaced by LosslessNumbers. Anything
- * unexpected (a marker met twice, or as a key: a number where a key belongs) falls back to
- * lossless-json's parser, which gives the same values (test/payloads/exact-numbers-parsing.test.ts
- * checks the two agree on any JSON).
+ * by a scan (numbers outside strings), replaced by marker strings (with a random nonce), the text
+ * parsed by JSON.parse, and the markers replaced by LosslessNumbers. Anything unexpected (a marker
+ * met twice or never, or as a key: a number where a key belongs) falls back to lossless-json's
+ * parser, which gives the same values (test/payloads/exact-numbers-parsing.test.ts checks the two
+ * agree on any JSON).
  */
 export function parseExact(text: string): unknown {
   if (!MAY_HOLD_EXACT.test(text)) return JSON.parse(text) as unknown;
