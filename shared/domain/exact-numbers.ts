@@ -2,19 +2,21 @@
  * Exact numbers: the one rule for numbers in user values (execution inputs, params, node outputs,
  * task responses, definitions), and the one parser of their JSON text.
  *
- * The rule: a number whose text a double holds digit for digit (lossless-json's `isSafeNumber`:
- * the same significant digits back, and an integer no larger than 2^53 − 1) is a plain `number`;
- * every other one (an integer beyond 2^53 − 1, a decimal with more digits than a double keeps, a
- * magnitude a double overflows or underflows) is a `LosslessNumber` holding its text. Ordinary
- * values therefore stay plain numbers and no code path changes for them; the others keep every
- * digit wherever they go, because the writers (json.ts `encodeJson`, hash.ts `canonicalJson`)
- * write a LosslessNumber as its text, and the walkers treat it as a leaf.
+ * The rule: a number whose text round-trips through a double is a plain `number`: the double,
+ * written as weft writes doubles (json.ts `numberText`: the shortest text, ±Infinity as ±1e400),
+ * is the same number as the text (lossless-json's `compareNumber`). Every other one is a
+ * `LosslessNumber` holding its text: an integer a double cannot hold (`12345678901234567891`, most
+ * beyond 2^53), a decimal with more digits than a double keeps, a magnitude it underflows or
+ * overflows (other than 1e400). So ordinary values stay plain numbers and no code path changes for
+ * them (-0, 1e400 as Infinity, 2^53 + 2 and 1e21 included: their text comes back the same), and
+ * the others keep every digit wherever they go, because the writers (json.ts `encodeJson`, hash.ts
+ * `canonicalJson`) write a LosslessNumber as its text and the walkers treat it as a leaf.
  *
- * The numbers are lossless-json's (its `isSafeNumber` and `LosslessNumber`); see parseExact for
- * how the text is parsed fast.
+ * The numbers are lossless-json's (`compareNumber`, `LosslessNumber`); see parseExact for how the
+ * text is parsed fast.
  */
 import { randomBytes } from "node:crypto";
-import { isLosslessNumber, isSafeNumber, LosslessNumber, parse, stringify } from "lossless-json";
+import { compareNumber, isLosslessNumber, LosslessNumber, parse, stringify } from "lossless-json";
 
 export { LosslessNumber };
 
@@ -30,9 +32,21 @@ export function isExactNumber(value: unknown): value is ExactNumber {
   return isLosslessNumber(value);
 }
 
-/** A number's text as the rule takes it: a plain number when a double holds it, else exact. */
+/** A number's text as the rule takes it: a plain number when it round-trips, else exact. */
 export function parseNumberText(text: string): number | ExactNumber {
-  return isSafeNumber(text) ? Number.parseFloat(text) : new LosslessNumber(text);
+  const double = Number.parseFloat(text);
+  return roundTrips(text, double) ? double : new LosslessNumber(text);
+}
+
+/** Whether `double` written back (as json.ts `numberText` writes it) is the number `text` is. */
+function roundTrips(text: string, double: number): boolean {
+  const written =
+    double === Number.POSITIVE_INFINITY
+      ? "1e400"
+      : double === Number.NEGATIVE_INFINITY
+        ? "-1e400"
+        : String(double);
+  return compareNumber(text, written) === 0;
 }
 
 /**
@@ -120,7 +134,7 @@ function exactTokens(text: string): Array<[number, number]> {
     if (token === undefined) continue;
     // Up to 15 digits without an exponent always survive a double: no need to ask.
     const short = token.length - (c === 0x2d ? 1 : 0) <= 15 && !/[eE]/.test(token);
-    if (!short && !isSafeNumber(token)) found.push([i, i + token.length]);
+    if (!short && !roundTrips(token, Number.parseFloat(token))) found.push([i, i + token.length]);
     i += token.length - 1;
   }
   return found;
@@ -234,4 +248,4 @@ export function containsExact(value: unknown): boolean {
 
 /** The message of an expression's arithmetic on an exact number (docs/language.md, Exact numbers). */
 export const EXACT_ARITHMETIC =
-  "it computes with an exact number (an integer beyond 2^53 - 1, or a number with more digits than a double holds): weft keeps such numbers exact while they are moved, and refuses arithmetic, ordering and numeric functions on them rather than round them (convert on purpose with $number($string(x)))";
+  "it computes with an exact number (one a double cannot hold digit for digit, such as most integers beyond 2^53): weft keeps such numbers exact while they are moved, and refuses arithmetic, ordering and numeric functions on them rather than round them (convert on purpose with $number($string(x)))";

@@ -54,15 +54,22 @@ describe("the rule", () => {
     expect(Object.is(value.neg, -0)).toBe(true);
   });
 
-  it("draws the line at 2^53 - 1 and at a double's digits", () => {
+  it("draws the line where a double stops giving the text back", () => {
     expect(parseNumberText("9007199254740991")).toBe(9007199254740991);
-    expect(isExactNumber(parseNumberText("9007199254740992"))).toBe(true);
+    expect(isExactNumber(parseNumberText("9007199254740993"))).toBe(true);
     expect(isExactNumber(parseNumberText("-9007199254740993"))).toBe(true);
+    expect(isExactNumber(parseNumberText("1234567890123456768"))).toBe(true);
+    // Beyond 2^53 but held digit for digit by a double: ordinary numbers, as before.
+    expect(parseNumberText("9007199254740994")).toBe(2 ** 53 + 2);
+    expect(parseNumberText("1e21")).toBe(1e21);
     expect(parseNumberText("0.1")).toBe(0.1);
     expect(parseNumberText("1E5")).toBe(100000);
     expect(parseNumberText("5e-324")).toBe(5e-324);
-    // Magnitudes a double overflows or underflows keep their text instead of becoming ±Infinity or 0.
-    expect((parseNumberText("1e400") as LosslessNumber).value).toBe("1e400");
+    // 1e400 is how weft writes Infinity (json.ts), so it is Infinity; other overflows and
+    // underflows keep their text instead of becoming Infinity or 0.
+    expect(parseNumberText("1e400")).toBe(Number.POSITIVE_INFINITY);
+    expect(parseNumberText("-1e400")).toBe(Number.NEGATIVE_INFINITY);
+    expect((parseNumberText("2e400") as LosslessNumber).value).toBe("2e400");
     expect((parseNumberText("1e-400") as LosslessNumber).value).toBe("1e-400");
   });
 
@@ -202,7 +209,10 @@ describe.each([
       expect((error as ExpressionError).message).toContain("it computes with an exact number");
       expect((error as ExpressionError).message).not.toContain(BIG);
     }
-    // A plain number computes as before.
+    // A plain number computes as before; one beyond 2^53 a double holds computes as a double.
     expect(await resolve("{% input.small + 1 %}", input)).toBe(43);
+    expect(await resolve("{% input.big + 1 %}", parseExact('{"big":9007199254740994}'))).toBe(
+      9007199254740996,
+    );
   });
 });
