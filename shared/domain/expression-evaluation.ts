@@ -9,7 +9,13 @@
  * instance meeting no expression never loads.
  */
 import jsonata from "jsonata";
-import { EXACT_ARITHMETIC, isExactNumber, LosslessNumber, stringifyExact } from "./exact-numbers.js";
+import {
+  containsExact,
+  EXACT_ARITHMETIC,
+  isExactNumber,
+  LosslessNumber,
+  stringifyExact,
+} from "./exact-numbers.js";
 import {
   bodyOf,
   DEFAULT_EXPRESSION_LIMITS,
@@ -175,23 +181,31 @@ function installGuard(expression: jsonata.Expression): void {
 }
 
 /**
- * $string as jsonata's (numbers to 15 significant digits, functions as "", strings as they are),
- * with an exact number (exact-numbers.ts) written as its digits, alone or inside a value.
+ * $string as jsonata 2.2.2's own (its code, step for step: a non-integer number to 15 significant
+ * digits, ±Infinity refused, functions as ""), with an exact number (exact-numbers.ts) written as
+ * its digits, alone or inside a value. A value holding none is written by JSON.stringify, as
+ * jsonata writes it.
  */
 function exactString(this: FunctionFocus, value: unknown, prettify?: boolean): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === "string") return value;
-  if (isExactNumber(value)) return value.value;
   if (isJsonataFunction(value)) return "";
   if (typeof value === "number" && !Number.isFinite(value))
     throw { code: "D3001", value, stack: new Error().stack };
+  if (isExactNumber(value)) return value.value;
+  const space = prettify ? 2 : 0;
   const single =
     Array.isArray(value) && (value as { outerWrapper?: unknown }).outerWrapper ? value[0] : value;
   const replacer = (_key: string, member: unknown): unknown => {
-    if (typeof member === "number") return Number(member.toPrecision(15));
-    return isJsonataFunction(member) ? "" : member;
+    if (typeof member === "number" && !Number.isNaN(member)) {
+      if (!Number.isFinite(member)) throw { code: "D1001", value: member, stack: new Error().stack };
+      return Number.isInteger(member) ? member : Number(member.toPrecision(15));
+    }
+    return member && isJsonataFunction(member) ? "" : member;
   };
-  return stringifyExact(single, replacer, prettify ? 2 : 0);
+  return containsExact(single)
+    ? stringifyExact(single, replacer, space)
+    : JSON.stringify(single, replacer, space);
 }
 
 /** Steps that read what exists (the data, a variable) rather than make something new. */

@@ -5,6 +5,7 @@
  * evaluator's) moving them exactly and refusing arithmetic on them.
  */
 import fc from "fast-check";
+import jsonata from "jsonata";
 import { parse } from "lossless-json";
 import { afterAll, describe, expect, it } from "vitest";
 import { IsolatedExpressions } from "../../shared/adapters/expressions/isolated.js";
@@ -21,7 +22,7 @@ import { evaluateCondition, resolveExpressions } from "../../shared/domain/expre
 import { ExpressionError, type ExpressionScope } from "../../shared/domain/expressions.js";
 import { canonicalJson } from "../../shared/domain/hash.js";
 import { encodeJson } from "../../shared/domain/json.js";
-import { jsonValue } from "../support/json-arbitrary.js";
+import { depthOf, jsonValue } from "../support/json-arbitrary.js";
 
 const BIG = "12345678901234567891";
 const HUGE = "123456789012345678901234567890";
@@ -199,6 +200,29 @@ describe.each([
     });
     expect(await condition("{% input.id = deps.a.id %}", input)).toBe(true);
     expect(await resolve("{% $number($string(input.id)) %}", input)).toBe(12345678901234567000);
+  });
+
+  it("give what jsonata's own $string gives for values without exact numbers", async () => {
+    const plain = jsonata("$string(x, p)");
+    await fc.assert(
+      // Shallow: deep values meet weft's own bounds first, which are not what is compared here.
+      fc.asyncProperty(
+        jsonValue.filter((x) => depthOf(x) < 32),
+        fc.boolean(),
+        async (x, p) => {
+          const expected = await plain.evaluate({ x, p }).then(
+            (text: unknown) => ({ text }),
+            (error: { code?: string }) => ({ code: error.code }),
+          );
+          const got = await resolve("{% $string(input.x, input.p) %}", { x, p }).then(
+            (text: unknown) => ({ text }),
+            (error: Error) => ({ code: /\((D\d+)\)/.exec(error.message)?.[1] }),
+          );
+          expect(got).toEqual(expected);
+        },
+      ),
+      { numRuns: isolated ? 30 : 150 },
+    );
   });
 
   it("refuse arithmetic on one with an ExpressionError that says why", async () => {
