@@ -3,6 +3,7 @@
  * ApiError (the API's `{error: {code, message, details}}`) or UnreachableError (no answer at all).
  */
 
+import { parseExact, stringifyExact } from "../shared/domain/exact-numbers.js";
 import type { ExternalTask, TaskErrorReport } from "../shared/engine/external.js";
 import type { ExecutionView, UploadTicket } from "../shared/engine/views.js";
 import {
@@ -400,7 +401,8 @@ export class WeftClient {
     if (response.status === 204) return { status: 204, body: undefined as RouteResponse<K> };
     let parsed: unknown;
     try {
-      parsed = text === "" ? undefined : JSON.parse(text);
+      // Exact numbers (exact-numbers.ts): an id beyond 2^53 in an answer keeps its digits.
+      parsed = text === "" ? undefined : parseExact(text);
     } catch {
       parsed = undefined;
     }
@@ -420,13 +422,13 @@ export class WeftClient {
 /** JSON.stringify, except that members given as JsonText are written as their text. */
 function bodyText(body: unknown): string {
   if (!isRecord(body) || !Object.values(body).some((value) => value instanceof JsonText)) {
-    return JSON.stringify(body);
+    return stringifyExact(body) as string;
   }
   const members = Object.entries(body)
     .filter(([, value]) => value !== undefined)
     .map(
       ([key, value]) =>
-        `${JSON.stringify(key)}:${value instanceof JsonText ? value.text : JSON.stringify(value)}`,
+        `${JSON.stringify(key)}:${value instanceof JsonText ? value.text : stringifyExact(value)}`,
     );
   return `{${members.join(",")}}`;
 }

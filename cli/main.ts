@@ -2,7 +2,9 @@
  * The `weft` command-line tool: talks to the weft HTTP API (the local runtime by default, or a deployed
  * one signed with SigV4). `weft --help` lists the commands, options and exit codes.
  */
+
 import { pathToFileURL } from "node:url";
+import { stringifyExact } from "../shared/domain/exact-numbers.js";
 import { commandUsage, DEFAULT_API_URL, parseCommandLine, USAGE } from "./args.js";
 import type { WeftClient } from "./client.js";
 import type { Context } from "./commands.js";
@@ -67,7 +69,7 @@ export async function runCli(
         if (!json) io.stdout.write(`${text}\n`);
       },
       emit: (value) => {
-        if (json) io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+        if (json) io.stdout.write(`${stringifyExact(value, undefined, 2)}\n`);
       },
       note: (text) => {
         if (!json) io.stderr.write(`${paint(errStyle, "gray", text)}\n`);

@@ -1,6 +1,7 @@
 /** Human-readable rendering: colors (only on a TTY, never with NO_COLOR), durations, tables, lines. */
 
 import { dependencyLabel } from "../shared/domain/edges.js";
+import { stringifyExact } from "../shared/domain/exact-numbers.js";
 import { EXECUTION_STATUSES, NODE_STATUSES } from "../shared/domain/records.js";
 import { isTerminalExecution, isTerminalNode } from "../shared/domain/states.js";
 import { displayState } from "../shared/engine/views.js";
@@ -189,7 +190,8 @@ export function executionHeader(style: Style, view: ExecutionView, now: number):
 }
 
 export function prettyJson(value: unknown): string {
-  return JSON.stringify(value, null, 2);
+  // Exact numbers (exact-numbers.ts) as their digits.
+  return stringifyExact(value, undefined, 2) as string;
 }
 
 /** A size for people: "512 bytes", "4.5 KiB", "8 MiB", "8.3 MiB". */
@@ -218,7 +220,7 @@ export function referenceLines(style: Style, ref: PayloadReference): string[] {
   const lines = [`${formatSize(ref.bytes)} in ${entries.length} part${entries.length === 1 ? "" : "s"}:`];
   for (const [key, part] of entries) {
     const [first = "", ...rest] =
-      "ref" in part ? referenceLines(style, part.ref) : [oneLine(JSON.stringify(part.value) ?? "null", 120)];
+      "ref" in part ? referenceLines(style, part.ref) : [oneLine(stringifyExact(part.value) ?? "null", 120)];
     lines.push(`  ${key}: ${first}`, ...rest.map((line) => `  ${line}`));
   }
   return lines;

@@ -12,10 +12,16 @@
  *
  * Throw `TerminalError` to fail the node at once, `RetryableError` (or anything else) to let its
  * retry policy decide.
+ *
+ * Exact numbers: a number in the input or params that a double cannot hold digit for digit (most
+ * integers beyond 2^53, a decimal with more digits than a double keeps) arrives as a
+ * `LosslessNumber`; `isExactNumber(v)` tells, `v.value` is its digits, and returning it (or a new
+ * `LosslessNumber("…")`) outputs those digits unchanged. Every other number is a plain number.
  */
 import type { z } from "zod";
 import { defineTask as defineAnyTask, type TaskInput, type TaskType } from "../shared/tasks/task-type.js";
 
+export { type ExactNumber, isExactNumber, LosslessNumber } from "../shared/domain/exact-numbers.js";
 export * from "../shared/tasks/errors.js";
 export type { TaskContext, TaskInput, TaskType } from "../shared/tasks/task-type.js";
 

@@ -221,7 +221,7 @@ function jsonResponse(
   body: unknown,
   headers: Record<string, string> = {},
 ): APIGatewayProxyStructuredResultV2 {
-  // Exact JSON: values come back as JSON.parse gave them in (-0, 1e400 included).
+  // Exact JSON: values come back as they were sent (-0, and exact numbers' digits: exact-numbers.ts).
   return {
     statusCode: status,
     headers: { ...JSON_HEADERS, ...headers },

@@ -1,5 +1,6 @@
 /** What route handlers share: the request they see, their answer, and the parsing and validation helpers. */
 import { type ProblemDetail, RequestError } from "../../shared/domain/errors.js";
+import { parseExact } from "../../shared/domain/exact-numbers.js";
 import { jsonTextDepth } from "../../shared/domain/json.js";
 import { PAYLOAD_LIMITS } from "../../shared/domain/payload.js";
 import * as z from "../../shared/domain/zod.js";
@@ -61,9 +62,10 @@ export function parseJson(body: string | undefined, options: { required: boolean
     );
   }
   try {
-    return JSON.parse(body) as unknown;
+    // Exact numbers (exact-numbers.ts): an id beyond 2^53 keeps its digits from here on.
+    return parseExact(body);
   } catch (error) {
-    // JSON.parse's message names the position of the problem, never more than a few characters of the body.
+    // The parser's message names the position of the problem, never more than a few characters of the body.
     const reason = error instanceof Error ? error.message : "unparseable";
     throw new RequestError("InvalidJson", "the request body is not valid JSON", {
       details: [{ path: "body", code: "invalid_json", message: reason }],

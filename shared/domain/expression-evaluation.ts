@@ -10,6 +10,13 @@
  */
 import jsonata from "jsonata";
 import {
+  containsExact,
+  EXACT_ARITHMETIC,
+  isExactNumber,
+  LosslessNumber,
+  stringifyExact,
+} from "./exact-numbers.js";
+import {
   bodyOf,
   DEFAULT_EXPRESSION_LIMITS,
   type EvaluationOptions,
@@ -169,6 +176,36 @@ function installGuard(expression: jsonata.Expression): void {
   // long as asked, before anything can look: these count and refuse first.
   expression.registerFunction("length", boundedLength, "<s-:n>");
   expression.registerFunction("pad", boundedPad, "<s-ns?:s>");
+  // jsonata's $string would write an exact number as the object it is: this one writes its digits.
+  expression.registerFunction("string", exactString, "<x-b?:s>");
+}
+
+/**
+ * $string as jsonata 2.2.2's own (its code, step for step: a non-integer number to 15 significant
+ * digits, ±Infinity refused, functions as ""), with an exact number (exact-numbers.ts) written as
+ * its digits, alone or inside a value. A value holding none is written by JSON.stringify, as
+ * jsonata writes it.
+ */
+function exactString(this: FunctionFocus, value: unknown, prettify?: boolean): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "string") return value;
+  if (isJsonataFunction(value)) return "";
+  if (typeof value === "number" && !Number.isFinite(value))
+    throw { code: "D3001", value, stack: new Error().stack };
+  if (isExactNumber(value)) return value.value;
+  const space = prettify ? 2 : 0;
+  const single =
+    Array.isArray(value) && (value as { outerWrapper?: unknown }).outerWrapper ? value[0] : value;
+  const replacer = (_key: string, member: unknown): unknown => {
+    if (typeof member === "number" && !Number.isNaN(member)) {
+      if (!Number.isFinite(member)) throw { code: "D1001", value: member, stack: new Error().stack };
+      return Number.isInteger(member) ? member : Number(member.toPrecision(15));
+    }
+    return member && isJsonataFunction(member) ? "" : member;
+  };
+  return containsExact(single)
+    ? stringifyExact(single, replacer, space)
+    : JSON.stringify(single, replacer, space);
 }
 
 /** Steps that read what exists (the data, a variable) rather than make something new. */
@@ -359,7 +396,10 @@ function evaluationError(expression: string, where: string, guard: Guard, error:
     return new ExpressionError(`${prefix} failed with ${name}`, { path: where });
   }
   let detail: string;
-  if (code === "D3137" || code === "D3141") {
+  if (holdsExactNumber(fields.value) || holdsExactNumber(fields.value2)) {
+    // jsonata's own words would call it "not a number", which it is: say why it is refused.
+    detail = EXACT_ARITHMETIC;
+  } else if (code === "D3137" || code === "D3141") {
     detail = "it raised an error with $error() or $assert() (whose message is not shown: it may hold data)";
   } else {
     detail = typeof fields.message === "string" ? fields.message : "";
@@ -379,6 +419,11 @@ function evaluationError(expression: string, where: string, guard: Guard, error:
   const message = `${detail} (${code})${position}`;
   const cause = Object.assign(new Error(message), { code });
   return new ExpressionError(`${prefix} failed: ${message}`, { path: where, cause });
+}
+
+/** An operand jsonata refused that is, or (a function's array argument) holds, an exact number. */
+function holdsExactNumber(value: unknown): boolean {
+  return isExactNumber(value) || (Array.isArray(value) && value.some((member) => isExactNumber(member)));
 }
 
 class FunctionResult extends Error {}
@@ -427,6 +472,8 @@ function toJson(result: unknown, expression: string, where: string, maxBytes: nu
  */
 function plainCopy(value: unknown): unknown {
   if (isJsonataFunction(value)) throw new FunctionResult();
+  // A number kept exact (exact-numbers.ts): a leaf, copied as the number it is.
+  if (isExactNumber(value)) return new LosslessNumber(value.value);
   if (Array.isArray(value)) return value.map((member) => (member === undefined ? null : plainCopy(member)));
   if (isObject(value)) {
     const copy: Record<string, unknown> = {};
@@ -529,6 +576,7 @@ function describeType(value: unknown): string {
   if (value === null) return "null";
   if (isJsonataFunction(value)) return "a function";
   if (Array.isArray(value)) return "an array";
+  if (isExactNumber(value)) return "an exact number";
   switch (typeof value) {
     case "string":
       return "a string";

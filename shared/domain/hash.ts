@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import type { WorkflowDefinition } from "./definition.js";
+import { isExactNumber } from "./exact-numbers.js";
 import { numberText } from "./json.js";
 
 /**
@@ -32,6 +33,8 @@ function write(input: unknown, seen: Set<object>): string | undefined {
     value = (value as { toJSON: () => unknown }).toJSON();
   }
   if (typeof value === "number") return numberText(value);
+  // An exact number (exact-numbers.ts) is its digits, so big numbers in params hash as written.
+  if (isExactNumber(value)) return value.value;
   if (value === null || typeof value !== "object") {
     // bigint throws here, as it does in JSON.stringify.
     return JSON.stringify(value) as string | undefined;

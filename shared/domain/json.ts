@@ -6,13 +6,15 @@
  * -0 is written `-0` and ±Infinity `±1e400` (both valid JSON that parse back to the same double).
  * Keys such as `__proto__` or `""` are written as the own properties they are. Everything else
  * follows JSON.stringify (toJSON honoured; undefined, functions and symbols dropped from objects and
- * null in arrays; NaN is null, as no JSON text parses to it).
+ * null in arrays; NaN is null, as no JSON text parses to it). An exact number (exact-numbers.ts, a
+ * LosslessNumber) is written as its digits.
  *
  * The walk is iterative, so no nesting depth can overflow the stack; depth and size are checked as
  * it goes, so a value over a limit is refused before it is built in full.
  */
 
 import { TerminalError } from "./errors.js";
+import { isExactNumber } from "./exact-numbers.js";
 
 /** Why a value cannot be stored as a payload. */
 export type PayloadProblem = "PayloadTooLarge" | "PayloadTooDeep" | "PayloadNotJson" | "PayloadMissing";
@@ -77,6 +79,11 @@ export function encodeJson(value: unknown, limits: EncodeLimits): string {
     }
     if (value === null) {
       write("null");
+      return true;
+    }
+    if (isExactNumber(value)) {
+      // Its digits as they came in (exact-numbers.ts): a number, not an object.
+      write(value.value);
       return true;
     }
     const container = value as object;

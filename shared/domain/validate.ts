@@ -3,6 +3,7 @@
  * fixing a 200-node DAG should not have to resubmit once per mistake), so each check works on
  * whatever part of the input is usable instead of stopping at the first schema error.
  */
+
 import {
   fanInSchema,
   LIMITS,
@@ -11,6 +12,7 @@ import {
   workflowDefinitionSchema,
 } from "./definition.js";
 import type { ProblemDetail } from "./errors.js";
+import { cloneExact, stringifyExact } from "./exact-numbers.js";
 import { checkExpressions, type ExpressionProblem } from "./expression-evaluation.js";
 import { findExpressions } from "./expressions.js";
 import { compileGraph, type WorkflowGraph } from "./graph.js";
@@ -217,7 +219,7 @@ function nodeLabel(node: LooseNode | undefined, index: number): string {
 function checkSize(raw: unknown, problems: ProblemDetail[]): void {
   let bytes: number;
   try {
-    bytes = new TextEncoder().encode(JSON.stringify(raw) ?? "").length;
+    bytes = new TextEncoder().encode(stringifyExact(raw) ?? "").length;
   } catch {
     problems.push({
       path: "",
@@ -715,7 +717,7 @@ function parseParams(
 
 /** A copy of params with each expression removed (an object's key dropped, an array's item undefined). */
 function withoutExpressions(params: unknown, expressionPaths: readonly (string | number)[][]): unknown {
-  const copy = structuredClone(params);
+  const copy = cloneExact(params);
   for (const path of expressionPaths) {
     let parent = copy as Record<string | number, unknown>;
     for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;

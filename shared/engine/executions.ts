@@ -2,6 +2,7 @@
 
 import { callbackToken } from "../domain/attempt-token.js";
 import { badRequest, conflict, notFound, RequestError } from "../domain/errors.js";
+import { parseExact } from "../domain/exact-numbers.js";
 import { descendantsExceeded, rootOf } from "../domain/fan-out.js";
 import type { WorkflowGraph } from "../domain/graph.js";
 import { jsonTextDepth, PayloadError } from "../domain/json.js";
@@ -206,7 +207,7 @@ export class Executions {
       );
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseExact(text);
     } catch (error) {
       throw badRequest("the uploaded input is not valid JSON", [
         {

@@ -3,6 +3,7 @@
  * and inlined (while the response stays under its budget: a Lambda response carries 6 MB) or
  * shown as a reference with a download URL.
  */
+import { parseExact } from "../domain/exact-numbers.js";
 import { type Payload, valueBytes } from "../domain/payload.js";
 import type { EngineContext } from "./context.js";
 
@@ -40,7 +41,7 @@ export class PayloadRenderer {
     if ("json" in payload) {
       // Small by construction (payload.ts): always shown, but counted.
       this.remaining -= payload.json.length;
-      return { value: JSON.parse(payload.json) as unknown };
+      return { value: parseExact(payload.json) };
     }
     const bytes = valueBytes(payload);
     if (this.options.resolve && bytes <= this.remaining) {

@@ -6,6 +6,7 @@
  * is not written again.
  */
 import { createHash } from "node:crypto";
+import { parseExact } from "../domain/exact-numbers.js";
 import { encodeJson, PayloadError } from "../domain/json.js";
 import {
   type BlobRef,
@@ -132,7 +133,8 @@ export class Payloads {
 
   /** The value a payload stands for (parsed anew each time: callers may change what they get). */
   async load(payload: Payload): Promise<unknown> {
-    return JSON.parse(await this.text(payload)) as unknown;
+    // Exact numbers (exact-numbers.ts): digits a double would lose come back as they were stored.
+    return parseExact(await this.text(payload));
   }
 
   /** The exact JSON text a payload stands for. */

@@ -1,9 +1,11 @@
 /** The EventSender port of the `emit` task on EventBridge PutEvents. */
+
 import {
   type EventBridgeClient,
   PutEventsCommand,
   type PutEventsCommandOutput,
 } from "@aws-sdk/client-eventbridge";
+import { stringifyExact } from "../domain/exact-numbers.js";
 import { type AwsCall, accessDeniedError, classifyAwsError } from "./aws-errors.js";
 import type { EmitEntry, EventSender } from "./emit.js";
 import { RetryableError, TerminalError } from "./errors.js";
@@ -33,7 +35,7 @@ export class EventBridgeSender implements EventSender {
               EventBusName: entry.busName,
               Source: entry.source,
               DetailType: entry.detailType,
-              Detail: JSON.stringify(entry.detail),
+              Detail: stringifyExact(entry.detail),
             },
           ],
         }),

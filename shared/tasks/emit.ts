@@ -1,4 +1,7 @@
 /** The `emit` task type: puts one event on the lifecycle bus or a named bus, through a small port. */
+
+import { cloneExact, stringifyExact } from "../domain/exact-numbers.js";
+import { exactJson } from "../domain/json-schema.js";
 import * as z from "../domain/zod.js";
 import { TerminalError } from "./errors.js";
 import { defineTask, type TaskType } from "./task-type.js";
@@ -21,7 +24,7 @@ export interface EventSender {
 
 export const emitParamsSchema = z.strictObject({
   detailType: z.string().check(z.minLength(1), z.maxLength(128)),
-  detail: z.optional(z.record(z.string(), z.json())),
+  detail: z.optional(z.record(z.string(), exactJson())),
   source: z.optional(
     z.string().check(
       z.minLength(1),
@@ -44,7 +47,7 @@ export function emitTask(sender: EventSender, defaultBusName: string): TaskType<
     async run({ params: raw, context }): Promise<EmitOutput> {
       const params = emitParamsSchema.parse(raw);
       const detail = params.detail ?? {};
-      const size = Buffer.byteLength(JSON.stringify(detail));
+      const size = Buffer.byteLength(stringifyExact(detail) ?? "");
       if (size > MAX_DETAIL_BYTES)
         throw new TerminalError(
           `event detail is ${size} bytes; EventBridge takes at most ${MAX_DETAIL_BYTES}`,
@@ -69,7 +72,8 @@ export class MemoryEventSender implements EventSender {
   private count = 0;
 
   async send(entry: EmitEntry): Promise<{ eventId: string }> {
-    this.sent.push(structuredClone(entry));
+    // cloneExact: a detail may hold exact numbers, which structuredClone would flatten.
+    this.sent.push(cloneExact(entry));
     this.count += 1;
     return { eventId: `local-${this.count}` };
   }

@@ -3,6 +3,7 @@
  * new definition must pass. Apart from the task's runtime so that the functions that only check
  * definitions (the api) or never run it (the sweeper, the DLQ consumer) bundle these without undici.
  */
+import { exactJson } from "../domain/json-schema.js";
 import * as z from "../domain/zod.js";
 import type { EgressPolicy } from "./egress.js";
 import { headersSchema, registrationHeadersSchema } from "./http-headers.js";
@@ -49,7 +50,7 @@ function buildParamsSchema(registration?: { egress: EgressPolicy }) {
       /** Each value plain text or a secret reference `{"secret": "<name>"}`. */
       headers: z.optional(registration ? registrationHeadersSchema : headersSchema),
       /** Any JSON value; sent as JSON (content-type application/json) unless it is a string. */
-      body: z.optional(z.json()),
+      body: z.optional(exactJson()),
       timeoutMs: z.optional(z.number().check(z.int(), z.gte(1), z.lte(900_000))),
       /** Statuses that count as success; default any 2xx. */
       expectStatus: z.optional(z.union([statusCode, z.array(statusCode).check(z.minLength(1))])),

@@ -4,7 +4,9 @@
  * thrown as the retry policy wants them. A module of its own, imported by http.ts on the first
  * request: a worker that runs no http node never loads it.
  */
+
 import type * as Undici from "undici";
+import { parseExact, stringifyExact } from "../domain/exact-numbers.js";
 import { type Redactor, secretRedactor } from "../domain/redact.js";
 import type { EgressPolicy } from "./egress.js";
 import { RetryableError, TerminalError } from "./errors.js";
@@ -197,7 +199,7 @@ function requestBody(params: HttpParams, headers: Headers): string | undefined {
   if (params.body === undefined) return undefined;
   if (typeof params.body === "string") return params.body;
   if (!headers.has("content-type")) headers.set("content-type", "application/json");
-  return JSON.stringify(params.body);
+  return stringifyExact(params.body);
 }
 
 /** The URL a redirect leads to; terminal when it cannot be followed. */
@@ -314,7 +316,8 @@ function decodeBody(response: Response, bytes: Uint8Array): unknown {
   if (!isJson(response.headers.get("content-type"))) return text;
   if (text.trim() === "") return null;
   try {
-    return JSON.parse(text) as unknown;
+    // Exact numbers (exact-numbers.ts): a 64-bit id in a response keeps its digits.
+    return parseExact(text);
   } catch {
     // Declared JSON but is not: hand over the text rather than fail a request that succeeded.
     return text;

@@ -1,5 +1,7 @@
 /** The LambdaInvoker port on AWS Lambda (Invoke, RequestResponse). */
+
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from "@aws-sdk/client-lambda";
+import { parseExact, stringifyExact } from "../domain/exact-numbers.js";
 import { classifyAwsError } from "./aws-errors.js";
 import type { LambdaInvocationResult, LambdaInvoker } from "./lambda.js";
 
@@ -27,7 +29,8 @@ export class AwsLambdaInvoker implements LambdaInvoker {
           FunctionName: functionName,
           ...(qualifier === undefined ? {} : { Qualifier: qualifier }),
           InvocationType: "RequestResponse",
-          Payload: new TextEncoder().encode(JSON.stringify(payload)),
+          // Exact numbers (exact-numbers.ts) are written as their digits.
+          Payload: new TextEncoder().encode(stringifyExact(payload)),
         }),
         { abortSignal: signal },
       );
@@ -56,7 +59,7 @@ export class AwsLambdaInvoker implements LambdaInvoker {
 function parsePayload(text: string): unknown {
   if (text.trim() === "") return null;
   try {
-    return JSON.parse(text) as unknown;
+    return parseExact(text);
   } catch {
     return text;
   }

@@ -3,6 +3,7 @@
  * (lambda-local.ts) and the test runtime's functions (testkit/lambda.ts) both go through here, so a
  * workflow sees the same event, result and errors from either as from a deployed function.
  */
+import { parseExact, stringifyExact } from "../domain/exact-numbers.js";
 import type { LambdaInvocationResult } from "./lambda.js";
 
 /**
@@ -49,8 +50,9 @@ export async function callAsLambda(
 
 /** What crossing Lambda's JSON boundary does to a value (undefined becomes null). */
 function roundTrip(value: unknown): unknown {
-  const text = JSON.stringify(value);
-  return text === undefined ? null : (JSON.parse(text) as unknown);
+  // With exact numbers (exact-numbers.ts), as the real boundary (lambda-aws.ts) treats them.
+  const text = stringifyExact(value);
+  return text === undefined ? null : parseExact(text);
 }
 
 /** Lambda's error payload; `terminal` carries a TerminalError across (the lambda task reads it). */

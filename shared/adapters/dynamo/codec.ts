@@ -4,6 +4,7 @@
  * and the history list never leak into records; Number Sets become sorted arrays. Payloads (inputs,
  * outputs) are strings in their stored form (domain/payload.ts), never DynamoDB maps or numbers.
  */
+import { parseExact } from "../../domain/exact-numbers.js";
 import { encodeJson } from "../../domain/json.js";
 import { decodeStoredPayload, encodeStoredPayload, NULL_PAYLOAD } from "../../domain/payload.js";
 import type {
@@ -118,7 +119,8 @@ export function workflowVersionFromItem(item: Item): WorkflowVersionRecord {
     name: item.name as string,
     version: Number(item.version),
     definitionHash: item.definitionHash as string,
-    definition: JSON.parse(item.definition as string) as WorkflowVersionRecord["definition"],
+    // Exact numbers (exact-numbers.ts): params keep the digits they were registered with.
+    definition: parseExact(item.definition as string) as WorkflowVersionRecord["definition"],
     createdAt: Number(item.createdAt),
   };
 }

@@ -28,7 +28,7 @@ import {
   stoppedExpression,
 } from "../../domain/expressions.js";
 import type { ExpressionEvaluator } from "../../ports.js";
-import { type EvaluationReply, type EvaluationRequest, THREAD_MARK } from "./protocol.js";
+import { crossing, type EvaluationReply, type EvaluationRequest, THREAD_MARK, uncross } from "./protocol.js";
 import { serveEvaluations } from "./thread.js";
 
 if (!isMainThread && parentPort && isThreadData(workerData)) serveEvaluations(parentPort);
@@ -129,6 +129,7 @@ class EvaluationThread {
     }
     this.finish();
     if (reply.kind === "value") job.resolve(reply.value);
+    else if (reply.kind === "exact-value") job.resolve(uncross(reply.json));
     else if (reply.kind === "expression-error")
       job.reject(new ExpressionError(reply.message, reply.path === undefined ? {} : { path: reply.path }));
     else job.reject(new Error(`weft: evaluating an expression failed in its thread (${reply.message})`));
@@ -223,15 +224,16 @@ export class IsolatedExpressions implements ExpressionEvaluator {
     expressions: Job["expressions"],
   ): Promise<unknown> {
     if (expressions.length === 0) return Promise.resolve(value);
+    const data = { value, scope, bindings: options.bindings };
+    // Exact numbers would lose their class in structured cloning: then the data crosses as text.
+    const exactJson = crossing(data);
     const request: EvaluationRequest = {
       id: this.nextId++,
       kind,
-      value,
       path,
-      scope,
       nowMs: options.now(),
-      bindings: options.bindings,
       limits: options.limits,
+      data: exactJson === undefined ? data : { exactJson },
     };
     const maxMs = options.limits?.maxMs ?? DEFAULT_EXPRESSION_LIMITS.maxMs;
     return new Promise((resolve, reject) => {

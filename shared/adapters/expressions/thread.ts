@@ -6,7 +6,13 @@
 import v8 from "node:v8";
 import type { MessagePort } from "node:worker_threads";
 import { ExpressionError } from "../../domain/expressions.js";
-import type { EvaluationReply, EvaluationRequest } from "./protocol.js";
+import {
+  crossing,
+  type EvaluationData,
+  type EvaluationReply,
+  type EvaluationRequest,
+  uncross,
+} from "./protocol.js";
 
 const heapUsed = () => v8.getHeapStatistics().used_heap_size;
 
@@ -17,8 +23,9 @@ export function serveEvaluations(port: MessagePort): void {
   port.postMessage({ id: 0, kind: "ready" } satisfies EvaluationReply);
 }
 
-async function evaluate(request: EvaluationRequest, port: MessagePort): Promise<EvaluationReply> {
-  const { id } = request;
+async function evaluate(received: EvaluationRequest, port: MessagePort): Promise<EvaluationReply> {
+  const { id } = received;
+  const request = { ...received, ...dataOf(received) };
   const options = {
     now: () => request.nowMs,
     heapUsed,
@@ -33,11 +40,18 @@ async function evaluate(request: EvaluationRequest, port: MessagePort): Promise<
       request.kind === "condition"
         ? await evaluateCondition(request.value as string, request.scope, options)
         : await resolveExpressions(request.value, request.scope, options, request.path);
-    return { id, kind: "value", value };
+    const json = crossing(value);
+    return json === undefined ? { id, kind: "value", value } : { id, kind: "exact-value", json };
   } catch (error) {
     if (error instanceof ExpressionError)
       return { id, kind: "expression-error", message: error.message, path: error.path };
     // Its name only: an unexpected error's message may quote the data.
     return { id, kind: "failure", message: error instanceof Error ? error.name : typeof error };
   }
+}
+
+/** The request's data as sent, exact numbers included (protocol.ts `crossing`). */
+function dataOf(request: EvaluationRequest): EvaluationData {
+  const data = request.data;
+  return "exactJson" in data ? (uncross(data.exactJson) as EvaluationData) : data;
 }

@@ -14,6 +14,7 @@ import {
   workerCursorSchema,
 } from "../../domain/cursor.js";
 import { invalidCursor } from "../../domain/errors.js";
+import { cloneExact } from "../../domain/exact-numbers.js";
 import { orderHistory } from "../../domain/history.js";
 import { parseMapItemId } from "../../domain/map.js";
 import {
@@ -75,7 +76,8 @@ interface StoredNode {
   history: HistoryEvent[];
 }
 
-const copy = <T>(value: T): T => structuredClone(value);
+// cloneExact: a definition's params may hold exact numbers, which structuredClone would flatten.
+const copy = <T>(value: T): T => cloneExact(value);
 
 /** An idempotency key is unique within its workflow. */
 const scopedKey = (workflow: string, key: string) => JSON.stringify([workflow, key]);
