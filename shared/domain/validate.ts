@@ -15,6 +15,7 @@ import { checkExpressions, type ExpressionProblem } from "./expression-evaluatio
 import { findExpressions } from "./expressions.js";
 import { compileGraph, type WorkflowGraph } from "./graph.js";
 import { PLACEMENT_LIMITS } from "./placement.js";
+import { assignOp, detailCode, staticVarsProblems } from "./vars.js";
 import * as z from "./zod.js";
 
 /**
@@ -73,6 +74,7 @@ export function validateDefinition(
     checkTasks(nodes, tasks, problems);
     checkPlacement(nodes, tasks, problems);
     checkNodeExpressions(nodes, problems);
+    checkAssign(nodes, tasks, problems);
   }
   checkOnFailure(raw, nodes, tasks, problems);
 
@@ -169,6 +171,8 @@ interface LooseNode {
   external: boolean;
   timeoutSeconds: unknown;
   heartbeatSeconds: unknown;
+  /** As given. */
+  assign: unknown;
 }
 
 function rawNodeList(raw: unknown): unknown[] | undefined {
@@ -204,6 +208,7 @@ function lenientNode(value: unknown, index: number): LooseNode {
     external: node.runsOn !== undefined,
     timeoutSeconds: node.timeoutSeconds,
     heartbeatSeconds: node.heartbeatSeconds,
+    assign: node.assign,
   };
 }
 
@@ -688,7 +693,7 @@ function checkParams(
         issue.code === "unrecognized_keys" ? `unknown field "${String(keyPath.at(-1))}"` : issue.message;
       problems.push({
         path: formatPath(keyPath),
-        code: "invalid_params",
+        code: ownDetailCode(issue) ?? "invalid_params",
         message: `${label}, ${field} (task type "${type}"): ${detail}`,
       });
     }
@@ -724,6 +729,12 @@ function withoutExpressions(params: unknown, expressionPaths: readonly (string |
     else delete parent[last];
   }
   return copy;
+}
+
+/** A task type's refusal with a code of its own (a `vars` limit's: domain/vars.ts), else undefined. */
+function ownDetailCode(issue: z.core.$ZodIssue): string | undefined {
+  const code = issue.code === "custom" ? issue.params?.detailCode : undefined;
+  return typeof code === "string" ? code : undefined;
 }
 
 /** A task type's rule that holds even under an expression (CHECKED_UNDER_EXPRESSIONS in expression-rules.ts). */
@@ -808,6 +819,42 @@ function addExpressionProblems(
       code: problem.code,
       message: `${label}, ${field}${at}: ${problem.message}`,
     });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// `assign` (domain/vars.ts): its expressions (which also see `$output`), and the limits of what is
+// known before it runs, each refused with its own code. Nodes whose completion does not come from
+// an attempt run by the engine's worker (map, workflow, callback, external) cannot assign yet.
+
+function checkAssign(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDetail[]): void {
+  for (const node of nodes) {
+    if (!isRecord(node.assign)) continue;
+    const label = nodeLabel(node, node.index);
+    const prefix = `nodes[${node.index}]`;
+    const task = node.type === undefined ? undefined : tasks.get(node.type);
+    if (node.external || task?.composite !== undefined) {
+      problems.push({
+        path: `${prefix}.assign`,
+        code: "assign_not_supported",
+        message: `${label}: assign is not supported on ${node.external ? "a node run by external workers" : `a "${node.type}" node`} yet; follow it with a "vars" node`,
+      });
+      continue;
+    }
+    addExpressionProblems(
+      checkExpressions(node.assign, `${prefix}.assign`, { deps: node.deps.map((dep) => dep.name) }),
+      prefix,
+      label,
+      problems,
+    );
+    for (const problem of staticVarsProblems(assignOp(node.assign))) {
+      const field = problem.field.replace(/^values/, "assign");
+      problems.push({
+        path: `${prefix}.${field}`,
+        code: detailCode(problem.code),
+        message: `${label}, ${problem.message.replace(/^values/, "assign")}`,
+      });
+    }
   }
 }
 

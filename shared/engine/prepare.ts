@@ -17,6 +17,7 @@ import * as z from "../domain/zod.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { EngineContext } from "./context.js";
 import { loadValues } from "./values.js";
+import { withVariables } from "./vars.js";
 
 export type PreparedRun =
   | { input: unknown; params: unknown; deps: Record<string, unknown> }
@@ -33,7 +34,13 @@ export async function prepareRun(
 ): Promise<PreparedRun> {
   if (nothingDone(node, deps)) return { skip: NOTHING_DONE };
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
-  const scope = expressionScope(execution, input, values);
+  const scope = await withVariables(
+    ctx,
+    execution.executionId,
+    expressionScope(execution, input, values),
+    node.when,
+    node.params,
+  );
   // The onFailure handler's params may refer to the execution's error.
   if (node.onFailureHandler && execution.error)
     scope.error = { name: execution.error.name, message: execution.error.message };
@@ -68,7 +75,12 @@ export async function skipReason(
   if (nothingDone(node, deps)) return NOTHING_DONE;
   if (node.when === undefined) return undefined;
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
-  const scope = expressionScope(execution, input, values);
+  const scope = await withVariables(
+    ctx,
+    execution.executionId,
+    expressionScope(execution, input, values),
+    node.when,
+  );
   return (await ctx.expressions.condition(node.when, scope, { now: () => ctx.clock.now() }))
     ? undefined
     : WHEN_FALSE;

@@ -48,6 +48,7 @@ import { notifyParent } from "./parent-notice.js";
 import { expressionScope, skipReason } from "./prepare.js";
 import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
 import { loadValues } from "./values.js";
+import { applyAssign, applyVariables, VariablesUnavailable, withVariables } from "./vars.js";
 import type { WaitingKinds } from "./waiting-kind.js";
 
 const STORE_CONCURRENCY = 16;
@@ -802,6 +803,22 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
         return;
       }
       output = await this.inlineOutput(execution, node, task, attempt, deps, now);
+      if (node.assign !== undefined) {
+        const [input, values, value] = await Promise.all([
+          this.ctx.payloads.load(execution.input),
+          loadValues(this.ctx, deps),
+          this.ctx.payloads.load(output),
+        ]);
+        // Before the completion below, which dispatches the dependants that read them.
+        await applyAssign(
+          this.ctx,
+          execution,
+          node,
+          attempt,
+          expressionScope(execution, input, values),
+          value,
+        );
+      }
     } catch (cause) {
       const error = inlineFailure(cause);
       // A fault of the blob store is no failure of the node: it stays as it was, and the message
@@ -852,10 +869,10 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     const controller = new AbortController();
     const input = await this.ctx.payloads.load(execution.input);
     const values = await loadValues(this.ctx, deps);
+    const scope = () =>
+      withVariables(this.ctx, execution.executionId, expressionScope(execution, input, values), node.params);
     const params = hasExpressions(node.params)
-      ? await this.ctx.expressions.resolve(node.params, expressionScope(execution, input, values), {
-          now: () => this.ctx.clock.now(),
-        })
+      ? await this.ctx.expressions.resolve(node.params, await scope(), { now: () => this.ctx.clock.now() })
       : node.params;
     const output = await runInlineTask(task, {
       input,
@@ -870,6 +887,10 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
         deadline: now,
         sleep: (ms) => this.ctx.clock.sleep(ms, controller.signal),
         now: () => this.ctx.clock.now(),
+        // A `vars` node's operation, once per node (engine/vars.ts): only an inline run has it.
+        variables: {
+          apply: (op) => applyVariables(this.ctx, execution.executionId, node.id, attempt, op, true),
+        },
       },
     });
     return this.ctx.payloads.save(execution.executionId, output, what);
@@ -894,6 +915,8 @@ async function runInlineTask(
   try {
     return await task.run({ ...args, params: z.ownParse(task.params, args.params) });
   } catch (failure) {
+    // The store, not the task: the node stays as it was and the message comes back.
+    if (failure instanceof VariablesUnavailable) throw failure;
     throw new InlineTaskFailure(failure);
   }
 }
@@ -904,6 +927,9 @@ function inlineFailure(cause: unknown): ErrorInfo | undefined {
   if (cause instanceof TerminalError) return { name: cause.code, message: cause.message, retryable: false };
   if (!(cause instanceof InlineTaskFailure)) return undefined;
   const failure = cause.failure;
+  // A terminal error of the task keeps its code (a `vars` limit's, SensitiveValue).
+  if (failure instanceof TerminalError)
+    return { name: failure.code, message: failure.message, retryable: false };
   return { name: "InlineTaskError", message: String((failure as Error)?.message ?? failure) };
 }
 

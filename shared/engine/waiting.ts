@@ -16,6 +16,7 @@ import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { expressionScope } from "./prepare.js";
 import { loadValues } from "./values.js";
+import { withVariables } from "./vars.js";
 
 /**
  * The lease of a waiting node: only the time of its next check — the sweeper's idle interval, or
@@ -88,7 +89,7 @@ export async function evaluateInScope(
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
   return ctx.expressions.resolve(
     value,
-    expressionScope(execution, input, values),
+    await withVariables(ctx, execution.executionId, expressionScope(execution, input, values), value),
     { ...options, now: () => ctx.clock.now() },
     path,
   );
