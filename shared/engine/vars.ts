@@ -32,7 +32,7 @@ import type { VariablesItem } from "../ports.js";
 import type { EngineContext } from "./context.js";
 
 /** How a write that lost a race tries again: full jitter over an exponential ceiling. */
-export const VARS_RETRY = { maxRounds: 100, baseMs: 4, capMs: 250 } as const;
+export const VARS_RETRY = { maxRounds: 400, baseMs: 4, capMs: 500 } as const;
 
 /**
  * The store could not take the write (a fault, or more conflicts than VARS_RETRY allows): no failure
