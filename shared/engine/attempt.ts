@@ -135,8 +135,10 @@ export async function runAttempt(
     const stored = await Promise.race([payloads.save(execution.executionId, output, what), aborted]);
     // Its variables before its completion is written (its dependants must see them): a failure
     // here (an expression, a limit, a secret-looking value) ends the attempt like the handler's.
-    const scope = expressionScope(execution, prepared.input, prepared.deps);
-    await Promise.race([applyAssign(ctx, execution, node, record.attempt, scope, output), aborted]);
+    if (node.assign !== undefined) {
+      const scope = expressionScope(execution, prepared.input, prepared.deps);
+      await Promise.race([applyAssign(ctx, execution, node, record.attempt, scope, output), aborted]);
+    }
     return { kind: "completed", output: stored };
   } catch (error) {
     const reason = controller.signal.reason;

@@ -20,6 +20,7 @@ import type {
   NodeRecord,
 } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
+import { mentionsVars } from "../domain/vars.js";
 import * as z from "../domain/zod.js";
 import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
@@ -48,7 +49,7 @@ import { notifyParent } from "./parent-notice.js";
 import { expressionScope, skipReason } from "./prepare.js";
 import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
 import { loadValues } from "./values.js";
-import { applyAssign, applyVariables, VariablesUnavailable, withVariables } from "./vars.js";
+import { applyAssign, applyVariables, readVariables, VariablesUnavailable } from "./vars.js";
 import type { WaitingKinds } from "./waiting-kind.js";
 
 const STORE_CONCURRENCY = 16;
@@ -869,10 +870,10 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     const controller = new AbortController();
     const input = await this.ctx.payloads.load(execution.input);
     const values = await loadValues(this.ctx, deps);
-    const scope = () =>
-      withVariables(this.ctx, execution.executionId, expressionScope(execution, input, values), node.params);
+    const scope = expressionScope(execution, input, values);
+    if (mentionsVars(node.params)) scope.vars = await readVariables(this.ctx, execution.executionId);
     const params = hasExpressions(node.params)
-      ? await this.ctx.expressions.resolve(node.params, await scope(), { now: () => this.ctx.clock.now() })
+      ? await this.ctx.expressions.resolve(node.params, scope, { now: () => this.ctx.clock.now() })
       : node.params;
     const output = await runInlineTask(task, {
       input,

@@ -79,20 +79,6 @@ export async function readVariables(ctx: EngineContext, executionId: string): Pr
 }
 
 /**
- * `scope` with the execution's variables as `vars` when one of `texts` (a node's params, `when`,
- * `assign`) mentions them: an execution that uses none pays no read.
- */
-export async function withVariables(
-  ctx: EngineContext,
-  executionId: string,
-  scope: ExpressionScope,
-  ...texts: unknown[]
-): Promise<ExpressionScope> {
-  if (mentionsVars(...texts)) scope.vars = await readVariables(ctx, executionId);
-  return scope;
-}
-
-/**
  * Applies `op` for `nodeId`'s `attempt` once. `perNode`: once per node whatever the attempt (a
  * `vars` node: a retried attempt must not count again); else once per attempt, a later attempt
  * applying again (an `assign`, whose output may differ) and an earlier one never after it.
@@ -168,7 +154,8 @@ export async function applyAssign(
   output: unknown,
 ): Promise<void> {
   if (node.assign === undefined) return;
-  const full = await withVariables(ctx, execution.executionId, { ...scope }, node.assign);
+  const full = { ...scope };
+  if (mentionsVars(node.assign)) full.vars = await readVariables(ctx, execution.executionId);
   const values = await ctx.expressions.resolve(
     node.assign,
     full,

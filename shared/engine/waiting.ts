@@ -8,6 +8,7 @@ import { hasExpressions } from "../domain/expressions.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { CompositeState, ExecutionRecord, HistoryEvent, Lease, NodeRecord } from "../domain/records.js";
+import { mentionsVars } from "../domain/vars.js";
 import type { Outcome } from "../ports.js";
 import { completeAttempt } from "./attempt-completion.js";
 import type { EngineContext } from "./context.js";
@@ -16,7 +17,7 @@ import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { expressionScope } from "./prepare.js";
 import { loadValues } from "./values.js";
-import { withVariables } from "./vars.js";
+import { readVariables } from "./vars.js";
 
 /**
  * The lease of a waiting node: only the time of its next check — the sweeper's idle interval, or
@@ -87,12 +88,9 @@ export async function evaluateInScope(
     owner,
   );
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
-  return ctx.expressions.resolve(
-    value,
-    await withVariables(ctx, execution.executionId, expressionScope(execution, input, values), value),
-    { ...options, now: () => ctx.clock.now() },
-    path,
-  );
+  const scope = expressionScope(execution, input, values);
+  if (mentionsVars(value)) scope.vars = await readVariables(ctx, execution.executionId);
+  return ctx.expressions.resolve(value, scope, { ...options, now: () => ctx.clock.now() }, path);
 }
 
 /**
