@@ -278,6 +278,8 @@ export function checkVarsOp(op: VarsOp, skip?: (text: string) => boolean): VarsP
     ...(skip ? { skip } : {}),
   });
   const path = (text: string, field: string, allowRoot = false): string[] | undefined => {
+    // A path given by an expression is known only at run time.
+    if (skip?.(text)) return undefined;
     const parsed = parsePath(text, field, allowRoot);
     if ("problem" in parsed) {
       problems.push(parsed.problem);

@@ -931,6 +931,18 @@ function inlineFailure(cause: unknown): ErrorInfo | undefined {
   // A terminal error of the task keeps its code (a `vars` limit's, SensitiveValue).
   if (failure instanceof TerminalError)
     return { name: failure.code, message: failure.message, retryable: false };
+  // Params an expression made wrong, as a worker's attempt names them (prepare.ts), paths only.
+  if (failure instanceof z.$ZodError) {
+    const issues = failure.issues
+      .slice(0, 5)
+      .map((issue) => `${["params", ...issue.path.map(String)].join(".")}: ${issue.message}`)
+      .join("; ");
+    return {
+      name: "InvalidParams",
+      message: `the params, once evaluated, are invalid: ${issues}`,
+      retryable: false,
+    };
+  }
   return { name: "InlineTaskError", message: String((failure as Error)?.message ?? failure) };
 }
 

@@ -239,6 +239,14 @@ describe.each(BACKEND_KINDS)("execution variables (%s)", PATIENT, (kind) => {
     });
     expect(notNumber.status).toBe("FAILED");
     expect(notNumber.node("i").error?.name).toBe(VARS_ERRORS.notANumber);
+    // A shape only an expression makes wrong: InvalidParams, naming the param.
+    const shape = await run({
+      name: "incr-by-text",
+      nodes: [{ id: "i", type: "vars", params: { op: "incr", path: "{% 'a.$b' %}", by: "{% 'one' %}" } }],
+    });
+    expect(shape.status).toBe("FAILED");
+    expect(shape.node("i").error?.name).toBe("InvalidParams");
+    expect(shape.node("i").error?.message).toContain("params.by");
   });
 
   it("metrics.aggregate: sum, min, max, avg and count over three dependencies", async () => {
