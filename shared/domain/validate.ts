@@ -74,7 +74,7 @@ export function validateDefinition(
     checkTasks(nodes, tasks, problems);
     checkPlacement(nodes, tasks, problems);
     checkNodeExpressions(nodes, problems);
-    checkAssign(nodes, tasks, problems);
+    checkAssign(nodes, problems);
   }
   checkOnFailure(raw, nodes, tasks, problems);
 
@@ -824,23 +824,13 @@ function addExpressionProblems(
 
 // ---------------------------------------------------------------------------------------------
 // `assign` (domain/vars.ts): its expressions (which also see `$output`), and the limits of what is
-// known before it runs, each refused with its own code. Nodes whose completion does not come from
-// an attempt run by the engine's worker (map, workflow, callback, external) cannot assign yet.
+// known before it runs, each refused with its own code.
 
-function checkAssign(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDetail[]): void {
+function checkAssign(nodes: LooseNode[], problems: ProblemDetail[]): void {
   for (const node of nodes) {
     if (!isRecord(node.assign)) continue;
     const label = nodeLabel(node, node.index);
     const prefix = `nodes[${node.index}]`;
-    const task = node.type === undefined ? undefined : tasks.get(node.type);
-    if (node.external || task?.composite !== undefined) {
-      problems.push({
-        path: `${prefix}.assign`,
-        code: "assign_not_supported",
-        message: `${label}: assign is not supported on ${node.external ? "a node run by external workers" : `a "${node.type}" node`} yet; follow it with a "vars" node`,
-      });
-      continue;
-    }
     addExpressionProblems(
       checkExpressions(node.assign, `${prefix}.assign`, { deps: node.deps.map((dep) => dep.name) }),
       prefix,

@@ -18,6 +18,7 @@ import type { Payload } from "../domain/payload.js";
 import type { ChildState, ExecutionRecord, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import { attemptTrace } from "../domain/trace.js";
+import { assignAtEnd } from "./assign-at-end.js";
 import type { EngineContext } from "./context.js";
 import type { FailAttempt } from "./contracts.js";
 import type { Executions } from "./executions.js";
@@ -133,6 +134,11 @@ export class ChildWorkflows implements WaitingKind<"workflow"> {
       // Its sinks' outputs together are over the limit of a value: the node's failure, for good.
       if (!(error instanceof PayloadError)) throw error;
       await this.failAttempt(execution, graph, node, record, lease, error);
+      return;
+    }
+    const refused = await assignAtEnd(this.ctx, execution, graph, node, record, output);
+    if (refused) {
+      await this.failAttempt(execution, graph, node, record, lease, refused);
       return;
     }
     await completeWaiting(this.ctx, this.propagation, execution, graph, node, record, lease, output, {

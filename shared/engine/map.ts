@@ -41,6 +41,7 @@ import type { Payload } from "../domain/payload.js";
 import type { ErrorInfo, ExecutionRecord, MapState, NodeRecord } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
 import type { MapItemsReservation } from "../ports.js";
+import { assignAtEnd } from "./assign-at-end.js";
 import type { EngineContext } from "./context.js";
 import type { FailAttempt } from "./contracts.js";
 import { continuedFailure, loadDeps } from "./dep-outputs.js";
@@ -583,6 +584,11 @@ export class Maps implements WaitingKind<"map"> {
     output: Payload,
     counts: { items: number; failed: number },
   ): Promise<void> {
+    const refused = await assignAtEnd(this.ctx, execution, graph, node, record, output);
+    if (refused) {
+      await this.failAttempt(execution, graph, node, record, record.lease!, refused);
+      return;
+    }
     await completeWaiting(
       this.ctx,
       this.propagation,

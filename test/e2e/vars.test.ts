@@ -9,7 +9,7 @@ import { hasCode } from "../../shared/domain/errors.js";
 import { detailCode, VARS_ERRORS, VARS_LIMITS } from "../../shared/domain/vars.js";
 import { BACKEND_KINDS, type Backend, createBackend } from "../support/backends.js";
 import { runToEnd } from "../support/harness.js";
-import { PATIENT } from "../support/progress.js";
+import { PATIENT, waitForProgress } from "../support/progress.js";
 
 const AWS_KEY = "AKIAIOSFODNN7EXAMPLE";
 const JWT =
@@ -72,6 +72,57 @@ describe.each(BACKEND_KINDS)("execution variables (%s)", PATIENT, (kind) => {
     expect(status).toBe("SUCCEEDED");
     expect(node("use").output).toEqual({ total: 42, ok: true, tag: "gold" });
     expect(view.vars).toEqual({ total: 42, order: { ok: true }, tag: "gold" });
+  });
+
+  it("assign on map, workflow and callback nodes: from the items' outputs, the child's, the settler's", async () => {
+    backend = await createBackend(kind);
+    const { engine } = backend;
+    await engine.registerWorkflow({
+      name: "child",
+      nodes: [{ id: "c", type: "pass", params: { value: 7 } }],
+    });
+    await engine.registerWorkflow({
+      name: "composite-assign",
+      nodes: [
+        {
+          id: "m",
+          type: "map",
+          params: { items: [1, 2, 3], task: { type: "pass", params: { value: "{% $item * 10 %}" } } },
+          assign: { mapped: "{% $sum($output) %}" },
+        },
+        {
+          id: "w",
+          type: "workflow",
+          dependsOn: ["m"],
+          params: { name: "child" },
+          assign: { child: "{% $output.c %}" },
+        },
+        {
+          id: "cb",
+          type: "callback",
+          dependsOn: ["w"],
+          params: { timeoutSeconds: 3600 },
+          assign: { by: "{% $output.by %}", sum: "{% vars.mapped + vars.child %}" },
+        },
+        { id: "end", type: "pass", dependsOn: ["cb"], params: { value: "{% vars %}" } },
+      ],
+    });
+    const { executionId } = await engine.createExecution({ workflow: "composite-assign" });
+    // Drive until the callback waits, settle it, then drive to the end.
+    const token = await waitForProgress("the callback to wait", async () => {
+      await runToEnd(engine, backend!.consumer, backend!.store, executionId, 300).catch(() => undefined);
+      await engine.sweep({ force: true });
+      const cb = (await engine.describeExecution(executionId)).nodes.find((n) => n.id === "cb");
+      return cb?.callbackToken
+        ? { done: true, value: cb.callbackToken }
+        : { done: false, progress: cb?.status };
+    });
+    await engine.completeCallback(token, { by: "ana" });
+    expect(await runToEnd(engine, backend.consumer, backend.store, executionId)).toBe("SUCCEEDED");
+    const view = await engine.describeExecution(executionId);
+    const expected = { mapped: 60, child: 7, by: "ana", sum: 67 };
+    expect(view.vars).toEqual(expected);
+    expect(view.nodes.find((n) => n.id === "end")?.output).toEqual(expected);
   });
 
   it("100 parallel vars nodes incrementing one counter end at exactly 100", PATIENT, async () => {
