@@ -136,7 +136,10 @@ export class ChildWorkflows implements WaitingKind<"workflow"> {
       await this.failAttempt(execution, graph, node, record, lease, error);
       return;
     }
-    const refused = await assignAtEnd(this.ctx, execution, graph, node, record, output);
+    const refused =
+      node.assign === undefined
+        ? undefined
+        : await assignAtEnd(this.ctx, execution, graph, node, record, output);
     if (refused) {
       await this.failAttempt(execution, graph, node, record, lease, refused);
       return;

@@ -584,7 +584,10 @@ export class Maps implements WaitingKind<"map"> {
     output: Payload,
     counts: { items: number; failed: number },
   ): Promise<void> {
-    const refused = await assignAtEnd(this.ctx, execution, graph, node, record, output);
+    const refused =
+      node.assign === undefined
+        ? undefined
+        : await assignAtEnd(this.ctx, execution, graph, node, record, output);
     if (refused) {
       await this.failAttempt(execution, graph, node, record, record.lease!, refused);
       return;
