@@ -20,7 +20,7 @@ import type { TaskType } from "../tasks/task-type.js";
 import type { AttemptFence } from "./attempt-fence.js";
 import type { EngineContext } from "./context.js";
 import { expressionScope, prepareRun } from "./prepare.js";
-import { applyAssign } from "./vars.js";
+import { applyAssign, applyVariables } from "./vars.js";
 
 export type AttemptResult =
   | { kind: "completed"; output: Payload }
@@ -126,6 +126,11 @@ export async function runAttempt(
             deadline,
             sleep: (ms) => clock.sleep(ms, controller.signal),
             now: () => clock.now(),
+            // An inline `vars` node reaches a worker when a message re-drives it (an entry queued
+            // by a start that died, the sweeper): its operation still applies once per node.
+            variables: {
+              apply: (op) => applyVariables(ctx, execution.executionId, node.id, record.attempt, op, true),
+            },
           },
         }),
       ),

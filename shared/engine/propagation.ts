@@ -888,7 +888,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
         deadline: now,
         sleep: (ms) => this.ctx.clock.sleep(ms, controller.signal),
         now: () => this.ctx.clock.now(),
-        // A `vars` node's operation, once per node (engine/vars.ts): only an inline run has it.
+        // A `vars` node's operation, once per node (engine/vars.ts).
         variables: {
           apply: (op) => applyVariables(this.ctx, execution.executionId, node.id, attempt, op, true),
         },

@@ -32,8 +32,8 @@ export interface TaskContext {
   sleep(ms: number): Promise<void>;
   now(): number;
   /**
-   * The execution's variables, for the `vars` task type: given only to a task run inside the engine
-   * (inline), which applies the operation once per node (engine/vars.ts).
+   * The execution's variables, for the `vars` task type: given by the engine (inline, and by its own
+   * worker), which applies the operation once per node (engine/vars.ts); not to external workers.
    */
   variables?: TaskVariables;
 }

@@ -11,6 +11,7 @@ import { MemoryQueue } from "../../shared/adapters/memory/queue.js";
 import { MemoryStore } from "../../shared/adapters/memory/store.js";
 import { randomIds } from "../../shared/adapters/system.js";
 import { Engine } from "../../shared/engine/engine.js";
+import { taskMessage } from "../../shared/engine/send.js";
 import type { EnginePorts, TaskMessage } from "../../shared/ports.js";
 import { createTaskRegistry } from "../../shared/tasks/builtins.js";
 import { interceptTransitions } from "../support/faults.js";
@@ -97,6 +98,27 @@ describe("a vars operation applies once per node", () => {
     expect(view.status).toBe("SUCCEEDED");
     expect(view.vars).toEqual({ n: 1 });
     expect(view.nodes.find((n) => n.id === "v")?.output).toEqual({ value: 1 });
+  });
+
+  it("an entry vars node re-driven by a task message (its inline run crashed) runs in the worker, once", async () => {
+    const w = world();
+    await w.engine.registerWorkflow({
+      name: "entry",
+      nodes: [{ id: "v", type: "vars", params: { op: "incr", path: "n", by: 2 } }],
+    });
+    w.crash("v");
+    const created = w.engine.createExecution({ workflow: "entry" });
+    await expect(w.clock.drive(created)).rejects.toThrow(/crashed/);
+    const executionId = (await w.store.listExecutions({ limit: 1 })).items[0]!.executionId;
+    // Left QUEUED with its operation applied; the sweeper (or a redelivery) sends its message.
+    expect((await w.store.getNode(executionId, "v"))?.status).toBe("QUEUED");
+    const message = { ...taskMessage({ executionId }, "v", 1) };
+    await w.clock.drive(w.engine.handleTask(message, { receiveCount: 1 }));
+    await w.clock.drive(w.engine.handleTask(message, { receiveCount: 2 }));
+    const view = await w.engine.describeExecution(executionId);
+    expect(view.status).toBe("SUCCEEDED");
+    expect(view.vars).toEqual({ n: 2 });
+    expect(view.nodes.find((n) => n.id === "v")?.output).toEqual({ value: 2 });
   });
 
   it("an assign is written before its node's completion; a retried attempt assigns again from its own output", async () => {
