@@ -125,6 +125,53 @@ describe.each(BACKEND_KINDS)("execution variables (%s)", PATIENT, (kind) => {
     expect(view.nodes.find((n) => n.id === "end")?.output).toEqual(expected);
   });
 
+  it("assign on a node run by external workers: from the output its worker reported; a secret in it fails the attempt", async () => {
+    backend = await createBackend(kind);
+    const { engine } = backend;
+    await engine.registerWorkflow({
+      name: "external-assign",
+      nodes: [
+        {
+          id: "gpu",
+          type: "transcode",
+          runsOn: { pool: "render" },
+          heartbeatSeconds: 5,
+          retry: { maxAttempts: 1 },
+          assign: { frames: "{% $output.frames %}", key: "{% $output.key %}" },
+        },
+        { id: "after", type: "pass", dependsOn: ["gpu"], params: { value: "{% vars.frames %}" } },
+      ],
+    });
+    const { workerId } = await engine.registerWorker({
+      workerId: `w-${kind}`,
+      pool: "render",
+      executors: [],
+      capabilities: {},
+      labels: [],
+      maxParallel: 1,
+    });
+    const runOnce = async (output: unknown) => {
+      const { executionId } = await engine.createExecution({ workflow: "external-assign" });
+      const task = await waitForProgress("the external task to be taken", async () => {
+        await runToEnd(engine, backend!.consumer, backend!.store, executionId, 200).catch(() => undefined);
+        const taken = await engine.pollTask(workerId, { waitSeconds: 0 });
+        return taken ? { done: true, value: taken } : { done: false, progress: "not offered yet" };
+      });
+      await engine.completeTask(task.taskToken, output);
+      await runToEnd(engine, backend!.consumer, backend!.store, executionId);
+      return engine.describeExecution(executionId);
+    };
+    const done = await runOnce({ frames: 12 });
+    expect(done.status).toBe("SUCCEEDED");
+    expect(done.vars).toEqual({ frames: 12 });
+    expect(done.nodes.find((n) => n.id === "after")?.output).toBe(12);
+    const refused = await runOnce({ frames: 1, key: AWS_KEY });
+    expect(refused.status).toBe("FAILED");
+    const error = refused.nodes.find((n) => n.id === "gpu")?.error;
+    expect(error?.name).toBe(VARS_ERRORS.sensitive);
+    expect(error?.message).not.toContain(AWS_KEY);
+  });
+
   it("100 parallel vars nodes incrementing one counter end at exactly 100", PATIENT, async () => {
     const width = 100;
     const { status, view, node } = await run({
