@@ -128,6 +128,14 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       read("DynamoDB.Query");
       return store.listMapItemReservations(id);
     },
+    getVariables: async (executionId) => {
+      read("DynamoDB.GetItem");
+      return store.getVariables(executionId);
+    },
+    putVariables: async (executionId, item, expectedVersion, now) => {
+      write("DynamoDB.PutItem");
+      return store.putVariables(executionId, item, expectedVersion, now);
+    },
     getFanOut: async (root) => {
       read("DynamoDB.GetItem");
       return store.getFanOut(root);

@@ -226,6 +226,18 @@ export interface FanOutCounts {
   mapItemsInFlight: number;
 }
 
+/**
+ * An execution's variables as stored (domain/vars.ts, engine/vars.ts): the document and the record
+ * of the nodes that wrote it, each as JSON text the store never looks into, and the version every
+ * write moves on by one.
+ */
+export interface VariablesItem {
+  version: number;
+  document: string;
+  /** Which node applied which operation, with its result: `{"<nodeId>": {"a": attempt, "r": result}}`. */
+  applied: string;
+}
+
 export interface Store {
   // ── workflows: versions are immutable ──────────────────────────────────────────────────────────
   getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined>;
@@ -344,6 +356,20 @@ export interface Store {
   listMapItemReservations(executionId: string): Promise<MapItemsReservation[]>;
   /** A root's counts (zeros when it never counted anything). */
   getFanOut(rootExecutionId: string): Promise<FanOutCounts>;
+
+  // ── execution variables (engine/vars.ts) ─────────────────────────────────────────────────────
+  /** The execution's variables (strongly consistent); undefined before the first write. */
+  getVariables(executionId: string): Promise<VariablesItem | undefined>;
+  /**
+   * Writes the variables only while the stored version is `expectedVersion` (0: none stored yet);
+   * false, nothing written, when another write came first. `now`: for a retention's expiry.
+   */
+  putVariables(
+    executionId: string,
+    item: VariablesItem,
+    expectedVersion: number,
+    now: number,
+  ): Promise<boolean>;
 
   // ── history ───────────────────────────────────────────────────────────────────────────────────
   /**

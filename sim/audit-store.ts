@@ -37,6 +37,7 @@ import type {
   Store,
   TakeOutcome,
   TakeTask,
+  VariablesItem,
 } from "../shared/ports.js";
 
 /**
@@ -379,6 +380,19 @@ export class AuditStore implements Store {
 
   getFanOut(rootExecutionId: string): Promise<FanOutCounts> {
     return this.inner.getFanOut(rootExecutionId);
+  }
+
+  getVariables(executionId: string): Promise<VariablesItem | undefined> {
+    return this.inner.getVariables(executionId);
+  }
+
+  putVariables(
+    executionId: string,
+    item: VariablesItem,
+    expectedVersion: number,
+    now: number,
+  ): Promise<boolean> {
+    return this.inner.putVariables(executionId, item, expectedVersion, now);
   }
 
   async transitionExecution(

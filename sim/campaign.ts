@@ -21,6 +21,8 @@ export interface CampaignOptions {
   timers?: boolean;
   /** External workers and callbacks in a share of the worlds (WorldOptions.externals, default true). */
   externals?: boolean | "always";
+  /** `vars` incr nodes in a share of the worlds (WorldOptions.vars, default off). */
+  vars?: boolean | "always";
   onProgress?: (done: number, failures: number, elapsedMs: number) => void;
 }
 
@@ -54,6 +56,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
       ...(options.children === undefined ? {} : { children: options.children }),
       ...(options.timers === undefined ? {} : { timers: options.timers }),
       ...(options.externals === undefined ? {} : { externals: options.externals }),
+      ...(options.vars === undefined ? {} : { vars: options.vars }),
     });
     done++;
     steps += result.steps;

@@ -877,6 +877,13 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
 
     // ── ends and outputs against the reference evaluator ──────────────────────────────────────
     // ── child executions: this one's link to its parent, and the children its nodes started ─────
+    // A `vars` node's output is a fact of the run (the reference takes it; vars-invariants.ts checks it).
+    const varsOutputs = new Map<string, unknown>();
+    for (const record of records.values()) {
+      if (nodeDefinitions.get(record.nodeId)?.type !== "vars" || record.output === undefined) continue;
+      const output = await resolve(record.output);
+      if ("value" in output) varsOutputs.set(record.nodeId, output.value);
+    }
     const childEnds = await checkChildren({
       input,
       counts,
@@ -894,6 +901,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       execution: { id, workflow: execution.workflow, version: execution.version },
       depth: execution.depth ?? 0,
       childOf: (nodeId) => childEnds.get(nodeId),
+      recordedOutputOf: (nodeId) => varsOutputs.get(nodeId),
       okDepsOf: (nodeId) => {
         const node = graph.byId.get(nodeId)!;
         const record = records.get(nodeId);

@@ -9,6 +9,7 @@
  *   add --no-children to either: no child workflows (`workflow` nodes, maps over a workflow)
  *   add --no-timers to either: no timer worlds (far waits through the due index, sweeper outages)
  *   add --no-externals to either: no external workers nor callbacks (--only-externals: in every world)
+ *   add --vars to either: `vars` incr nodes in half the worlds (--only-vars: in every world)
  *   add --help: this text
  * Exit code 1 when an invariant is violated.
  */
@@ -35,6 +36,7 @@ async function main(): Promise<number> {
         "  --no-timers         no timer worlds (far waits through the due index, sweeper outages)",
         "  --no-externals      no external workers nor callback nodes",
         "  --only-externals    external workers and callback nodes in every world",
+        "  --vars              vars nodes incrementing a counter in half the worlds (--only-vars: every world)",
       ].join("\n"),
     );
     return 0;
@@ -50,6 +52,7 @@ async function main(): Promise<number> {
       children: !flag("no-children"),
       timers: !flag("no-timers"),
       externals: flag("only-externals") ? "always" : !flag("no-externals"),
+      vars: flag("only-vars") ? "always" : flag("vars"),
     });
     const grep = option("grep");
     if (flag("trace") || grep !== undefined) {
@@ -70,6 +73,7 @@ async function main(): Promise<number> {
     children: !flag("no-children"),
     timers: !flag("no-timers"),
     externals: flag("only-externals") ? "always" : !flag("no-externals"),
+    vars: flag("only-vars") ? "always" : flag("vars"),
     onProgress: (done, failures, ms) => {
       if (done % 500 === 0)
         console.error(`  ${done}/${runs} seeds, ${failures} failing, ${(ms / 1000).toFixed(1)} s`);

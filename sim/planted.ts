@@ -496,3 +496,21 @@ export function caughtFailuresFailTheExecution(store: Store): Store {
       : store.transitionNode(executionId, nodeId, condition, patch, event);
   });
 }
+
+/**
+ * Execution variables' record of applied nodes lost to readers: a node run again (a duplicate
+ * delivery, racing deciders, a redelivery after a crash) applies its `incr` again.
+ */
+export function forgetAppliedVariables(store: Store): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === "getVariables")
+        return async (executionId: string) => {
+          const item = await target.getVariables(executionId);
+          return item && { ...item, applied: "{}" };
+        };
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

@@ -99,6 +99,12 @@ export interface ReferenceFacts {
    * or failed with its error. Undefined when no settlement ended it (it timed out, or never waited).
    */
   callbackOf?(nodeId: string): CallbackEnd | undefined;
+  /**
+   * A `vars` node's output as the run recorded it (its operation's result: an `incr`'s value
+   * depends on the order the run applied them in); sim/vars-invariants.ts checks it against the
+   * execution's variables.
+   */
+  recordedOutputOf?(nodeId: string): unknown;
 }
 
 export type CallbackEnd =
@@ -588,6 +594,8 @@ export async function referenceRun(
         return { ...ran, output: { sleptMs: params.ms } };
       case "wait":
         return { ...ran, output: { waitedSeconds: params.seconds } };
+      case "vars":
+        return { ...ran, output: facts.recordedOutputOf?.(node.id) ?? null };
       case "callback": {
         const settled = facts.callbackOf?.(node.id);
         if (settled?.status === "COMPLETED")

@@ -30,6 +30,7 @@ import { apiTimeoutMs, drawProfile, type Profile } from "./profile.js";
 import { withStaleReads } from "./stale-reads.js";
 import { checkTimers } from "./timer-invariants.js";
 import { drawTimerWorld, farWait, inOutage, timerLateBoundMs, withFarWaits } from "./timer-worlds.js";
+import { checkVariables, withIncrNodes } from "./vars-invariants.js";
 import { type HandlerRun, watchedTasks } from "./watched-tasks.js";
 
 /**
@@ -115,7 +116,16 @@ export interface WorldOptions {
    * the due index, a sweeper outage. Off replays the worlds from before them.
    */
   timers?: boolean;
+  /**
+   * `vars` nodes incrementing one counter in some workflows (sim/vars-invariants.ts): in a share of
+   * the worlds when true, in every one with "always". Off by default, so every world (and pinned
+   * seed) of before replays as it was; `npm run sim -- --vars` runs them.
+   */
+  vars?: boolean | "always";
 }
+
+/** The share of worlds (with `vars` on) whose workflows carry incr nodes. */
+const VARS_WORLDS = 0.5;
 
 /** The share of worlds with child workflows to call. */
 const CHILD_WORLDS = 0.35;
@@ -353,6 +363,9 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       : undefined;
   const fleet = drawnFleet && options.adjustFleet ? options.adjustFleet(drawnFleet) : drawnFleet;
   const timerRng = root.fork("timers");
+  const varsRng = root.fork("vars");
+  const varsWorld =
+    options.vars === "always" || (options.vars === true && varsRng.fork("world").chance(VARS_WORLDS));
   const timerWorld = options.timers === false ? { farWaits: 0 } : drawTimerWorld(timerRng);
   const generated = Array.from({ length: profile.workflows }, (_, w) => {
     const drawn = generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
@@ -362,7 +375,13 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       children: library.map((l) => l.definition.name),
     });
     const g = { ...drawn, definition: withFarWaits(drawn.definition, timerWorld, timerRng.fork(`dag${w}`)) };
-    return fleet ? { ...g, definition: placeExternals(g.definition, outside.fork(`dag${w}`), fleet) } : g;
+    const placed = fleet
+      ? { ...g, definition: placeExternals(g.definition, outside.fork(`dag${w}`), fleet) }
+      : g;
+    // Counters last, from a stream of their own: the rest of the workflow is as it was drawn.
+    return varsWorld && varsRng.fork(`dag${w}`).chance(0.7)
+      ? { ...placed, definition: withIncrNodes(placed.definition, varsRng.fork(`incr${w}`)) }
+      : placed;
   });
   // The children first: a workflow may name only registered ones without a warning.
   const fanOutLibrary = fanOut ? [fanOut.tree] : [];
@@ -759,6 +778,14 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     ...(externals ? { externals: externals.facts() } : {}),
   });
   const violations: Violation[] = [...checked.violations];
+  if (varsWorld)
+    violations.push(
+      ...(await checkVariables(
+        memory,
+        blobStore,
+        new Map(generated.map((g) => [g.definition.name, g.definition])),
+      )),
+    );
   violations.push(
     ...checkTimers({
       armed: audit.timersArmed,

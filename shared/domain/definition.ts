@@ -7,6 +7,7 @@
  */
 import { EDGE_KINDS } from "./edges.js";
 import { PLACEMENT_LIMITS, runsOnSchema } from "./placement.js";
+import { assignSchema } from "./vars.js";
 import * as z from "./zod.js";
 
 export const LIMITS = {
@@ -163,6 +164,11 @@ export const nodeDefinitionSchema = z.strictObject({
   /** Evaluated when the node is ready; anything but true ends it SKIPPED without running. */
   when: z.optional(expressionSchema),
   onError: z.optional(onErrorSchema),
+  /**
+   * Variables set once the node completes (domain/vars.ts): each key a path, each value a value or
+   * an expression over the node's scope with its output as `$output`.
+   */
+  assign: z.optional(assignSchema),
 });
 
 /**

@@ -342,6 +342,7 @@ async function evaluateRaw(
   };
   const root: Record<string, unknown> = { input: scope.input, deps: scope.deps, execution: scope.execution };
   if (scope.error !== undefined) root.error = scope.error;
+  if (scope.vars !== undefined) root.vars = scope.vars;
   try {
     return await compiled.expression.evaluate(root, bindings);
   } catch (error) {
@@ -614,7 +615,7 @@ export interface CheckContext {
 }
 
 /** The names an expression's scope holds. */
-const SCOPE_NAMES = ["input", "deps", "execution"] as const;
+const SCOPE_NAMES = ["input", "deps", "execution", "vars"] as const;
 const ITEM_VARIABLES = ["item", "index"];
 /** Ids listed in a message, at most. */
 const MAX_LISTED = 20;

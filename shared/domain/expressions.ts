@@ -1,8 +1,8 @@
 /**
  * JSONata expressions in definitions: a string that is wholly `{% … %}` (a node's `when`, or any
  * string inside `params`) is evaluated at run time (expression-evaluation.ts) over the scope
- * `{ input, deps: {<dependency id>: output}, execution: {id, workflow, version} }` (plus `error` in
- * an onFailure handler's params), and replaced by its value.
+ * `{ input, deps: {<dependency id>: output}, execution: {id, workflow, version}, vars }` (plus
+ * `error` in an onFailure handler's params), and replaced by its value.
  *
  * Pure domain code: the engine passes its clock, and nothing here reads the wall clock for a value
  * an expression can see. Evaluation is bounded (time, nesting of user functions, size of the
@@ -17,6 +17,11 @@ export interface ExpressionScope {
   execution: { id: string; workflow: string; version: number };
   /** Only in an onFailure handler's params. */
   error?: { name: string; message: string };
+  /**
+   * The execution's variables (domain/vars.ts), read only for expressions that mention `vars`
+   * (engine/vars.ts withVariables); absent, `vars.x` is undefined.
+   */
+  vars?: unknown;
 }
 
 export interface ExpressionLimits {

@@ -66,6 +66,8 @@ export interface GraphNode {
   /** Runs on external workers only (domain/placement.ts), with heartbeats this often. */
   runsOn?: RunsOn;
   heartbeatSeconds?: number;
+  /** Variables its completion sets (domain/vars.ts, engine/vars.ts applyAssign). */
+  assign?: Record<string, unknown>;
   /** An item of a `map` node (domain/map.ts): not part of the DAG either. */
   item?: { mapId: string; mapAttempt: number; index: number; map: GraphNode };
 }
@@ -220,6 +222,7 @@ export function compileGraph(definition: WorkflowDefinition, options: CompileOpt
     ...(node.when !== undefined ? { when: node.when } : {}),
     ...(node.runsOn !== undefined ? { runsOn: node.runsOn } : {}),
     ...(node.heartbeatSeconds !== undefined ? { heartbeatSeconds: node.heartbeatSeconds } : {}),
+    ...(node.assign !== undefined ? { assign: node.assign } : {}),
     onError: node.onError ?? "fail",
     mayBeSkipped: false,
   }));

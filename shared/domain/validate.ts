@@ -17,6 +17,7 @@ import { checkExpressions, type ExpressionProblem } from "./expression-evaluatio
 import { findExpressions } from "./expressions.js";
 import { compileGraph, type WorkflowGraph } from "./graph.js";
 import { PLACEMENT_LIMITS } from "./placement.js";
+import { assignOp, detailCode, staticVarsProblems } from "./vars.js";
 import * as z from "./zod.js";
 
 /**
@@ -75,6 +76,7 @@ export function validateDefinition(
     checkTasks(nodes, tasks, problems);
     checkPlacement(nodes, tasks, problems);
     checkNodeExpressions(nodes, problems);
+    checkAssign(nodes, problems);
   }
   checkOnFailure(raw, nodes, tasks, problems);
 
@@ -171,6 +173,8 @@ interface LooseNode {
   external: boolean;
   timeoutSeconds: unknown;
   heartbeatSeconds: unknown;
+  /** As given. */
+  assign: unknown;
 }
 
 function rawNodeList(raw: unknown): unknown[] | undefined {
@@ -206,6 +210,7 @@ function lenientNode(value: unknown, index: number): LooseNode {
     external: node.runsOn !== undefined,
     timeoutSeconds: node.timeoutSeconds,
     heartbeatSeconds: node.heartbeatSeconds,
+    assign: node.assign,
   };
 }
 
@@ -690,7 +695,7 @@ function checkParams(
         issue.code === "unrecognized_keys" ? `unknown field "${String(keyPath.at(-1))}"` : issue.message;
       problems.push({
         path: formatPath(keyPath),
-        code: "invalid_params",
+        code: ownDetailCode(issue) ?? "invalid_params",
         message: `${label}, ${field} (task type "${type}"): ${detail}`,
       });
     }
@@ -726,6 +731,12 @@ function withoutExpressions(params: unknown, expressionPaths: readonly (string |
     else delete parent[last];
   }
   return copy;
+}
+
+/** A task type's refusal with a code of its own (a `vars` limit's: domain/vars.ts), else undefined. */
+function ownDetailCode(issue: z.core.$ZodIssue): string | undefined {
+  const code = issue.code === "custom" ? issue.params?.detailCode : undefined;
+  return typeof code === "string" ? code : undefined;
 }
 
 /** A task type's rule that holds even under an expression (CHECKED_UNDER_EXPRESSIONS in expression-rules.ts). */
@@ -810,6 +821,32 @@ function addExpressionProblems(
       code: problem.code,
       message: `${label}, ${field}${at}: ${problem.message}`,
     });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// `assign` (domain/vars.ts): its expressions (which also see `$output`), and the limits of what is
+// known before it runs, each refused with its own code.
+
+function checkAssign(nodes: LooseNode[], problems: ProblemDetail[]): void {
+  for (const node of nodes) {
+    if (!isRecord(node.assign)) continue;
+    const label = nodeLabel(node, node.index);
+    const prefix = `nodes[${node.index}]`;
+    addExpressionProblems(
+      checkExpressions(node.assign, `${prefix}.assign`, { deps: node.deps.map((dep) => dep.name) }),
+      prefix,
+      label,
+      problems,
+    );
+    for (const problem of staticVarsProblems(assignOp(node.assign))) {
+      const field = problem.field.replace(/^values/, "assign");
+      problems.push({
+        path: `${prefix}.${field}`,
+        code: detailCode(problem.code),
+        message: `${label}, ${problem.message.replace(/^values/, "assign")}`,
+      });
+    }
   }
 }
 

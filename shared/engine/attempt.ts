@@ -19,7 +19,8 @@ import type { NodeCondition, NodePatch } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { AttemptFence } from "./attempt-fence.js";
 import type { EngineContext } from "./context.js";
-import { prepareRun } from "./prepare.js";
+import { expressionScope, prepareRun } from "./prepare.js";
+import { applyAssign, applyVariables } from "./vars.js";
 
 export type AttemptResult =
   | { kind: "completed"; output: Payload }
@@ -125,6 +126,11 @@ export async function runAttempt(
             deadline,
             sleep: (ms) => clock.sleep(ms, controller.signal),
             now: () => clock.now(),
+            // An inline `vars` node reaches a worker when a message re-drives it (an entry queued
+            // by a start that died, the sweeper): its operation still applies once per node.
+            variables: {
+              apply: (op) => applyVariables(ctx, execution.executionId, node.id, record.attempt, op, true),
+            },
           },
         }),
       ),
@@ -132,6 +138,12 @@ export async function runAttempt(
     ]);
     const what = `the output of node "${node.id}"`;
     const stored = await Promise.race([payloads.save(execution.executionId, output, what), aborted]);
+    // Its variables before its completion is written (its dependants must see them): a failure
+    // here (an expression, a limit, a secret-looking value) ends the attempt like the handler's.
+    if (node.assign !== undefined) {
+      const scope = expressionScope(execution, prepared.input, prepared.deps);
+      await Promise.race([applyAssign(ctx, execution, node, record.attempt, scope, output), aborted]);
+    }
     return { kind: "completed", output: stored };
   } catch (error) {
     const reason = controller.signal.reason;

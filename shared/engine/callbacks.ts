@@ -18,6 +18,7 @@ import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import type { CallbackState, ExecutionRecord, NodeRecord } from "../domain/records.js";
 import { attemptTrace } from "../domain/trace.js";
+import { assignAtEnd } from "./assign-at-end.js";
 import { completeAttempt } from "./attempt-completion.js";
 import { type HeldAttempt, readAttempt, type TokenUse } from "./attempt-token-reads.js";
 import { armCheck } from "./checks.js";
@@ -136,6 +137,14 @@ export class Callbacks implements WaitingKind<"callback"> {
     } catch (error) {
       if (!(error instanceof PayloadError)) throw error;
       await this.failAttempt(execution, graph, node, record, lease, error);
+      return;
+    }
+    const refused =
+      node.assign === undefined
+        ? undefined
+        : await assignAtEnd(this.ctx, execution, graph, node, record, saved);
+    if (refused) {
+      await this.failAttempt(execution, graph, node, record, lease, refused);
       return;
     }
     const done = await completeAttempt(

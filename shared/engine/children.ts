@@ -99,6 +99,7 @@ export class ChildWorkflows implements WaitingKind<"workflow"> {
       await completeWaiting(
         this.ctx,
         this.propagation,
+        this.failAttempt,
         execution,
         graph,
         node,

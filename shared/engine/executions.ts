@@ -16,6 +16,7 @@ import {
 } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import { executionTrace, startTrace } from "../domain/trace.js";
+import { VARS_TASK_TYPE } from "../domain/vars.js";
 import type { EngineContext } from "./context.js";
 import { continuedFailure } from "./dep-outputs.js";
 import { dispatchMode } from "./dispatch-mode.js";
@@ -24,6 +25,7 @@ import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, traced } from "./lifecycle.js";
 import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
 import type { Propagation } from "./propagation.js";
+import { readVariables } from "./vars.js";
 import type {
   CreateExecutionRequest,
   ExecutionSummary,
@@ -269,6 +271,9 @@ export class Executions {
         ? { cost: (await import("./execution-cost.js")).executionCostOf(this.ctx, graph, execution, records) }
         : {}),
     };
+    // Read only for a workflow that writes variables: the others' views cost no extra read.
+    if (graph.nodes.some((node) => node.assign !== undefined || node.type === VARS_TASK_TYPE))
+      view.vars = await readVariables(this.ctx, executionId);
     const handler = graph.onFailure && byId.get(graph.onFailure.id);
     if (graph.onFailure && handler) {
       const onFailure = nodeView(graph.onFailure.id, graph.onFailure.type, handler, execution);

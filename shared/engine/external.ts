@@ -42,6 +42,7 @@ import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
 import { classifyError } from "../domain/retry.js";
 import { attemptTrace } from "../domain/trace.js";
 import type { TaskMessage } from "../ports.js";
+import { assignAtEnd } from "./assign-at-end.js";
 import { attemptKey } from "./attempt.js";
 import type { AttemptEndings } from "./attempt-endings.js";
 import { readAttempt } from "./attempt-token-reads.js";
@@ -466,6 +467,23 @@ export class ExternalWorkers {
       // An output over the limit of a value ends the attempt as the Lambda worker's would.
       if (!(error instanceof PayloadError)) throw error;
       await this.endings.retryOrFail(execution, graph, node, record, lease, classifyError(error, node.retry));
+      await this.release(lease, execution.executionId, node.id);
+      return;
+    }
+    const refused =
+      node.assign === undefined
+        ? undefined
+        : await assignAtEnd(this.ctx, execution, graph, node, record, saved);
+    if (refused) {
+      // Its assign refused (an expression, a limit, a secret-looking value): the attempt's failure.
+      await this.endings.retryOrFail(
+        execution,
+        graph,
+        node,
+        record,
+        lease,
+        classifyError(refused, node.retry),
+      );
       await this.release(lease, execution.executionId, node.id);
       return;
     }

@@ -164,9 +164,20 @@ export class Loops implements WaitingKind<"loop"> {
         await this.failAttempt(execution, graph, node, record, lease, error);
         return;
       }
-      await completeWaiting(this.ctx, this.propagation, execution, graph, node, record, lease, result, {
-        iterations: iteration,
-      });
+      await completeWaiting(
+        this.ctx,
+        this.propagation,
+        this.failAttempt,
+        execution,
+        graph,
+        node,
+        record,
+        lease,
+        result,
+        {
+          iterations: iteration,
+        },
+      );
       return;
     }
     if (iteration >= params.maxIterations)

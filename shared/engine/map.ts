@@ -586,6 +586,7 @@ export class Maps implements WaitingKind<"map"> {
     await completeWaiting(
       this.ctx,
       this.propagation,
+      this.failAttempt,
       execution,
       graph,
       node,

@@ -13,10 +13,12 @@ import { ExpressionError, type ExpressionScope, hasExpressions } from "../domain
 import type { GraphNode } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord } from "../domain/records.js";
+import { mentionsVars } from "../domain/vars.js";
 import * as z from "../domain/zod.js";
 import type { TaskType } from "../tasks/task-type.js";
 import type { EngineContext } from "./context.js";
 import { loadValues } from "./values.js";
+import { readVariables } from "./vars.js";
 
 export type PreparedRun =
   | { input: unknown; params: unknown; deps: Record<string, unknown> }
@@ -34,6 +36,8 @@ export async function prepareRun(
   if (nothingDone(node, deps)) return { skip: NOTHING_DONE };
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
   const scope = expressionScope(execution, input, values);
+  // Read only for expressions that mention them (no await otherwise: the simulation's schedules stay).
+  if (mentionsVars(node.when, node.params)) scope.vars = await readVariables(ctx, execution.executionId);
   // The onFailure handler's params may refer to the execution's error.
   if (node.onFailureHandler && execution.error)
     scope.error = { name: execution.error.name, message: execution.error.message };
@@ -69,6 +73,7 @@ export async function skipReason(
   if (node.when === undefined) return undefined;
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
   const scope = expressionScope(execution, input, values);
+  if (mentionsVars(node.when)) scope.vars = await readVariables(ctx, execution.executionId);
   return (await ctx.expressions.condition(node.when, scope, { now: () => ctx.clock.now() }))
     ? undefined
     : WHEN_FALSE;

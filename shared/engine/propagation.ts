@@ -20,6 +20,7 @@ import type {
   NodeRecord,
 } from "../domain/records.js";
 import { isTerminalNode } from "../domain/states.js";
+import { mentionsVars } from "../domain/vars.js";
 import * as z from "../domain/zod.js";
 import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
@@ -48,6 +49,7 @@ import { notifyParent } from "./parent-notice.js";
 import { expressionScope, skipReason } from "./prepare.js";
 import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
 import { loadValues } from "./values.js";
+import { applyAssign, applyVariables, readVariables, VariablesUnavailable } from "./vars.js";
 import type { WaitingKinds } from "./waiting-kind.js";
 
 const STORE_CONCURRENCY = 16;
@@ -802,6 +804,22 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
         return;
       }
       output = await this.inlineOutput(execution, node, task, attempt, deps, now);
+      if (node.assign !== undefined) {
+        const [input, values, value] = await Promise.all([
+          this.ctx.payloads.load(execution.input),
+          loadValues(this.ctx, deps),
+          this.ctx.payloads.load(output),
+        ]);
+        // Before the completion below, which dispatches the dependants that read them.
+        await applyAssign(
+          this.ctx,
+          execution,
+          node,
+          attempt,
+          expressionScope(execution, input, values),
+          value,
+        );
+      }
     } catch (cause) {
       const error = inlineFailure(cause);
       // A fault of the blob store is no failure of the node: it stays as it was, and the message
@@ -852,10 +870,10 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     const controller = new AbortController();
     const input = await this.ctx.payloads.load(execution.input);
     const values = await loadValues(this.ctx, deps);
+    const scope = expressionScope(execution, input, values);
+    if (mentionsVars(node.params)) scope.vars = await readVariables(this.ctx, execution.executionId);
     const params = hasExpressions(node.params)
-      ? await this.ctx.expressions.resolve(node.params, expressionScope(execution, input, values), {
-          now: () => this.ctx.clock.now(),
-        })
+      ? await this.ctx.expressions.resolve(node.params, scope, { now: () => this.ctx.clock.now() })
       : node.params;
     const output = await runInlineTask(task, {
       input,
@@ -870,6 +888,10 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
         deadline: now,
         sleep: (ms) => this.ctx.clock.sleep(ms, controller.signal),
         now: () => this.ctx.clock.now(),
+        // A `vars` node's operation, once per node (engine/vars.ts).
+        variables: {
+          apply: (op) => applyVariables(this.ctx, execution.executionId, node.id, attempt, op, true),
+        },
       },
     });
     return this.ctx.payloads.save(execution.executionId, output, what);
@@ -894,6 +916,8 @@ async function runInlineTask(
   try {
     return await task.run({ ...args, params: z.ownParse(task.params, args.params) });
   } catch (failure) {
+    // The store, not the task: the node stays as it was and the message comes back.
+    if (failure instanceof VariablesUnavailable) throw failure;
     throw new InlineTaskFailure(failure);
   }
 }
@@ -904,6 +928,21 @@ function inlineFailure(cause: unknown): ErrorInfo | undefined {
   if (cause instanceof TerminalError) return { name: cause.code, message: cause.message, retryable: false };
   if (!(cause instanceof InlineTaskFailure)) return undefined;
   const failure = cause.failure;
+  // A terminal error of the task keeps its code (a `vars` limit's, SensitiveValue).
+  if (failure instanceof TerminalError)
+    return { name: failure.code, message: failure.message, retryable: false };
+  // Params an expression made wrong, as a worker's attempt names them (prepare.ts), paths only.
+  if (failure instanceof z.$ZodError) {
+    const issues = failure.issues
+      .slice(0, 5)
+      .map((issue) => `${["params", ...issue.path.map(String)].join(".")}: ${issue.message}`)
+      .join("; ");
+    return {
+      name: "InvalidParams",
+      message: `the params, once evaluated, are invalid: ${issues}`,
+      retryable: false,
+    };
+  }
   return { name: "InlineTaskError", message: String((failure as Error)?.message ?? failure) };
 }
 

@@ -101,6 +101,8 @@ export interface ExecutionView {
   parent?: { executionId: string; nodeId: string };
   /** The modeled cost of its records so far (ViewOptions.cost). */
   cost?: ModeledCost;
+  /** Its variables (`assign`, `vars` nodes), when its workflow writes any. */
+  vars?: Record<string, unknown>;
 }
 
 /** `POST /payloads`: where to put an input too large for a request, and how to refer to it. */

@@ -8,14 +8,17 @@ import { hasExpressions } from "../domain/expressions.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { CompositeState, ExecutionRecord, HistoryEvent, Lease, NodeRecord } from "../domain/records.js";
+import { mentionsVars } from "../domain/vars.js";
 import type { Outcome } from "../ports.js";
+import { assignAtEnd } from "./assign-at-end.js";
 import { completeAttempt } from "./attempt-completion.js";
 import type { EngineContext } from "./context.js";
-import type { CompletionPropagation } from "./contracts.js";
+import type { CompletionPropagation, FailAttempt } from "./contracts.js";
 import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { expressionScope } from "./prepare.js";
 import { loadValues } from "./values.js";
+import { readVariables } from "./vars.js";
 
 /**
  * The lease of a waiting node: only the time of its next check — the sweeper's idle interval, or
@@ -89,21 +92,20 @@ export async function evaluateInScope(
     owner,
   );
   const [input, values] = await Promise.all([ctx.payloads.load(execution.input), loadValues(ctx, deps)]);
-  return ctx.expressions.resolve(
-    value,
-    expressionScope(execution, input, values),
-    { ...options, now: () => ctx.clock.now() },
-    path,
-  );
+  const scope = expressionScope(execution, input, values);
+  if (mentionsVars(value)) scope.vars = await readVariables(ctx, execution.executionId);
+  return ctx.expressions.resolve(value, scope, { ...options, now: () => ctx.clock.now() }, path);
 }
 
 /**
  * The waiting node completes with `output` (fenced on its lease, refused once told to stop), and its
- * dependants go on. `detail` goes on its NodeCompleted event (a map's counts, a child's id).
+ * dependants go on. `detail` goes on its NodeCompleted event (a map's counts, a child's id). Its
+ * `assign`, if any, is applied first (assign-at-end.ts); refused, the attempt fails instead.
  */
 export async function completeWaiting(
   ctx: EngineContext,
   propagation: CompletionPropagation,
+  failAttempt: FailAttempt,
   execution: ExecutionRecord,
   graph: WorkflowGraph,
   node: GraphNode,
@@ -112,5 +114,10 @@ export async function completeWaiting(
   output: Payload,
   detail: Record<string, unknown>,
 ): Promise<void> {
+  const refused = await assignAtEnd(ctx, execution, graph, node, record, output);
+  if (refused) {
+    await failAttempt(execution, graph, node, record, lease, refused);
+    return;
+  }
   await completeAttempt(ctx, propagation, execution, graph, node, record, lease, output, { detail });
 }

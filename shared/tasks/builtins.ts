@@ -6,8 +6,10 @@ import { ExpressionError } from "../domain/expressions.js";
 import { loopParamsSchema } from "../domain/loop.js";
 import { mapParamsSchema } from "../domain/map.js";
 import * as z from "../domain/zod.js";
+import { metricsAggregateTask } from "./aggregate.js";
 import { RetryableError, TerminalError } from "./errors.js";
 import { defineTask, TaskRegistry, type TaskType } from "./task-type.js";
+import { varsTask } from "./vars.js";
 
 const MAX_SLEEP_MS = 15 * 60 * 1000;
 
@@ -174,6 +176,8 @@ export const builtinTasks: TaskType<unknown>[] = [
   failTask,
   mergeTask,
   waitTask,
+  varsTask,
+  metricsAggregateTask,
 ];
 
 export function createTaskRegistry(extra: Iterable<TaskType<unknown>> = []): TaskRegistry {

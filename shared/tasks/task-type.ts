@@ -9,6 +9,7 @@
  */
 import type { WaitingKindName } from "../domain/records.js";
 import type { TraceContext } from "../domain/trace.js";
+import type { VarsOp, VarsResult } from "../domain/vars.js";
 import type * as z from "../domain/zod.js";
 
 export interface TaskContext {
@@ -30,6 +31,17 @@ export interface TaskContext {
   /** Waits `ms` on the engine's clock, ending early (with an AbortError) when `signal` fires. */
   sleep(ms: number): Promise<void>;
   now(): number;
+  /**
+   * The execution's variables, for the `vars` task type: given by the engine (inline, and by its own
+   * worker), which applies the operation once per node (engine/vars.ts); not to external workers.
+   */
+  variables?: TaskVariables;
+}
+
+/** What a task run inside the engine may do to its execution's variables. */
+export interface TaskVariables {
+  /** Applies `op` once for this node (a repeat gives the first result again): its result. */
+  apply(op: VarsOp): Promise<VarsResult>;
 }
 
 /** What `defer` is told besides the params. */

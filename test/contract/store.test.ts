@@ -32,6 +32,7 @@ import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
 import { describeStoreContract } from "./store.contract.js";
 import { describeStoreFenceContract } from "./store-fences.contract.js";
 import { describeTimerContract } from "./timers.contract.js";
+import { describeVariablesContract } from "./variables.contract.js";
 import { describeWorkerContract } from "./workers.contract.js";
 import { describeWorkflowListingContract } from "./workflow-listing.contract.js";
 
@@ -60,6 +61,8 @@ describeWorkflowListingContract("MemoryStore", memoryStore);
 describeTimerContract("MemoryStore", memoryStore);
 describeTimerContract("DynamoStore (emulator)", emulatorStore);
 describeWorkflowListingContract("DynamoStore (emulator)", emulatorStore);
+describeVariablesContract("MemoryStore", memoryStore);
+describeVariablesContract("DynamoStore (emulator)", emulatorStore);
 
 /** What the contract cannot see: the sparse due index (gsi2) is maintained in the same writes. */
 

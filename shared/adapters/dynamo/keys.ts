@@ -21,6 +21,8 @@
  * |                       | shard, 2 digits>` |                          |                                                   |
  * | fan-out budget of a   | `EX#<root id>`    | `FANOUT`                 | descendants, mapItemsInFlight (Numbers), expiresAt |
  * | root execution        |                   |                          | with a retention (domain/fan-out.ts)              |
+ * | execution variables   | `EX#<id>`         | `VARS`                   | version (Number), document and applied (JSON      |
+ * | (engine/vars.ts)      |                   |                          | strings), expiresAt with a retention              |
  * | map-items reservation | `EX#<id>`         | `F#<map id>[<attempt>]`  | root, units: what a map attempt reserved of its    |
  * |                       |                   |                          | root's map items in flight, until it is given back |
  * | idempotency key (per  | `IDEM#<wf>#<key>` | `IDEM`                   | executionId, createdAt, and what the request that |
@@ -280,6 +282,15 @@ export function shardFromSk(sk: string): number {
 /** A root execution's fan-out counts (domain/fan-out.ts). */
 export function fanOutKey(rootExecutionId: string): Key {
   return { pk: executionPk(rootExecutionId), sk: "FANOUT" };
+}
+
+/**
+ * An execution's variables: an item of their own beside the execution's (which every worker reads),
+ * so the execution item stays small and a write of variables conflicts with nothing else. Its sort
+ * key sorts after the nodes' (`N#`), out of the ranges a history or node listing reads.
+ */
+export function variablesKey(executionId: string): Key {
+  return { pk: executionPk(executionId), sk: "VARS" };
 }
 
 /** A map attempt's reservation of its root's map items in flight, under its own execution. */

@@ -67,6 +67,7 @@ import type {
   Store,
   TakeOutcome,
   TakeTask,
+  VariablesItem,
   WorkflowSummary,
 } from "../../ports.js";
 import {
@@ -120,6 +121,7 @@ import { listDueExecutions, listExecutions } from "./listings.js";
 import { NodePartitions } from "./node-partitions.js";
 import { TableIO } from "./table-io.js";
 import { advanceTimerCursor, getTimerCursor, getTimers, listTimers, putTimers } from "./timers.js";
+import { getVariables, putVariables } from "./variables.js";
 import {
   type ConditionOn,
   deleteWorker,
@@ -785,6 +787,21 @@ export class DynamoStore implements Store {
   }
 
   // ── history ───────────────────────────────────────────────────────────────────────────────────
+
+  // ── execution variables (variables.ts) ─────────────────────────────────────────────────────────
+
+  getVariables(executionId: string): Promise<VariablesItem | undefined> {
+    return getVariables(this.io, executionId);
+  }
+
+  putVariables(
+    executionId: string,
+    item: VariablesItem,
+    expectedVersion: number,
+    now: number,
+  ): Promise<boolean> {
+    return putVariables(this.io, executionId, item, expectedVersion, now, this.options.retentionDays);
+  }
 
   async listHistory(executionId: string, options: { withItems?: boolean } = {}): Promise<HistoryEvent[]> {
     // The execution item (sk "EX") sorts before map items ("I#…") and nodes ("N#…"). Without

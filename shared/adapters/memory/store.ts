@@ -62,6 +62,7 @@ import type {
   Store,
   TakeOutcome,
   TakeTask,
+  VariablesItem,
   WorkflowSummary,
 } from "../../ports.js";
 import { applyNodePatch, nodeConditionHolds } from "./node-conditions.js";
@@ -110,6 +111,8 @@ export class MemoryStore implements Store {
   private readonly fanOut = new Map<string, FanOutCounts>();
   /** Map-item reservations by execution, by key. */
   private readonly reservations = new Map<string, Map<string, MapItemsReservation>>();
+  /** Execution variables by execution (engine/vars.ts). */
+  private readonly variables = new Map<string, VariablesItem>();
 
   async getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined> {
     const versions = this.workflows.get(name) ?? [];
@@ -443,6 +446,18 @@ export class MemoryStore implements Store {
         const okDeps = this.shards.get(`${executionId}/${childId}/${shard}`);
         return okDeps ? [{ shard, okDeps: [...okDeps] }] : [];
       });
+  }
+
+  async getVariables(executionId: string): Promise<VariablesItem | undefined> {
+    const item = this.variables.get(executionId);
+    return item && copy(item);
+  }
+
+  async putVariables(executionId: string, item: VariablesItem, expectedVersion: number): Promise<boolean> {
+    // Check and set with no await between them: one write per version, as DynamoDB's condition.
+    if ((this.variables.get(executionId)?.version ?? 0) !== expectedVersion) return false;
+    this.variables.set(executionId, copy(item));
+    return true;
   }
 
   async listHistory(executionId: string, options: { withItems?: boolean } = {}): Promise<HistoryEvent[]> {
