@@ -40,7 +40,8 @@ const WORLDS: Array<{ seed: number; reaches: string[] }> = [
   { seed: 2318, reaches: ["nodesSkipped"] },
   // - an onFailure handler whose message was dead-lettered, or whose attempts expired.
   { seed: 5005, reaches: ["onFailureRuns"] },
-  { seed: 6233, reaches: ["onFailureRuns"] },
+  // (6233 was one until the first heartbeat pulled the sweep time before its claim; picked again.)
+  { seed: 6022, reaches: ["onFailureRuns"] },
 ];
 
 describe("simulation with flow control", () => {
