@@ -38,7 +38,11 @@ export interface PollerOptions {
 }
 
 export interface Poller {
-  /** Stops polling; resolves once the in-flight invocations have finished (and their deletes are done). */
+  /**
+   * Stops polling; resolves once the in-flight invocations have finished (and their deletes are done).
+   * Until the invocations that were running when it was called have finished, it still receives and
+   * hands over what comes: one of them may end only through a message (see `draining` below).
+   */
   stop(): Promise<void>;
   /** Invocations running now. */
   readonly inFlight: number;
@@ -104,11 +108,20 @@ export function startPoller(options: PollerOptions): Poller {
 
   const inFlight = new Set<Promise<void>>();
   let running = true;
+  // The invocations that were in flight when stop() was called. Until they have finished the loop
+  // goes on receiving, as the Lambda event source would: one of them may be waiting on a message
+  // sent meanwhile. The cancellation of an execution whose node is running sends the `$cleanUp`
+  // task that tells the node to stop (shared/engine/cancellation.ts); a poller that stopped
+  // receiving at once left it in the queue, so the node ran to its end (a 2-minute sleep) and
+  // stop() waited for it. Only those: invocations started while draining are waited for, but do
+  // not keep the loop receiving, so a workload that never runs dry cannot hold stop() forever.
+  const draining = new Set<Promise<void>>();
+  const polling = () => running || draining.size > 0;
   // The loop waits on at most one thing at a time (a pause, or a free slot); `nudge` ends that wait early.
   let nudge: (() => void) | undefined;
   const wait = (ms?: number) =>
     new Promise<void>((resolve) => {
-      if (!running) return resolve();
+      if (!polling()) return resolve();
       const timer = ms === undefined ? undefined : setTimeout(() => done(), ms);
       const done = () => {
         if (timer !== undefined) clearTimeout(timer);
@@ -142,7 +155,7 @@ export function startPoller(options: PollerOptions): Poller {
   };
 
   const loop = async () => {
-    while (running) {
+    while (polling()) {
       if (inFlight.size >= concurrency) {
         await wait();
         continue;
@@ -166,6 +179,7 @@ export function startPoller(options: PollerOptions): Poller {
       // Received while stopping: hand them over anyway rather than leave them invisible until their timeout.
       const invocation = invoke(messages).finally(() => {
         inFlight.delete(invocation);
+        draining.delete(invocation);
         nudge?.();
       });
       inFlight.add(invocation);
@@ -186,6 +200,7 @@ export function startPoller(options: PollerOptions): Poller {
     stop() {
       stopping ??= (async () => {
         running = false;
+        for (const invocation of inFlight) draining.add(invocation);
         nudge?.();
         await looping;
         await Promise.all([...inFlight]);
