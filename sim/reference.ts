@@ -247,12 +247,7 @@ export async function referenceRun(
   const catches = new CatchRules(definition);
   /** How a node's end counts for one dependant (catch edges: sim/catch-rules.ts). */
   const outcomeOf = (n: ReferenceNode, childId: string): "done" | "skipped" | "bad" => {
-    const end = catches.endFor(
-      n.id,
-      childId,
-      n.status === "CANCELLED" ? "CANCELLED" : n.status,
-      n.error?.name,
-    );
+    const end = catches.endFor(n.id, childId, n.status, n.error?.name);
     return end === "open" ? "bad" : end;
   };
 

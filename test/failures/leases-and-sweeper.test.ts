@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { NodeRecord } from "../../shared/domain/records.js";
 import { Engine } from "../../shared/engine/engine.js";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import type { Store } from "../../shared/ports.js";
@@ -70,6 +71,16 @@ async function claimAndDie(
  */
 function startWatched(engine: Engine, workflow: string) {
   return engine.createExecution({ workflow, idempotencyKey: `watched-${workflow}` });
+}
+
+/** `nap`'s record once it ended CANCELLED (its attempt gone after being told to stop). */
+function napCancelled(store: Store, executionId: string): Promise<NodeRecord> {
+  return waitForProgress("nap to end", async () => {
+    const record = await store.getNode(executionId, "nap");
+    return record?.status === "CANCELLED"
+      ? { done: true, value: record }
+      : { done: false, progress: record?.status };
+  });
 }
 
 /** The `nap` → `next` execution ended CANCELLED, both nodes with it, and no completion accepted; its history. */
@@ -598,13 +609,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       expect(failed.error?.name).toBe("ExecutionTimedOut");
       // The running handler is told to stop (its signal fires) and returns long before its 5 minutes.
       await running;
-      const nap = await waitForProgress("nap to end", async () => {
-        const record = await store.getNode(executionId, "nap");
-        return record?.status === "CANCELLED"
-          ? { done: true, value: record }
-          : { done: false, progress: record?.status };
-      });
-      expect(nap.cancelRequested).toBe(true);
+      expect((await napCancelled(store, executionId)).cancelRequested).toBe(true);
     } finally {
       await backend.cleanup();
     }
@@ -646,13 +651,7 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
       });
       // Its heartbeat carries the request; the handler returns long before its 5 minutes.
       await running;
-      const nap = await waitForProgress("nap to end", async () => {
-        const record = await store.getNode(executionId, "nap");
-        return record?.status === "CANCELLED"
-          ? { done: true, value: record }
-          : { done: false, progress: record?.status };
-      });
-      expect(nap.cancelRequested).toBe(true);
+      expect((await napCancelled(store, executionId)).cancelRequested).toBe(true);
       expect((await store.getExecution(executionId))?.status).toBe("CANCELLED");
     } finally {
       await backend.cleanup();
