@@ -15,7 +15,6 @@
  * The numbers are lossless-json's (`compareNumber`, `LosslessNumber`); see parseExact for how the
  * text is parsed fast.
  */
-import { randomBytes } from "node:crypto";
 import { compareNumber, isLosslessNumber, LosslessNumber, parse, stringify } from "lossless-json";
 
 export { LosslessNumber };
@@ -66,8 +65,9 @@ const NUMBER_TOKEN = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
  * The structure is JSON.parse's, the numbers lossless-json's. lossless-json's own parser is about
  * 50 times slower than JSON.parse on long strings (5 MiB: 513 ms against 9 ms), and every payload
  * holding a big id would pay it on each load. So the number tokens the rule makes exact are found
- * by a scan (numbers outside strings), replaced by marker strings (with a random nonce), the text
- * parsed by JSON.parse, and the markers replaced by LosslessNumbers. Anything unexpected (a marker
+ * by a scan (numbers outside strings), replaced by marker strings, the text
+ * parsed by JSON.parse, and the markers replaced by LosslessNumbers. A marker is a NUL, a counter
+ * found nowhere in the text, and the token's index. Anything unexpected (a marker
  * met twice or never, or as a key: a number where a key belongs) falls back to lossless-json's
  * parser, which gives the same values (test/payloads/exact-numbers-parsing.test.ts checks the two
  * agree on any JSON).
@@ -76,8 +76,11 @@ export function parseExact(text: string): unknown {
   if (!MAY_HOLD_EXACT.test(text)) return JSON.parse(text) as unknown;
   const tokens = exactTokens(text);
   if (tokens.length === 0) return JSON.parse(text) as unknown;
-  // Short: it is written once per exact number. A user's string equal to one only costs the fallback.
-  const nonce = randomBytes(6).toString("base64url");
+  // Short: it is written once per exact number. One found nowhere in the text (a NUL is written
+  // escaped in JSON, so a raw one never is; the counter only guards a text holding `\u0000`
+  // escapes): no randomness, so the domain stays pure and a parse is the same every time.
+  let nonce = 0;
+  while (text.includes(`\\u0000${nonce}:`)) nonce++;
   const marker = `\u0000${nonce}:`;
   const parts: string[] = [];
   let at = 0;
