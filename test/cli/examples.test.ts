@@ -109,6 +109,40 @@ const EXPECTED: Record<
     },
     check: (view) => expect(view.output).toEqual({ pay: { paid: 120, approvedBy: "dana" } }),
   },
+  saga: {
+    status: "SUCCEEDED",
+    check: (view) => {
+      // input.json fails at the car: the flight, then the hotel are undone, and the failure is caught.
+      expect(statuses(view)).toEqual(SAGA_STATES.car);
+      expect(view.output).toEqual({
+        "rolled-back": {
+          trip: "t-1001",
+          status: "rolled back",
+          failedAt: "book-car",
+          error: "no car left",
+          undone: ["flight", "hotel"],
+        },
+      });
+    },
+  },
+  poller: {
+    status: "SUCCEEDED",
+    before: ["poller-check.json"],
+    check: (view) => {
+      expect(view.output).toEqual({ report: { job: "nightly-report", state: "DONE", polls: 3 } });
+      const poll = node(view, "poll");
+      expect(poll).toMatchObject({
+        status: "COMPLETED",
+        iteration: 3,
+        childExecutionId: expect.any(String),
+        output: { output: { status: { job: "nightly-report", poll: 3, state: "DONE" } }, iterations: 3 },
+      });
+      // Two pauses of pollSeconds (1) between three polls.
+      expect(
+        Date.parse(poll.finishedAt as string) - Date.parse(poll.startedAt as string),
+      ).toBeGreaterThanOrEqual(2000);
+    },
+  },
   "http-and-lambda": {
     status: "SUCCEEDED",
     check: (view) => {
@@ -121,6 +155,69 @@ const EXPECTED: Record<
     },
   },
 };
+
+/** examples/saga's nodes' end states for each step its input's `failAt` may name (none: booked). */
+const SAGA_STATES: Record<string, Record<string, string>> = {
+  none: {
+    "book-hotel": "COMPLETED",
+    "book-flight": "COMPLETED",
+    "book-car": "COMPLETED",
+    "take-payment": "COMPLETED",
+    booked: "COMPLETED",
+    "cancel-car": "SKIPPED",
+    "cancel-flight": "SKIPPED",
+    "cancel-hotel": "SKIPPED",
+    "rolled-back": "SKIPPED",
+  },
+  hotel: {
+    "book-hotel": "FAILED",
+    "book-flight": "SKIPPED",
+    "book-car": "SKIPPED",
+    "take-payment": "SKIPPED",
+    booked: "SKIPPED",
+    "cancel-car": "SKIPPED",
+    "cancel-flight": "SKIPPED",
+    "cancel-hotel": "SKIPPED",
+    "rolled-back": "COMPLETED",
+  },
+  flight: {
+    "book-hotel": "COMPLETED",
+    "book-flight": "FAILED",
+    "book-car": "SKIPPED",
+    "take-payment": "SKIPPED",
+    booked: "SKIPPED",
+    "cancel-car": "SKIPPED",
+    "cancel-flight": "SKIPPED",
+    "cancel-hotel": "COMPLETED",
+    "rolled-back": "COMPLETED",
+  },
+  car: {
+    "book-hotel": "COMPLETED",
+    "book-flight": "COMPLETED",
+    "book-car": "FAILED",
+    "take-payment": "SKIPPED",
+    booked: "SKIPPED",
+    "cancel-car": "SKIPPED",
+    "cancel-flight": "COMPLETED",
+    "cancel-hotel": "COMPLETED",
+    "rolled-back": "COMPLETED",
+  },
+  payment: {
+    "book-hotel": "COMPLETED",
+    "book-flight": "COMPLETED",
+    "book-car": "COMPLETED",
+    "take-payment": "FAILED",
+    booked: "SKIPPED",
+    "cancel-car": "COMPLETED",
+    "cancel-flight": "COMPLETED",
+    "cancel-hotel": "COMPLETED",
+    "rolled-back": "COMPLETED",
+  },
+};
+
+function statuses(view: ExecutionView): Record<string, string> {
+  return Object.fromEntries(view.nodes.map((n) => [n.id, n.status]));
+}
 
 function node(view: ExecutionView, id: string) {
   const found = view.nodes.find((n) => n.id === id);
@@ -176,6 +273,40 @@ describe("examples/", () => {
     expected.check?.(view);
   });
 });
+
+describe("examples/saga: each input file", () => {
+  // input.json (the car fails) runs above; these are the README's other cases.
+  it.each([
+    ["input-booked.json", "none", { booked: { trip: "t-1001", status: "booked" } }],
+    ["input-hotel.json", "hotel", rolledBack("book-hotel", "no hotel room left", [])],
+    ["input-flight.json", "flight", rolledBack("book-flight", "no seat left on the flight", ["hotel"])],
+    [
+      "input-payment.json",
+      "payment",
+      rolledBack("take-payment", "card declined", ["car", "flight", "hotel"]),
+    ],
+  ])("%s runs the compensations of the steps done before the failed one", async (file, failAt, output) => {
+    const read = async (name: string) =>
+      JSON.parse(await readFile(path.join(examplesDir, "saga", name), "utf8"));
+    const definition = await read("workflow.json");
+    const registered = await api.call("POST", "/workflows", definition);
+    expect([200, 201], JSON.stringify(registered.body)).toContain(registered.status);
+    const started = await api.call("POST", "/executions", {
+      workflow: definition.name,
+      version: registered.body.version,
+      input: await read(file),
+    });
+    expect(started.status).toBe(202);
+    const view = await api.waitForEnd(started.body.executionId, 15_000);
+    expect(view.status, JSON.stringify(view.nodes)).toBe("SUCCEEDED");
+    expect(statuses(view)).toEqual(SAGA_STATES[failAt]);
+    expect(view.output).toEqual(output);
+  });
+});
+
+function rolledBack(failedAt: string, error: string, undone: string[]) {
+  return { "rolled-back": { trip: "t-1001", status: "rolled back", failedAt, error, undone } };
+}
 
 /** The lines of a README's first ```sh block: comments and a trailing `&` left out. */
 function shellCommands(readme: string): string[] {
