@@ -60,6 +60,12 @@ const NAP = {
   ],
 };
 
+/** A handler that runs for minutes: cancelled while it runs, it is told to stop (STOPPING) first. */
+const LONG = {
+  name: "console-long",
+  nodes: [{ id: "long", type: "sleep", params: { ms: 600_000 } }],
+};
+
 /** Fails for good on its first attempt (a dead letter), passes when redriven. */
 const FRAGILE = {
   name: "console-fragile",
@@ -111,7 +117,7 @@ const cspViolations: string[] = [];
 beforeAll(async () => {
   runtime = await startRuntime("memory");
   api = apiClient(runtime.url);
-  for (const definition of [PIPELINE, NAP, FRAGILE, TINY]) {
+  for (const definition of [PIPELINE, NAP, FRAGILE, TINY, LONG]) {
     const { status } = await api.call("POST", "/workflows", definition);
     expect(status).toBe(201);
   }
@@ -339,6 +345,28 @@ describe("the web console", PATIENT, () => {
     );
     expect(final.nodes.after?.state).toBe("CANCELLED");
     await screenshot(page, "execution-cancelled");
+  });
+
+  it("shows a node told to stop as STOPPING until its attempt ends, then CANCELLED", async () => {
+    const { body } = await api.call("POST", "/executions", { workflow: "console-long" });
+    const id = body.executionId as string;
+    // Claimed (its lease written) once it has run a few seconds: then a cancel can only ask it to stop.
+    await waitForProgress("the long node to be claimed", async () => {
+      const view = (await api.call("GET", `/executions/${id}`)).body;
+      const node = view?.nodes?.find((n: { id: string }) => n.id === "long");
+      return node?.status === "RUNNING" ? { done: true, value: undefined } : { done: false, progress: node };
+    });
+    await open(`#/executions/${id}`);
+    expect((await api.call("POST", `/executions/${id}/cancel`, {})).status).toBe(202);
+    // The execution ended at once; its node runs on until its next heartbeat carries the request.
+    const stopping = await waitForPage(
+      page,
+      "the node to show it was told to stop",
+      (s) => s.status === "CANCELLED" && s.nodes.long?.state === "STOPPING",
+    );
+    expect(stopping.nodes.long?.state).toBe("STOPPING");
+    await screenshot(page, "execution-stopping");
+    await waitForPage(page, "the node to end", (s) => s.nodes.long?.state === "CANCELLED");
   });
 
   it("triggers a PENDING execution", async () => {

@@ -34,7 +34,7 @@ import { href, navigate } from "../router.js";
 import { NodeDefinition } from "./Workflows.js";
 
 const POLL_MS = 1000;
-/** After the execution ends, its last running nodes may take a moment to stop: keep looking a while. */
+/** After the execution ends, its last running nodes may take a moment to end: keep looking a while. */
 const SETTLE_MS = 15_000;
 const TIMELINE_SHOWN = 200;
 
@@ -69,7 +69,11 @@ export function ExecutionPage({ id, node }: { id: string; node?: string | undefi
         const finished = TERMINAL_EXECUTION.has(current.status);
         if (finished) settleUntil ??= Date.now() + SETTLE_MS;
         const moving = current.nodes.some((n) => n.status === "RUNNING" || n.status === "QUEUED");
-        if (!finished || (moving && Date.now() < (settleUntil ?? 0))) timer = setTimeout(tick, POLL_MS);
+        // A node told to stop ends at its next heartbeat (or its lease's end): looked at until then,
+        // so its STOPPING turns into CANCELLED on the page.
+        const stopping = current.nodes.some((n) => displayState(n) === "STOPPING");
+        if (!finished || stopping || (moving && Date.now() < (settleUntil ?? 0)))
+          timer = setTimeout(tick, POLL_MS);
       } catch (failure) {
         if (!live) return;
         setError(failure);
