@@ -13,7 +13,8 @@ import {
 
 export type { ModeledCost } from "../../shared/domain/cost-model.js";
 export type { WorkflowDefinition } from "../../shared/domain/definition.js";
-export { dependencyIds, dependencyLabel } from "../../shared/domain/edges.js";
+export type { CatchCondition } from "../../shared/domain/edges.js";
+export { dependencyIds, dependencyLabel, edgeConditions } from "../../shared/domain/edges.js";
 export type { ExecutionListItem } from "../../shared/engine/queries.js";
 export type { ExecutionView, NodeView } from "../../shared/engine/views.js";
 export { displayState } from "../../shared/engine/views.js";

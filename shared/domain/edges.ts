@@ -102,6 +102,25 @@ export function edgeOutcome(
   }
 }
 
+/** A catch edge's condition: its dependant runs on the parent's failure (of these errors), or either way. */
+export interface CatchCondition {
+  on: "failure" | "always";
+  errors?: readonly string[];
+}
+
+/** Each `dependsOn` entry of a node: the parent, and a catch edge's condition (none on success). */
+export function edgeConditions(
+  node: Pick<NodeDefinition, "dependsOn">,
+): Array<{ from: string; condition?: CatchCondition }> {
+  return (node.dependsOn ?? []).map((entry) => {
+    const edge = edgeOf(entry);
+    if (edge.on === "success") return { from: dependencyId(entry) };
+    const condition: CatchCondition =
+      edge.errors === undefined ? { on: edge.on } : { on: edge.on, errors: edge.errors };
+    return { from: dependencyId(entry), condition };
+  });
+}
+
 /** A `dependsOn` entry as the CLI and the console name it: `charge`, `charge (on failure: Declined)`. */
 export function dependencyLabel(entry: DependencyEntry): string {
   if (typeof entry === "string" || entry.on === "success") return dependencyId(entry);

@@ -66,6 +66,17 @@ const LONG = {
   nodes: [{ id: "long", type: "sleep", params: { ms: 600_000 } }],
 };
 
+/** A charge whose decline is caught by a refund: the catch edge drawn with its condition. */
+const CAUGHT = {
+  name: "console-caught",
+  nodes: [
+    { id: "charge", type: "fail", params: { message: "declined", retryable: false } },
+    { id: "ship", type: "pass", dependsOn: ["charge"] },
+    { id: "refund", type: "pass", dependsOn: [{ node: "charge", on: "failure", errors: ["Declined", "*"] }] },
+    { id: "notify", type: "pass", dependsOn: [{ node: "charge", on: "always" }] },
+  ],
+};
+
 /** Fails for good on its first attempt (a dead letter), passes when redriven. */
 const FRAGILE = {
   name: "console-fragile",
@@ -117,7 +128,7 @@ const cspViolations: string[] = [];
 beforeAll(async () => {
   runtime = await startRuntime("memory");
   api = apiClient(runtime.url);
-  for (const definition of [PIPELINE, NAP, FRAGILE, TINY, LONG]) {
+  for (const definition of [PIPELINE, NAP, FRAGILE, TINY, LONG, CAUGHT]) {
     const { status } = await api.call("POST", "/workflows", definition);
     expect(status).toBe(201);
   }
@@ -241,6 +252,22 @@ describe("the web console", PATIENT, () => {
     await poll(() => panel.textContent()).toContain('"times": 1');
     expect(await panel.textContent()).toContain("fetch");
     await screenshot(page, "workflow");
+  });
+
+  it("draws catch edges apart, each saying when it is taken", async () => {
+    await open("#/workflows/console-caught");
+    await page.getByTestId("node-refund").waitFor();
+    const onFailure = page.locator('[data-edge="charge->refund"]');
+    expect(await onFailure.getAttribute("data-on")).toBe("failure");
+    expect(await page.locator('[data-edge-label="charge->refund"]').textContent()).toBe(
+      "on failure: Declined, *",
+    );
+    expect(await page.locator('[data-edge="charge->notify"]').getAttribute("data-on")).toBe("always");
+    expect(await page.locator('[data-edge-label="charge->notify"]').textContent()).toBe("on always");
+    // A plain dependency is a success edge: no condition, no label.
+    expect(await page.locator('[data-edge="charge->ship"]').getAttribute("data-on")).toBeNull();
+    expect(await page.locator('[data-edge-label="charge->ship"]').count()).toBe(0);
+    await screenshot(page, "workflow-catch-edges");
   });
 
   it("runs a workflow started from the console, live to its end: every node's state and colour", async () => {

@@ -79,8 +79,32 @@ class Scene {
       const [x0 = 0, y0 = 0, ...rest] = edge.points;
       let d = `M${x0} ${y0}`;
       for (let i = 0; i + 1 < rest.length; i += 2) d += `L${rest[i]} ${rest[i + 1]}`;
-      const path = svg("path", { d, class: "edge", "marker-end": `url(#${marker})` });
+      const condition = edge.catches;
+      const path = svg("path", {
+        d,
+        class: condition ? `edge catch-${condition.on}` : "edge",
+        "marker-end": `url(#${marker})`,
+        "data-edge": `${edge.from}->${edge.to}`,
+        ...(condition ? { "data-on": condition.on } : {}),
+      });
       edges.append(path);
+      if (condition) {
+        // A catch edge says when it is taken, by its target's end of the route (its last segment).
+        const label = `on ${condition.on}${condition.errors ? `: ${condition.errors.join(", ")}` : ""}`;
+        const n = edge.points.length;
+        const [ax = 0, ay = 0, bx = 0, by = 0] = edge.points.slice(Math.max(0, n - 4));
+        const text = svg("text", {
+          class: `edge-label catch-${condition.on}`,
+          x: (ax + bx) / 2 + 4,
+          y: (ay + by) / 2,
+          "data-edge-label": `${edge.from}->${edge.to}`,
+        });
+        text.textContent = label;
+        edges.append(text);
+        const title = svg("title", {});
+        title.textContent = `${edge.to} runs ${label} of ${edge.from}`;
+        path.append(title);
+      }
       for (const end of [edge.from, edge.to]) {
         const list = this.edgesOf.get(end) ?? [];
         list.push(path);

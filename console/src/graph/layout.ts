@@ -11,7 +11,7 @@ import ElkConstructor, {
   type LayoutOptions,
 } from "elkjs/lib/elk-api.js";
 import elkWorkerUrl from "elkjs/lib/elk-worker.min.js?url";
-import { dependencyIds, type WorkflowDefinition } from "../api.js";
+import { type CatchCondition, edgeConditions, type WorkflowDefinition } from "../api.js";
 
 export const NODE_WIDTH = 168;
 export const NODE_HEIGHT = 44;
@@ -28,6 +28,8 @@ export interface NodeBox {
 export interface EdgePath {
   from: string;
   to: string;
+  /** A catch edge's condition (its dependant runs on the source's failure, or its end either way). */
+  catches?: CatchCondition;
   /** x0, y0, x1, y1, …: the route from the source's bottom to the target's top. */
   points: number[];
 }
@@ -106,7 +108,8 @@ export function layoutFor(key: string, definition: WorkflowDefinition): Promise<
   return layout;
 }
 
-const STORED_PREFIX = "weft.layout.v2:";
+// v3: edges carry their catch conditions.
+const STORED_PREFIX = "weft.layout.v3:";
 const STORED_INDEX = "weft.layout.v2";
 /** Layouts kept in localStorage, the most recently made last (a 2,000-node one is ~400 KB). */
 const STORED_MAX = 8;
@@ -147,9 +150,14 @@ async function computeLayout(definition: WorkflowDefinition): Promise<Layout> {
   const started = performance.now();
   const ids = new Set(definition.nodes.map((node) => node.id));
   const edges: ElkExtendedEdge[] = [];
+  // By ELK edge id: the catch edges' conditions, drawn apart from plain (success) edges.
+  const catches = new Map<string, CatchCondition>();
   for (const node of definition.nodes) {
-    for (const dep of dependencyIds(node)) {
-      if (ids.has(dep)) edges.push({ id: `${edges.length}`, sources: [dep], targets: [node.id] });
+    for (const { from, condition } of edgeConditions(node)) {
+      if (!ids.has(from)) continue;
+      const id = `${edges.length}`;
+      edges.push({ id, sources: [from], targets: [node.id] });
+      if (condition) catches.set(id, condition);
     }
   }
   const graph: ElkNode = {
@@ -168,7 +176,7 @@ async function computeLayout(definition: WorkflowDefinition): Promise<Layout> {
     width: child.width ?? NODE_WIDTH,
     height: child.height ?? NODE_HEIGHT,
   }));
-  if (definition.nodes.length > LARGE_GRAPH) return compacted(nodes, edges, started);
+  if (definition.nodes.length > LARGE_GRAPH) return compacted(nodes, edges, catches, started);
   const paths: EdgePath[] = (result.edges ?? []).flatMap((edge) => {
     const section = edge.sections?.[0];
     const from = edge.sources[0];
@@ -178,7 +186,7 @@ async function computeLayout(definition: WorkflowDefinition): Promise<Layout> {
       p.x,
       p.y,
     ]);
-    return [{ from, to, points }];
+    return [withCondition({ from, to, points }, catches.get(edge.id))];
   });
   return {
     width: result.width ?? 0,
@@ -189,13 +197,22 @@ async function computeLayout(definition: WorkflowDefinition): Promise<Layout> {
   };
 }
 
+function withCondition(path: EdgePath, condition: CatchCondition | undefined): EdgePath {
+  return condition === undefined ? path : { ...path, catches: condition };
+}
+
 /**
  * A large graph as an overview: ELK's layers (in its order, which minimises crossings) become rows
  * LAYER_GAP apart, a layer wider than MAX_ROW nodes wraps onto several rows (a fan-out of 2,000 is
  * 40 rows of 50, not one row 400,000 px long), every row centred; edges go straight from a node's
  * bottom to its dependant's top (ELK leaves room for hundreds of routes between two layers).
  */
-function compacted(nodes: NodeBox[], edges: ElkExtendedEdge[], started: number): Layout {
+function compacted(
+  nodes: NodeBox[],
+  edges: ElkExtendedEdge[],
+  catches: ReadonlyMap<string, CatchCondition>,
+  started: number,
+): Layout {
   const layers = new Map<number, NodeBox[]>();
   for (const node of nodes) {
     const layer = layers.get(node.y) ?? [];
@@ -224,11 +241,14 @@ function compacted(nodes: NodeBox[], edges: ElkExtendedEdge[], started: number):
     const to = byId.get(edge.targets[0] ?? "");
     if (from === undefined || to === undefined) return [];
     return [
-      {
-        from: from.id,
-        to: to.id,
-        points: [from.x + from.width / 2, from.y + from.height, to.x + to.width / 2, to.y],
-      },
+      withCondition(
+        {
+          from: from.id,
+          to: to.id,
+          points: [from.x + from.width / 2, from.y + from.height, to.x + to.width / 2, to.y],
+        },
+        catches.get(edge.id),
+      ),
     ];
   });
   return {
