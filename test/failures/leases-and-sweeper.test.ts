@@ -669,7 +669,10 @@ describe.each(BACKEND_KINDS)("leases, sweeper, cancellation, waits (%s)", PATIEN
         return "late";
       },
     });
-    const backend = await createBackend(kind, { tasks: [holds], claimAfterSeconds: 0, leaseSeconds: 0.6 });
+    // A lease of 30 s: its heartbeat (every 10 s), which carries the request and ends the attempt,
+    // comes long after a look at the view, however slow the machine (with 0.6 s, a look on a busy
+    // machine could miss the stop's 200 ms).
+    const backend = await createBackend(kind, { tasks: [holds], claimAfterSeconds: 0, leaseSeconds: 30 });
     try {
       const { engine, consumer } = backend;
       await engine.registerWorkflow({
