@@ -118,7 +118,7 @@ describe("weft validate and weft dev", PATIENT, () => {
       output += chunk;
     });
     const loaded = await waitForProgress("weft dev to list its task types", async () => {
-      const line = /weft: task types ([\w, -]+?)(?: \(|\n)/.exec(output)?.[1];
+      const line = /weft: task types ([\w., -]+?)(?: \(|\n)/.exec(output)?.[1];
       if (line !== undefined) return { done: true, value: line.split(", ") };
       if (dev?.exitCode !== null) throw new Error(`weft dev exited:\n${output}`);
       return { done: false, progress: output.length, state: output };
