@@ -914,6 +914,7 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       records,
       byId: family.byId,
       byLink: family.byLink,
+      started: family.started,
       inputs: family.loopInputs,
       counts,
       v,

@@ -10,6 +10,7 @@
  *  - every child of a loop node's attempt carries its iteration's key (domain/loop.ts iterationKey:
  *    the checker reads the key's parts itself); at most one child per (attempt, iteration), and an
  *    attempt's children are iterations 1..n with no gap [loop-iterations];
+ *    the attempt's ChildStarted event (if any) names its first iteration;
  *  - an iteration k > 1 started only after iteration k−1 succeeded with `while` still true on it
  *    (k−1 < K, the checker's own reading of the rule), and never past maxIterations [loop-while];
  *    its input is the loop's input expression over `$iteration` = k and `$previous` = iteration
@@ -121,6 +122,8 @@ export interface LoopCheck {
   byId: ReadonlyMap<string, ExecutionRecord>;
   /** Children by their parent's node attempt, `<parent>/<node>/<attempt>`. */
   byLink: ReadonlyMap<string, readonly string[]>;
+  /** The child each node attempt's ChildStarted event names, by `<parent>/<node>/<attempt>`. */
+  started: ReadonlyMap<string, string>;
   /** Where the expected input of each iteration's child goes, by the child's id. */
   inputs: Map<string, { value: unknown }>;
   counts: Record<LoopCount, number>;
@@ -190,6 +193,10 @@ export async function checkLoops(c: LoopCheck): Promise<Map<string, LoopEnd>> {
           );
       }
       const n = Math.max(0, ...byIteration.keys());
+      // The history names the first iteration alone (ChildStarted, when the attempt began waiting).
+      const named = c.started.get(`${id}/${node.id}/${attempt}`);
+      if (named !== undefined && named !== byIteration.get(1)?.executionId)
+        nv("loop-iterations", `attempt ${attempt}'s ChildStarted names ${named}, not its first iteration`);
       for (let k = 1; k <= n; k++) {
         const child = byIteration.get(k);
         if (!child) {
