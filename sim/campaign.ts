@@ -23,6 +23,8 @@ export interface CampaignOptions {
   externals?: boolean | "always";
   /** `vars` incr nodes in a share of the worlds (WorldOptions.vars, default off). */
   vars?: boolean | "always";
+  /** `loop` nodes in a share of the worlds (WorldOptions.loops, default off). */
+  loops?: boolean | "always";
   onProgress?: (done: number, failures: number, elapsedMs: number) => void;
 }
 
@@ -57,6 +59,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
       ...(options.timers === undefined ? {} : { timers: options.timers }),
       ...(options.externals === undefined ? {} : { externals: options.externals }),
       ...(options.vars === undefined ? {} : { vars: options.vars }),
+      ...(options.loops === undefined ? {} : { loops: options.loops }),
     });
     done++;
     steps += result.steps;

@@ -135,6 +135,7 @@ import { CatchRules } from "./catch-rules.js";
 import type { ExternalFacts, Settlement } from "./externals.js";
 import { checkFanOut, refusedByBudget } from "./fan-out-invariants.js";
 import { checkHistory } from "./history-order.js";
+import { checkLoops } from "./loop-invariants.js";
 import {
   type CallbackEnd,
   type ChildEnd,
@@ -283,6 +284,12 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     settlementsChecked: 0,
     reportsWithoutEffect: 0,
     claimsAtNodeLimit: 0,
+    // loop nodes (sim/loop-invariants.ts): completed, their iterations (children), failed with
+    // LoopLimitExceeded, failed by an iteration's failure
+    loopsCompleted: 0,
+    loopIterations: 0,
+    loopLimitExceeded: 0,
+    loopsChildFailed: 0,
   };
   /** Each settler's call by its callId: what it sent. */
   const settlementsByCall = new Map<number, Settlement>(
@@ -592,7 +599,10 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
     // A client's execution: what its client sent; a child: what its parent's node mapped for it.
     let sent: unknown = input.inputs.get(execution.workflow) ?? null;
     if (execution.parent) {
-      const mapped = family.inputs.get(childInputKey(execution.parent.executionId, execution.parent.nodeId));
+      // A loop's iteration: the input its parent's check (loop-invariants.ts) evaluated for it.
+      const mapped =
+        family.loopInputs.get(id) ??
+        family.inputs.get(childInputKey(execution.parent.executionId, execution.parent.nodeId));
       if (mapped) sent = mapped.value;
       else {
         v("child-input", `its parent's node ${execution.parent.nodeId} maps no input for a child`);
@@ -896,11 +906,25 @@ export async function checkInvariants(input: CheckInput): Promise<CheckResult> {
       warn: (rule, message, nodeId) =>
         warnings.push({ rule, executionId: id, ...(nodeId ? { nodeId } : {}), message }),
     });
+    const loopEnds = await checkLoops({
+      blobs: input.blobs,
+      engine: input.engine,
+      execution,
+      definition,
+      records,
+      byId: family.byId,
+      byLink: family.byLink,
+      started: family.started,
+      inputs: family.loopInputs,
+      counts,
+      v,
+    });
     const reference = await referenceRun(definition, {
       input: sent,
       execution: { id, workflow: execution.workflow, version: execution.version },
       depth: execution.depth ?? 0,
       childOf: (nodeId) => childEnds.get(nodeId),
+      loopOf: (nodeId) => loopEnds.get(nodeId),
       recordedOutputOf: (nodeId) => varsOutputs.get(nodeId),
       okDepsOf: (nodeId) => {
         const node = graph.byId.get(nodeId)!;
@@ -1681,6 +1705,10 @@ interface ChildFamily {
   started: ReadonlyMap<string, string>;
   /** The inputs parents' nodes map for children (filled as parents are checked, before their children). */
   inputs: Map<string, { value: unknown }>;
+  /** A loop iteration's input, by the child's id (filled as its parent is checked: loop-invariants.ts). */
+  loopInputs: Map<string, { value: unknown }>;
+  /** The node is a `loop` (several children per attempt, checked by loop-invariants.ts). */
+  isLoop(executionId: string, nodeId: string): boolean;
   /** Its cancellation has a cause: a client asked, or (a child) its parent's node stopped waiting for it. */
   asked(executionId: string): boolean;
 }
@@ -1723,11 +1751,18 @@ async function childFamily(input: CheckInput, executions: ExecutionRecord[]): Pr
     if (!waited || input.cancelRequested.has(executionId) || cascaded.has(executionId))
       cascaded.add(e.executionId);
   }
+  const isLoop = (executionId: string, nodeId: string) => {
+    const workflow = byId.get(executionId)?.workflow;
+    const definition = workflow === undefined ? undefined : input.definitions.get(workflow);
+    return definition?.nodes.some((n) => n.id === nodeId && n.type === "loop") ?? false;
+  };
   return {
     byId,
     byLink,
     started,
     inputs: new Map(),
+    loopInputs: new Map(),
+    isLoop,
     asked: (id) => input.cancelRequested.has(id) || cascaded.has(id),
   };
 }
@@ -1772,7 +1807,7 @@ async function checkChildren(c: ChildCheck): Promise<Map<string, ChildEnd>> {
   const id = execution.executionId;
   const depth = execution.depth ?? 0;
   if (execution.parent) {
-    const { executionId, nodeId, attempt } = execution.parent;
+    const { executionId, nodeId } = execution.parent;
     const parent = family.byId.get(executionId);
     c.counts.children++;
     if (parseMapItemId(nodeId)) c.counts.childrenOfItems++;
@@ -1783,6 +1818,11 @@ async function checkChildren(c: ChildCheck): Promise<Map<string, ChildEnd>> {
     else if (depth !== (parent.depth ?? 0) + 1)
       v("child-depth", `at depth ${depth} under a parent at depth ${parent.depth ?? 0}`);
     if (depth > CHILD_MAX_DEPTH) v("child-depth", `at depth ${depth}, over the limit ${CHILD_MAX_DEPTH}`);
+  }
+  // A loop's iterations share their attempt's link and only the first is named by ChildStarted:
+  // loop-invariants.ts checks them (one per iteration, 1..n), not the one-child rules here.
+  if (execution.parent && !family.isLoop(execution.parent.executionId, execution.parent.nodeId)) {
+    const { executionId, nodeId, attempt } = execution.parent;
     const siblings = family.byLink.get(linkKey(executionId, nodeId, attempt)) ?? [];
     if (siblings.length > 1)
       v(

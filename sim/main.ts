@@ -10,6 +10,7 @@
  *   add --no-timers to either: no timer worlds (far waits through the due index, sweeper outages)
  *   add --no-externals to either: no external workers nor callbacks (--only-externals: in every world)
  *   add --vars to either: `vars` incr nodes in half the worlds (--only-vars: in every world)
+ *   add --loops to either: `loop` nodes in half the worlds (--only-loops: in every world)
  *   add --help: this text
  * Exit code 1 when an invariant is violated.
  */
@@ -37,6 +38,7 @@ async function main(): Promise<number> {
         "  --no-externals      no external workers nor callback nodes",
         "  --only-externals    external workers and callback nodes in every world",
         "  --vars              vars nodes incrementing a counter in half the worlds (--only-vars: every world)",
+        "  --loops             loop nodes over a library workflow in half the worlds (--only-loops: every world)",
       ].join("\n"),
     );
     return 0;
@@ -53,6 +55,7 @@ async function main(): Promise<number> {
       timers: !flag("no-timers"),
       externals: flag("only-externals") ? "always" : !flag("no-externals"),
       vars: flag("only-vars") ? "always" : flag("vars"),
+      loops: flag("only-loops") ? "always" : flag("loops"),
     });
     const grep = option("grep");
     if (flag("trace") || grep !== undefined) {
@@ -74,6 +77,7 @@ async function main(): Promise<number> {
     timers: !flag("no-timers"),
     externals: flag("only-externals") ? "always" : !flag("no-externals"),
     vars: flag("only-vars") ? "always" : flag("vars"),
+    loops: flag("only-loops") ? "always" : flag("loops"),
     onProgress: (done, failures, ms) => {
       if (done % 500 === 0)
         console.error(`  ${done}/${runs} seeds, ${failures} failing, ${(ms / 1000).toFixed(1)} s`);

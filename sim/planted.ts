@@ -514,3 +514,21 @@ export function forgetAppliedVariables(store: Store): Store {
     },
   });
 }
+
+/**
+ * Loops broken: a loop of several iterations completes counting only those after the first (as an
+ * engine counting its pauses, not its iterations, would): `{output, iterations: n − 1}`.
+ */
+export function loopCountsPauses(store: Store): Store {
+  return overrideTransition(store, (executionId, nodeId, condition, patch, event) => {
+    const output = patch.output;
+    if (patch.status === "COMPLETED" && /^l\d+-loop$/.test(nodeId) && output && "json" in output) {
+      const value = JSON.parse(output.json) as { output?: unknown; iterations?: unknown };
+      if (typeof value.iterations === "number" && value.iterations > 1) {
+        const miscounted = { json: JSON.stringify({ ...value, iterations: value.iterations - 1 }) };
+        return store.transitionNode(executionId, nodeId, condition, { ...patch, output: miscounted }, event);
+      }
+    }
+    return store.transitionNode(executionId, nodeId, condition, patch, event);
+  });
+}

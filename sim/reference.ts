@@ -86,6 +86,12 @@ export interface ReferenceFacts {
    * output resolved): what the node ends as. Undefined when that attempt started none.
    */
   childOf?(nodeId: string): ChildEnd | undefined;
+  /**
+   * A `loop` node's last attempt as the run left it (sim/loop-invariants.ts reads it from the
+   * store and checks it there): how many iterations it started and how the last one ended.
+   * Undefined when that attempt started none.
+   */
+  loopOf?(nodeId: string): LoopEnd | undefined;
   /** How deep the execution is in children (0: started by a client); at the limit a child is refused. */
   depth?: number;
   /**
@@ -115,6 +121,12 @@ export interface ChildEnd {
   executionId: string;
   status: string;
   output?: unknown;
+}
+
+/** A `loop` node's last attempt: its iterations (children 1..n) and the last one's end. */
+export interface LoopEnd {
+  iterations: number;
+  last: ChildEnd;
 }
 
 /** How deep executions nest (the engine's CHILD_LIMITS.maxDepth, restated as the checker's own). */
@@ -327,6 +339,8 @@ export async function referenceRun(
         return settle(node, expressionFailure(ready, `its when gave ${JSON.stringify(when.value)}`));
     }
     if (node.type === "map") return settle(node, await runMap(node, ready, scope));
+    // A loop's params are evaluated per iteration (with $iteration and $previous), not here.
+    if (node.type === "loop") return settle(node, loopRun(ready, node.params));
     const params = await resolveParams(node.params, scope);
     if ("error" in params)
       return settle(node, expressionFailure(ready, `its params failed: ${params.error}`));
@@ -567,6 +581,87 @@ export async function referenceRun(
     };
   };
 
+  /**
+   * A `loop` node, as a `workflow` node over its last attempt's last iteration: refused at the depth
+   * limit or by the fan-out budget; a failed or cancelled iteration fails it as a child fails a
+   * `workflow` node; a succeeded one ends it by the checker's own reading of its `while` rule
+   * (`$iteration < K`, the only one the simulation draws): false completes it with
+   * `{output, iterations}`, true at `maxIterations` fails it with LoopLimitExceeded; true below it,
+   * the run stopped it (its end decides).
+   */
+  const loopRun = (n: ReferenceNode, rawParams: unknown): ReferenceNode => {
+    const params = (rawParams ?? {}) as { while?: unknown; maxIterations?: number };
+    const base = n;
+    if ((facts.depth ?? 0) >= MAX_DEPTH)
+      return {
+        ...base,
+        status: "FAILED",
+        why: `its execution is ${facts.depth} deep, at the limit`,
+        error: { name: "WorkflowDepthExceeded" },
+        failsForGood: true,
+      };
+    if (facts.fanOutRefused?.(n.id))
+      return {
+        ...base,
+        status: "FAILED",
+        why: "an iteration was refused by the fan-out budget",
+        error: { name: "FanOutLimitExceeded" },
+        failsForGood: true,
+      };
+    const loop = facts.loopOf?.(n.id);
+    const last = loop?.last;
+    if (!loop || !last)
+      return {
+        ...base,
+        status: "FAILED",
+        why: "it started no iteration",
+        error: { name: "NoChild" },
+        failsForGood: false,
+      };
+    if (last.status === "FAILED" || last.status === "CANCELLED")
+      return {
+        ...base,
+        status: "FAILED",
+        why: `its iteration ${loop.iterations} (${last.executionId}) ended ${last.status}`,
+        error: { name: last.status === "FAILED" ? "ChildWorkflowFailed" : "ChildWorkflowCancelled" },
+        failsForGood: true,
+      };
+    if (last.status !== "SUCCEEDED")
+      return {
+        ...base,
+        status: "FAILED",
+        why: `its iteration ${loop.iterations} is ${last.status}`,
+        error: { name: "NoChild" },
+        failsForGood: false,
+      };
+    const again = whileRule(params.while);
+    if (again === undefined)
+      throw new Error(`reference: a loop's while is not $iteration < K: ${String(params.while)}`);
+    if (loop.iterations >= again)
+      return {
+        ...base,
+        status: "COMPLETED",
+        why: `its while is false after iteration ${loop.iterations}`,
+        output: { output: last.output ?? null, iterations: loop.iterations },
+        failsForGood: false,
+      };
+    if (loop.iterations >= (params.maxIterations ?? Number.POSITIVE_INFINITY))
+      return {
+        ...base,
+        status: "FAILED",
+        why: `its while still holds after its ${loop.iterations} maxIterations`,
+        error: { name: "LoopLimitExceeded" },
+        failsForGood: true,
+      };
+    return {
+      ...base,
+      status: "FAILED",
+      why: `its while holds after iteration ${loop.iterations}, and no next one ended`,
+      error: { name: "NoChild" },
+      failsForGood: false,
+    };
+  };
+
   const expressionFailure = (n: ReferenceNode, why: string): ReferenceNode => ({
     ...n,
     status: "FAILED",
@@ -727,6 +822,16 @@ export async function referenceOutputs(
 ): Promise<Map<string, unknown>> {
   const { nodes } = await referenceRun(definition, facts);
   return new Map([...nodes].map(([id, n]) => [id, n.output ?? null]));
+}
+
+/**
+ * The checker's own reading of the simulation's `while` rule `{% $iteration < K %}`: K (the first
+ * iteration whose output stops the loop). Undefined for any other form.
+ */
+export function whileRule(value: unknown): number | undefined {
+  if (typeof value !== "string") return undefined;
+  const match = /^\{% \$iteration < (\d+) %\}$/.exec(value);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
 }
 
 /** A `{% %}` expression's value (undefined when it gives nothing), or why it could not be had. */

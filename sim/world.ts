@@ -25,6 +25,7 @@ import { drawFleet, EXTERNAL_WORLDS, Externals, type Fleet, placeExternals } fro
 import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
 import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
+import { STEP_WORKFLOW, stepWorkflow, withLoopNodes } from "./loop-invariants.js";
 import { Rng } from "./prng.js";
 import { apiTimeoutMs, drawProfile, type Profile } from "./profile.js";
 import { withStaleReads } from "./stale-reads.js";
@@ -122,10 +123,18 @@ export interface WorldOptions {
    * seed) of before replays as it was; `npm run sim -- --vars` runs them.
    */
   vars?: boolean | "always";
+  /**
+   * `loop` nodes over a small library workflow in some workflows (sim/loop-invariants.ts): in a
+   * share of the worlds when true, in every one with "always". Off by default, so every world (and
+   * pinned seed) of before replays as it was; `npm run sim -- --loops` runs them.
+   */
+  loops?: boolean | "always";
 }
 
 /** The share of worlds (with `vars` on) whose workflows carry incr nodes. */
 const VARS_WORLDS = 0.5;
+/** The share of worlds (with `loops` on) whose workflows carry loop nodes. */
+const LOOP_WORLDS = 0.5;
 
 /** The share of worlds with child workflows to call. */
 const CHILD_WORLDS = 0.35;
@@ -366,6 +375,13 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   const varsRng = root.fork("vars");
   const varsWorld =
     options.vars === "always" || (options.vars === true && varsRng.fork("world").chance(VARS_WORLDS));
+  // Loops from a stream of their own (drawn after everything else of a workflow), over `step` and
+  // the world's child library: the rest of a seed's world is as it was drawn.
+  const loopsRng = root.fork("loops");
+  const loopWorld =
+    options.loops === "always" || (options.loops === true && loopsRng.fork("world").chance(LOOP_WORLDS));
+  const loopLibrary = loopWorld ? [stepWorkflow()] : [];
+  const callees = library.map((l) => l.definition.name).filter((name) => name !== STEP_WORKFLOW);
   const timerWorld = options.timers === false ? { farWaits: 0 } : drawTimerWorld(timerRng);
   const generated = Array.from({ length: profile.workflows }, (_, w) => {
     const drawn = generateWorkflow(root.fork(`dag${w}`).seed32(), `wf${w}`, {
@@ -379,13 +395,17 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       ? { ...g, definition: placeExternals(g.definition, outside.fork(`dag${w}`), fleet) }
       : g;
     // Counters last, from a stream of their own: the rest of the workflow is as it was drawn.
-    return varsWorld && varsRng.fork(`dag${w}`).chance(0.7)
-      ? { ...placed, definition: withIncrNodes(placed.definition, varsRng.fork(`incr${w}`)) }
-      : placed;
+    const counted =
+      varsWorld && varsRng.fork(`dag${w}`).chance(0.7)
+        ? { ...placed, definition: withIncrNodes(placed.definition, varsRng.fork(`incr${w}`)) }
+        : placed;
+    return loopWorld && loopsRng.fork(`dag${w}`).chance(0.7)
+      ? { ...counted, definition: withLoopNodes(counted.definition, loopsRng.fork(`loop${w}`), callees) }
+      : counted;
   });
   // The children first: a workflow may name only registered ones without a warning.
   const fanOutLibrary = fanOut ? [fanOut.tree] : [];
-  for (const { definition } of [...library, ...fanOutLibrary, ...generated])
+  for (const { definition } of [...library, ...loopLibrary, ...fanOutLibrary, ...generated])
     await engines[0]!.registerWorkflow(definition);
   const plans: PlannedExecution[] = [];
   const ops: ClientOp[] = [];
@@ -764,7 +784,10 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     audit,
     engine: reader,
     definitions: new Map(
-      [...library, ...fanOutLibrary, ...generated].map((g) => [g.definition.name, g.definition]),
+      [...library, ...loopLibrary, ...fanOutLibrary, ...generated].map((g) => [
+        g.definition.name,
+        g.definition,
+      ]),
     ),
     inputs: new Map([...fanOutLibrary, ...generated].map((g) => [g.definition.name, g.input])),
     ...(fanOut ? { fanOut: fanOut.limits } : {}),
@@ -825,7 +848,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     steps: scheduler.stats.steps,
     virtualMs: scheduler.now,
     profile,
-    workflows: [...library, ...fanOutLibrary, ...generated].map((g) => g.definition),
+    workflows: [...library, ...loopLibrary, ...fanOutLibrary, ...generated].map((g) => g.definition),
     executions: listed.items
       .map((e) => ({ executionId: e.executionId, workflow: e.workflow, status: e.status }))
       .reverse(),
