@@ -125,7 +125,12 @@ export class Loops implements WaitingKind<"loop"> {
       }
       await this.afterIteration(attempt, params, state.iteration, outcome.output);
     } catch (error) {
-      // Bad params, a failing expression, an iteration that cannot start: the attempt's failure.
+      // Bad params, a failing expression, an iteration that cannot start (terminal errors): the
+      // attempt's failure. Anything else — a fault of the store or the queue, in these steps or in
+      // the writes that end the attempt — goes up, so the message comes back and the check runs
+      // again: taken for the node's failure, it would end a handling whose retry message was never
+      // sent (simulation seed 9319).
+      if (!(error instanceof TerminalError)) throw error;
       await this.failAttempt(execution, graph, node, record, lease, error);
     }
   }
