@@ -847,15 +847,11 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       { ...decided, status: "COMPLETED", output, startedAt: now, finishedAt: now },
       [...queuedEvent, completedEvent],
     );
-    if (!completed.ok) {
-      // Another run of it (a racing decider, or the run this one re-drives) completed it first —
-      // and may die before its propagation (a sink's count, its dependants): driven again from
-      // here, as a redelivery would. Every step of it is conditional, so a second drive is harmless
-      // (simulation seed 7683: the winner died at its sink count, the loser's message was deleted).
-      if (completed.current?.status === "COMPLETED" && completed.current.attempt === attempt)
-        await this.afterCompletion(execution, graph, node, { recovery: true });
-      return;
-    }
+    // Refused: another run completed it first (a racing decider) and drives its propagation. If
+    // that run dies before its propagation and this one's message is a redelivery, nothing drives
+    // it again (simulation seed 7683, open: docs/guarantees.md). Driving it from here on every
+    // refusal costs every raced join a second propagation (the cost model's fan-outs).
+    if (!completed.ok) return;
     // Run in the engine, not an attempt: counted, but no run time of its own.
     nodeCompleted(this.ctx, completed.record, now, false);
     await this.afterCompletion(execution, graph, node, { recovery: false });
