@@ -17,6 +17,8 @@
  */
 import { compareNumber, isLosslessNumber, LosslessNumber, parse, stringify } from "lossless-json";
 
+import { endOfString } from "./json-scan.js";
+
 export { LosslessNumber };
 
 /**
@@ -117,17 +119,10 @@ export function losslessParse(text: string): unknown {
 /** Where the number tokens the rule makes exact are ([start, end) of each), outside strings. */
 function exactTokens(text: string): Array<[number, number]> {
   const found: Array<[number, number]> = [];
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-      continue;
-    }
     if (c === 0x22) {
-      inString = true;
+      i = endOfString(text, i);
       continue;
     }
     if (c !== 0x2d && (c < 0x30 || c > 0x39)) continue;

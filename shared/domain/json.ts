@@ -15,6 +15,7 @@
 
 import { TerminalError } from "./errors.js";
 import { isExactNumber } from "./exact-numbers.js";
+import { endOfString } from "./json-scan.js";
 
 /** Why a value cannot be stored as a payload. */
 export type PayloadProblem = "PayloadTooLarge" | "PayloadTooDeep" | "PayloadNotJson" | "PayloadMissing";
@@ -186,16 +187,9 @@ function formatBytes(bytes: number): string {
 export function jsonTextDepth(text: string, stopAbove = Number.POSITIVE_INFINITY): number {
   let depth = 0;
   let deepest = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-      continue;
-    }
-    if (c === 0x22) inString = true;
+    if (c === 0x22) i = endOfString(text, i);
     else if (c === 0x5b || c === 0x7b) {
       depth++;
       if (depth > deepest) {
