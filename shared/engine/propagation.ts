@@ -230,6 +230,7 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
         execution,
         graph,
         ready.filter((record) => record.nodeId !== kept?.node.id),
+        options.recovery ? { reDriveDepth: (options.depth ?? 0) + 1 } : {},
       ),
       this.sendByMessage(execution, direct),
       sendTasks(this.ctx, watches),
@@ -333,11 +334,15 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
     );
   }
 
-  /** Moves ready nodes (QUEUED, or a join or small inline node decided just now) on: inline ones run here, the others are sent. */
+  /**
+   * Moves ready nodes (QUEUED, or a join or small inline node decided just now) on: inline ones run
+   * here, the others are sent. `reDriveDepth`: decided in a redelivery's recovery pass (runInline).
+   */
   async dispatch(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     ready: readonly NodeRecord[],
+    options: { reDriveDepth?: number } = {},
   ): Promise<void> {
     const outgoing: OutgoingTask[] = [];
     const inline: Array<{ node: GraphNode; record: NodeRecord }> = [];
@@ -353,7 +358,8 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       outgoing.push(record.notBefore === undefined ? { message } : { message, notBefore: record.notBefore });
     }
     await sendTasks(this.ctx, outgoing);
-    for (const { node, record } of inline) await this.runInline(execution, graph, node, record);
+    for (const { node, record } of inline)
+      await this.runInline(execution, graph, node, record, options.reDriveDepth);
   }
 
   /**
@@ -771,12 +777,14 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
    * Runs an inline node and writes its outcome in one conditional write: from PENDING (decided just
    * now; the write also records its inputs and its queued time) or from QUEUED (an entry, or a
    * redriven node). Racing deciders may both run it; only one write is accepted and propagates.
+   * `reDriveDepth`: decided in a redelivery's recovery pass, at that depth (see the refusal below).
    */
   private async runInline(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
     record: NodeRecord,
+    reDriveDepth?: number,
   ): Promise<void> {
     const task = this.ctx.tasks.get(node.type)!;
     const now = this.ctx.clock.now();
@@ -847,11 +855,20 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
       { ...decided, status: "COMPLETED", output, startedAt: now, finishedAt: now },
       [...queuedEvent, completedEvent],
     );
-    // Refused: another run completed it first (a racing decider) and drives its propagation. If
-    // that run dies before its propagation and this one's message is a redelivery, nothing drives
-    // it again (simulation seed 7683, open: docs/guarantees.md). Driving it from here on every
-    // refusal costs every raced join a second propagation (the cost model's fan-outs).
-    if (!completed.ok) return;
+    if (!completed.ok) {
+      // Another run completed it first (a racing decider) and drives its propagation. When this run
+      // follows a redelivery, the winner may be the run that died before its propagation (its sink
+      // count, its dependants; simulation seed 7683): driven again from here, as a redelivery
+      // would, each step conditional. Only then: a decider racing on the first delivery (every
+      // raced join) would pay a second propagation for nothing (the cost model's fan-outs).
+      if (
+        reDriveDepth !== undefined &&
+        completed.current?.status === "COMPLETED" &&
+        completed.current.attempt === attempt
+      )
+        await this.afterCompletion(execution, graph, node, { recovery: true, depth: reDriveDepth });
+      return;
+    }
     // Run in the engine, not an attempt: counted, but no run time of its own.
     nodeCompleted(this.ctx, completed.record, now, false);
     await this.afterCompletion(execution, graph, node, { recovery: false });

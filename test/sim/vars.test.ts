@@ -56,4 +56,13 @@ describe("simulation with execution variables", () => {
       expect(off.workflows.some((w) => w.nodes.some((n) => n.type === "vars"))).toBe(false);
     }
   });
+
+  // Found by the campaign with `--vars --loops`: two runs of one inline `vars` node raced; the winner
+  // died at its sink count and the loser — decided in a redelivery's recovery pass — was refused and
+  // returned without driving the propagation: the execution stayed RUNNING with every node ended.
+  // A refused inline completion in a recovery pass now drives it (runInline, engine/propagation.ts).
+  it("seed 7683 (vars and loops): a refused inline completion after a redelivery still ends the execution", async () => {
+    const result = await runWorld({ seed: 7683, vars: true, loops: true });
+    expect(result.violations, formatResult(result, { traceLines: 20 })).toEqual([]);
+  });
 });
