@@ -201,7 +201,7 @@ export interface LoopState {
   iteration: number;
   /** That iteration's child execution, while it runs; none during the pause after it. */
   executionId?: string;
-  /** The last finished iteration's output: `$previous` to the next one. */
+  /** During a pause, the iteration's output: `$previous` to the next one. */
   previous?: Payload;
   /** When the pause ends and the next iteration starts. */
   nextAt?: number;

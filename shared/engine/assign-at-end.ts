@@ -37,15 +37,30 @@ export async function assignAtEnd(
       depIndexesOf(dispatchMode(ctx, node), node, record.okDeps),
       node,
     );
-    const [input, values, value] = await Promise.all([
-      ctx.payloads.load(execution.input),
-      loadValues(ctx, deps),
-      ctx.payloads.load(output),
-    ]);
-    await applyAssign(ctx, execution, node, record.attempt, expressionScope(execution, input, values), value);
+    await assignFrom(ctx, execution, node, record.attempt, deps, output);
     return undefined;
   } catch (error) {
     if (error instanceof TerminalError) return error;
     throw error;
   }
+}
+
+/**
+ * Applies `node`'s assign from its dependencies' outputs (already at hand) and its own output: the
+ * scope its expressions see (input, deps) plus `$output`. Refusals are thrown (TerminalError).
+ */
+export async function assignFrom(
+  ctx: EngineContext,
+  execution: ExecutionRecord,
+  node: GraphNode,
+  attempt: number,
+  deps: ReadonlyArray<readonly [string, Payload]>,
+  output: Payload,
+): Promise<void> {
+  const [input, values, value] = await Promise.all([
+    ctx.payloads.load(execution.input),
+    loadValues(ctx, deps),
+    ctx.payloads.load(output),
+  ]);
+  await applyAssign(ctx, execution, node, attempt, expressionScope(execution, input, values), value);
 }

@@ -139,10 +139,7 @@ export class Callbacks implements WaitingKind<"callback"> {
       await this.failAttempt(execution, graph, node, record, lease, error);
       return;
     }
-    const refused =
-      node.assign === undefined
-        ? undefined
-        : await assignAtEnd(this.ctx, execution, graph, node, record, saved);
+    const refused = await assignAtEnd(this.ctx, execution, graph, node, record, saved);
     if (refused) {
       await this.failAttempt(execution, graph, node, record, lease, refused);
       return;

@@ -470,10 +470,7 @@ export class ExternalWorkers {
       await this.release(lease, execution.executionId, node.id);
       return;
     }
-    const refused =
-      node.assign === undefined
-        ? undefined
-        : await assignAtEnd(this.ctx, execution, graph, node, record, saved);
+    const refused = await assignAtEnd(this.ctx, execution, graph, node, record, saved);
     if (refused) {
       // Its assign refused (an expression, a limit, a secret-looking value): the attempt's failure.
       await this.endings.retryOrFail(

@@ -220,12 +220,9 @@ export class Loops implements WaitingKind<"loop"> {
   ): Promise<void> {
     const { execution, node, lease } = attempt;
     const childId = await this.startIteration(attempt, params, iteration, previous);
-    const state: LoopState = {
-      kind: "loop",
-      iteration,
-      executionId: childId,
-      ...(previous === undefined ? {} : { previous }),
-    };
+    // Its `previous` is not kept while it runs: a check then reads only the child's end, and one
+    // redone after a crash finds the same child by its key (attempt, iteration).
+    const state: LoopState = { kind: "loop", iteration, executionId: childId };
     const written = await startWaiting(this.ctx, execution.executionId, node.id, lease, state, undefined);
     if (!written.ok) {
       await this.abandon(attempt, childId, written.current);

@@ -24,6 +24,7 @@ import { mentionsVars } from "../domain/vars.js";
 import * as z from "../domain/zod.js";
 import type { ExecutionGuard, NodeCondition, NodePatch, Outcome } from "../ports.js";
 import type { TaskType } from "../tasks/task-type.js";
+import { assignFrom } from "./assign-at-end.js";
 import { cancelExecution } from "./cancellation.js";
 import { leaseWatch } from "./checks.js";
 import type { EngineContext } from "./context.js";
@@ -49,7 +50,7 @@ import { notifyParent } from "./parent-notice.js";
 import { expressionScope, skipReason } from "./prepare.js";
 import { type OutgoingTask, sendTasks, taskMessage } from "./send.js";
 import { loadValues } from "./values.js";
-import { applyAssign, applyVariables, readVariables, VariablesUnavailable } from "./vars.js";
+import { applyVariables, readVariables, VariablesUnavailable } from "./vars.js";
 import type { WaitingKinds } from "./waiting-kind.js";
 
 const STORE_CONCURRENCY = 16;
@@ -812,22 +813,8 @@ export class Propagation implements CompletionPropagation, ExecutionCleanup {
         return;
       }
       output = await this.inlineOutput(execution, node, task, attempt, deps, now);
-      if (node.assign !== undefined) {
-        const [input, values, value] = await Promise.all([
-          this.ctx.payloads.load(execution.input),
-          loadValues(this.ctx, deps),
-          this.ctx.payloads.load(output),
-        ]);
-        // Before the completion below, which dispatches the dependants that read them.
-        await applyAssign(
-          this.ctx,
-          execution,
-          node,
-          attempt,
-          expressionScope(execution, input, values),
-          value,
-        );
-      }
+      // Before the completion below, which dispatches the dependants that read them.
+      if (node.assign !== undefined) await assignFrom(this.ctx, execution, node, attempt, deps, output);
     } catch (cause) {
       const error = inlineFailure(cause);
       // A fault of the blob store is no failure of the node: it stays as it was, and the message
