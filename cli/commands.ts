@@ -1,4 +1,5 @@
 /** The commands. Each returns the process's exit code; errors are thrown as CliError and reported by main. */
+import { stringifyExact } from "../shared/domain/exact-numbers.js";
 import type { ExecutionStatus } from "../shared/domain/records.js";
 import {
   DEFAULT_CONSOLE_PORT,
@@ -310,7 +311,7 @@ const events: Command = async (ctx, [id]) => {
   const client = ctx.client();
   const all: unknown[] = [];
   const show = (event: Parameters<typeof renderEvent>[1]) => {
-    if (ctx.json && ctx.values.follow) ctx.stdout.write(`${JSON.stringify(event)}\n`);
+    if (ctx.json && ctx.values.follow) ctx.stdout.write(`${stringifyExact(event)}\n`);
     else if (ctx.json) all.push(event);
     else ctx.print(renderEvent(ctx.style, event));
   };

@@ -5,6 +5,7 @@
  */
 import { formatUsd, type ModeledRequests } from "../shared/domain/cost-model.js";
 import { WeftError } from "../shared/domain/errors.js";
+import { stringifyExact } from "../shared/domain/exact-numbers.js";
 import { compileGraph } from "../shared/domain/graph.js";
 import { PAYLOAD_LIMITS } from "../shared/domain/payload.js";
 import { PRICES } from "../shared/domain/prices.js";
@@ -43,7 +44,7 @@ export const cost: Command = async (ctx, [name]) => {
     estimate = estimateRun(
       graph,
       {
-        inputJson: JSON.stringify(input?.value ?? {}),
+        inputJson: stringifyExact(input?.value ?? {}) ?? "{}",
         outputBytes,
         nodeMs,
         ...(items === undefined ? {} : { items }),

@@ -4,6 +4,8 @@
  * so on failure a small scanner finds where the text stops being JSON.
  */
 
+import { parseExact } from "../shared/domain/exact-numbers.js";
+
 export class JsonSyntaxError extends Error {
   override name = "JsonSyntaxError";
   constructor(
@@ -18,7 +20,8 @@ export class JsonSyntaxError extends Error {
 
 export function parseJsonText(text: string, source: string): unknown {
   try {
-    return JSON.parse(text) as unknown;
+    // Exact numbers (shared/domain/exact-numbers.ts): an id beyond 2^53 keeps its digits.
+    return parseExact(text);
   } catch (error) {
     const found = locateJsonError(text) ?? {
       offset: text.length,

@@ -246,7 +246,7 @@ export function resultText(style: Style, view: ExecutionView): string {
   if (view.status === "SUCCEEDED") {
     if (view.output === undefined && view.outputRef !== undefined)
       return labelledReference(style, "output", view.outputRef).join("\n");
-    const text = JSON.stringify(view.output ?? null);
+    const text = stringifyExact(view.output ?? null) ?? "null";
     if (text.length > MAX_SHOWN_OUTPUT_CHARS) {
       return `${paint(style, "bold", "output:")} ${formatSize(Buffer.byteLength(text, "utf8"))}, too large to show here (weft status ${view.executionId} --json prints it)`;
     }
@@ -277,6 +277,9 @@ export function renderExecution(
     if (node.outputRef !== undefined)
       lines.push(...labelledReference(style, "output", node.outputRef, "      "));
   });
+  // Its variables (`assign`, `vars` nodes), when its workflow writes any.
+  if (view.vars !== undefined && Object.keys(view.vars).length > 0)
+    lines.push(`${paint(style, "bold", "vars:")}\n${prettyJson(view.vars)}`);
   const result = resultText(style, view);
   if (result) lines.push(result);
   return lines.join("\n");
@@ -290,7 +293,7 @@ export function renderEvent(style: Style, event: HistoryEventView): string {
     event.attempt === undefined ? "" : `attempt ${event.attempt}`,
     event.detail === undefined || Object.keys(event.detail).length === 0
       ? ""
-      : paint(style, "gray", oneLine(JSON.stringify(event.detail), 160)),
+      : paint(style, "gray", oneLine(stringifyExact(event.detail) ?? "", 160)),
   ];
   return parts
     .filter((part) => part !== "")
@@ -384,7 +387,7 @@ export function renderWorkflows(style: Style, items: WorkflowListItem[]): string
 
 /** A JSON value on one line, cut at `max` characters. */
 function compact(value: unknown, max = 160): string {
-  return oneLine(JSON.stringify(value) ?? "undefined", max);
+  return oneLine(stringifyExact(value) ?? "undefined", max);
 }
 
 /**

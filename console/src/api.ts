@@ -3,6 +3,7 @@
  * client does. Requests go to the page's own origin: the local runtime serves the console and the
  * API together, and `weft console` proxies (and signs) the API beside the console's files.
  */
+import { parseExact, stringifyExact } from "../../shared/domain/exact-numbers.js";
 import {
   API_ROUTES,
   type RouteName,
@@ -69,7 +70,7 @@ export async function call<K extends RouteName>(
         accept: "application/json",
         ...(options.body === undefined ? {} : { "content-type": "application/json" }),
       },
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      ...(options.body === undefined ? {} : { body: stringifyExact(options.body) }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
   } catch (error) {
@@ -79,7 +80,8 @@ export async function call<K extends RouteName>(
   const text = await response.text();
   let body: unknown;
   try {
-    body = text === "" ? undefined : JSON.parse(text);
+    // Exact numbers (an id beyond 2^53) keep their digits; JSON.parse would round them.
+    body = text === "" ? undefined : parseExact(text);
   } catch {
     body = undefined;
   }

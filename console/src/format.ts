@@ -1,4 +1,5 @@
 /** Small formatting helpers shared by the pages. */
+import { stringifyExact } from "../../shared/domain/exact-numbers.js";
 
 export const TERMINAL_EXECUTION = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
 export const TERMINAL_NODE = new Set(["COMPLETED", "FAILED", "CANCELLED", "SKIPPED"]);
@@ -40,10 +41,23 @@ export function formatClock(iso: string | undefined): string {
   return formatTime(iso).slice(11);
 }
 
+/**
+ * A value as indented JSON text. Numbers a double cannot hold came from the API as exact numbers
+ * (api.ts) and are written back as their digits (shared/domain/exact-numbers.ts).
+ */
 export function json(value: unknown): string {
   if (value === undefined) return "";
   try {
-    return JSON.stringify(value, null, 2) ?? String(value);
+    return stringifyExact(value, undefined, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** A value as JSON text on one line, exact numbers as their digits. */
+export function compactJson(value: unknown): string {
+  try {
+    return stringifyExact(value) ?? String(value);
   } catch {
     return String(value);
   }

@@ -10,6 +10,8 @@
  * A canonical UUID is an identifier, not a secret: it is let through.
  */
 
+import { isExactNumber } from "./exact-numbers.js";
+
 export const SENSITIVE_RULES = {
   /** Shannon entropy, bits per character, at or above which a token looks random. */
   minEntropyBits: 3.2,
@@ -102,7 +104,8 @@ export function findSensitive(
       if (kind) return { path, kind };
     } else if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], path: [...path, i] });
-    } else if (typeof current === "object" && current !== null) {
+    } else if (typeof current === "object" && current !== null && !isExactNumber(current)) {
+      // An exact number (exact-numbers.ts) is a number, its digits no secret: a leaf.
       const entries = Object.entries(current);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, inner] = entries[i]!;

@@ -8,7 +8,9 @@
  * path (merge's default) is the document itself. Paths go through objects only: an array, a scalar
  * or nothing in the way is replaced by an object when something is written below it.
  */
+
 import { TerminalError } from "./errors.js";
+import { cloneExact, isExactNumber, stringifyExact } from "./exact-numbers.js";
 import { isExpression } from "./expressions.js";
 import { findSensitive, type SensitiveKind } from "./sensitive.js";
 import * as z from "./zod.js";
@@ -218,7 +220,8 @@ function valueProblem(
         };
       continue;
     }
-    if (typeof v !== "object" || v === null) continue;
+    // An exact number (exact-numbers.ts) is a leaf like any number.
+    if (typeof v !== "object" || v === null || isExactNumber(v)) continue;
     const deeper = current.level + 1;
     if (deeper > VARS_LIMITS.maxDepth)
       return {
@@ -369,7 +372,7 @@ function deepMerge(target: Record<string, unknown>, source: Record<string, unkno
   for (const [key, value] of Object.entries(source)) {
     const current = target[key];
     if (isObject(value) && isObject(current)) deepMerge(current, value);
-    else target[key] = structuredClone(value);
+    else target[key] = cloneExact(value);
   }
 }
 
@@ -384,7 +387,8 @@ export function applyVarsOp(
   document: VarsDocument,
   op: VarsOp,
 ): { document: VarsDocument; result: VarsResult } {
-  const next = structuredClone(document);
+  // cloneExact: structuredClone would make an exact number (exact-numbers.ts) a plain object.
+  const next = cloneExact(document);
   let result: VarsResult;
   switch (op.op) {
     case "set": {
@@ -392,7 +396,7 @@ export function applyVarsOp(
       for (const [path, value] of entries) {
         const segments = splitPath(path);
         const last = segments.pop()!;
-        objectAt(next, segments)[last] = structuredClone(value);
+        objectAt(next, segments)[last] = cloneExact(value);
       }
       result = { set: entries.length };
       break;
@@ -408,6 +412,12 @@ export function applyVarsOp(
       const last = segments.pop()!;
       const parent = objectAt(next, segments);
       const current = parent[last] ?? 0;
+      if (isExactNumber(current))
+        throw new VarsError({
+          field: "path",
+          code: VARS_ERRORS.notANumber,
+          message: `path: incr needs a number a double holds at "${op.path}", and the variable there is an exact number of ${current.value.length} characters (docs/language.md, exact numbers)`,
+        });
       if (typeof current !== "number")
         throw new VarsError({
           field: "path",
@@ -446,7 +456,8 @@ export function applyVarsOp(
 
 /** The document as stored (JSON text), refused past its size. */
 export function encodeDocument(document: VarsDocument): string {
-  const text = JSON.stringify(document);
+  // Exact numbers as their digits (read back by parseExact, engine/vars.ts).
+  const text = stringifyExact(document) ?? "{}";
   const bytes = bytesOf(text);
   if (bytes > VARS_LIMITS.maxDocumentBytes)
     throw new VarsError({
@@ -473,5 +484,5 @@ export function opKeys(op: VarsOp): string[] {
 
 /** True when an expression inside `values` mentions `vars`: only then are the variables read. */
 export function mentionsVars(...values: unknown[]): boolean {
-  return values.some((value) => value !== undefined && /\bvars\b/.test(JSON.stringify(value) ?? ""));
+  return values.some((value) => value !== undefined && /\bvars\b/.test(stringifyExact(value) ?? ""));
 }

@@ -10,6 +10,7 @@
  * the same write: a duplicate delivery or another attempt of the same node finds its record and
  * gives the recorded result again instead of applying twice.
  */
+import { parseExact, stringifyExact } from "../domain/exact-numbers.js";
 import type { ExpressionScope } from "../domain/expressions.js";
 import type { GraphNode } from "../domain/graph.js";
 import type { ExecutionRecord } from "../domain/records.js";
@@ -60,8 +61,8 @@ function decode(item: VariablesItem | undefined): State {
   if (item === undefined) return { version: 0, document: {}, applied: {} };
   return {
     version: item.version,
-    document: documentSchema.parse(JSON.parse(item.document)),
-    applied: appliedSchema.parse(JSON.parse(item.applied)),
+    document: documentSchema.parse(parseExact(item.document)),
+    applied: appliedSchema.parse(parseExact(item.applied)),
   };
 }
 
@@ -101,7 +102,7 @@ export async function applyVariables(
     const item: VariablesItem = {
       version: state.version + 1,
       document: encodeDocument(document),
-      applied: JSON.stringify({ ...state.applied, [nodeId]: { a: attempt, r: result } }),
+      applied: stringifyExact({ ...state.applied, [nodeId]: { a: attempt, r: result } }) ?? "{}",
     };
     if (item.document.length + item.applied.length > VARS_LIMITS.maxItemBytes)
       throw new VarsError({

@@ -125,6 +125,45 @@ describe("a large --input", () => {
     expect(body.input).toEqual(JSON.parse(text));
   });
 
+  it("integers and decimals beyond a double keep every digit: --input, the output, a variable, status", async () => {
+    const text =
+      '{"id":12345678901234567891,"big":123456789012345678901234567890,"d":0.12345678901234567890123}';
+    const result = await weft(["run", workflowFile, "--input", text, "--api", runtime.url]);
+    expect(result.code, result.stderr).toBe(0);
+    // The person's view prints the output with its digits.
+    expect(result.stdout).toContain('"id": 12345678901234567891');
+    expect(result.stdout).toContain('"big": 123456789012345678901234567890');
+    const id = /^watching execution (\S+) /m.exec(result.stdout)?.[1];
+    expect(id).toBeDefined();
+    // As the API stores it: the raw response text, not a rounding JSON.parse.
+    const response = await fetch(`${runtime.url}/executions/${id}`);
+    const raw = await response.text();
+    expect(raw).toContain(
+      '"input":{"id":12345678901234567891,"big":123456789012345678901234567890,"d":0.12345678901234567890123}',
+    );
+    // A variable assigned from it (an expression that only moves the value) keeps its digits too,
+    // and `weft status` shows the execution's variables.
+    const assigning = path.join(dir, "assigning.json");
+    await writeFile(
+      assigning,
+      JSON.stringify({
+        name: "cli-assign",
+        nodes: [{ id: "copy", type: "pass", assign: { lastId: "{% input.id %}" } }],
+      }),
+    );
+    const withVars = await weft(["run", assigning, "--input", text, "--api", runtime.url]);
+    expect(withVars.code, withVars.stderr).toBe(0);
+    const assignedId = /^watching execution (\S+) /m.exec(withVars.stdout)?.[1];
+    const shown = await weft(["status", String(assignedId), "--api", runtime.url]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^vars:\n\{\n {2}"lastId": 12345678901234567891\n\}$/m);
+    const status = await weft(["status", String(id), "--api", runtime.url, "--json"]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain("12345678901234567891");
+    expect(status.stdout).toContain("0.12345678901234567890123");
+    expect(status.stdout).not.toContain("isLosslessNumber");
+  });
+
   it("an 11 MiB input fails before any request, naming the 10 MiB limit", async () => {
     const { file } = await jsonFile("huge.json", 11 * MiB);
     const before = uploads;

@@ -94,6 +94,12 @@ const FRAGILE = {
 
 const TINY = { name: "console-tiny", nodes: [{ id: "only", type: "pass" }] };
 
+/** Moves an id beyond 2^53 into a variable: the console must show its digits, not a rounded double. */
+const EXACT = {
+  name: "console-exact",
+  nodes: [{ id: "copy", type: "pass", assign: { lastId: "{% input.id %}" } }],
+};
+
 /** 2,000 noop nodes in 40 layers of 50, each after one or two of the layer before (seeded). */
 function bigDag() {
   let seed = 7;
@@ -128,7 +134,7 @@ const cspViolations: string[] = [];
 beforeAll(async () => {
   runtime = await startRuntime("memory");
   api = apiClient(runtime.url);
-  for (const definition of [PIPELINE, NAP, FRAGILE, TINY, LONG, CAUGHT]) {
+  for (const definition of [PIPELINE, NAP, FRAGILE, TINY, LONG, CAUGHT, EXACT]) {
     const { status } = await api.call("POST", "/workflows", definition);
     expect(status).toBe(201);
   }
@@ -394,6 +400,28 @@ describe("the web console", PATIENT, () => {
     expect(stopping.nodes.long?.state).toBe("STOPPING");
     await screenshot(page, "execution-stopping");
     await waitForPage(page, "the node to end", (s) => s.nodes.long?.state === "CANCELLED");
+  });
+
+  it("keeps every digit of numbers beyond a double: the input typed, the execution's input, its variables, a node's output", async () => {
+    await open("#/workflows/console-exact");
+    await page.getByRole("button", { name: "Start execution" }).click();
+    await page
+      .getByLabel("Input (JSON)")
+      .fill('{"id": 12345678901234567891, "d": 0.12345678901234567890123}');
+    await page.getByRole("button", { name: "Start version 1" }).click();
+    await page.waitForURL(/#\/executions\/[0-9a-f-]{36}/);
+    const id = /#\/executions\/([0-9a-f-]{36})/.exec(page.url())?.[1] as string;
+    await waitForPage(page, "the execution to succeed", (s) => s.status === "SUCCEEDED");
+    // Stored exactly (the API's own text), then shown exactly.
+    const raw = await (await fetch(`${runtime.url}/executions/${id}`)).text();
+    expect(raw).toContain('"input":{"id":12345678901234567891,"d":0.12345678901234567890123}');
+    const input = page.getByRole("region", { name: "execution input" });
+    await poll(() => input.textContent()).toContain('"id": 12345678901234567891');
+    expect(await input.textContent()).toContain('"d": 0.12345678901234567890123');
+    const variables = page.getByRole("region", { name: "execution variables" });
+    await poll(() => variables.textContent()).toContain('"lastId": 12345678901234567891');
+    await page.locator("[data-testid=graph] g.node").first().click();
+    await poll(() => page.getByTestId("node-output").textContent()).toContain("12345678901234567891");
   });
 
   it("triggers a PENDING execution", async () => {

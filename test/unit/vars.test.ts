@@ -1,5 +1,6 @@
 /** The pure rules of execution variables (domain/vars.ts) and of secret-looking values (domain/sensitive.ts). */
 import { describe, expect, it } from "vitest";
+import { isExactNumber, LosslessNumber } from "../../shared/domain/exact-numbers.js";
 import { findSensitive, sensitiveKind } from "../../shared/domain/sensitive.js";
 import {
   applyVarsOp,
@@ -58,6 +59,23 @@ describe("variables: operations", () => {
     expect(varsParamsSchema.safeParse({ op: "incr", path: "n", by: Number.NaN }).success).toBe(false);
     const infinite: VarsOp = { op: "incr", path: "n", by: Number.POSITIVE_INFINITY };
     expect(checkVarsOp(infinite).map((p) => p.code)).toEqual([VARS_ERRORS.notANumber]);
+  });
+
+  it("keeps exact numbers exact: set and merge copy them, the document stores their digits, incr refuses them", () => {
+    const id = new LosslessNumber("12345678901234567891");
+    const set = applyVarsOp({}, { op: "set", values: { "order.id": id } });
+    const merged = applyVarsOp(set.document, { op: "merge", value: { copy: { id } } });
+    expect(isExactNumber((merged.document.order as Record<string, unknown>).id)).toBe(true);
+    expect(isExactNumber((merged.document.copy as Record<string, unknown>).id)).toBe(true);
+    expect(encodeDocument(merged.document)).toBe(
+      '{"order":{"id":12345678901234567891},"copy":{"id":12345678901234567891}}',
+    );
+    // A leaf, as any number: neither a level of nesting nor a secret-looking string of digits.
+    expect(checkVarsOp({ op: "set", values: { id }, blockSensitive: true })).toEqual([]);
+    expect(findSensitive({ id })).toBeUndefined();
+    expect(() => applyVarsOp(set.document, { op: "incr", path: "order.id" })).toThrow(
+      /an exact number of 20 characters/,
+    );
   });
 
   it("unset removes what exists and counts it", () => {

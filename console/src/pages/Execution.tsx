@@ -21,6 +21,7 @@ import { CostPanel } from "../components/cost.js";
 import { definitionOf, layoutOf } from "../definitions.js";
 import {
   between,
+  compactJson,
   errorLine,
   formatClock,
   formatDuration,
@@ -293,7 +294,7 @@ export function ExecutionPage({ id, node }: { id: string; node?: string | undefi
         )}
       </div>
       <details class="card" open={!selectedView}>
-        <summary>Input and output</summary>
+        <summary>{view.vars === undefined ? "Input and output" : "Input, output and variables"}</summary>
         <h3>Input</h3>
         {inputInline ? (
           <JsonBlock value={view.input} label="execution input" />
@@ -308,6 +309,12 @@ export function ExecutionPage({ id, node }: { id: string; node?: string | undefi
             ) : (
               <Reference value={view.outputRef} />
             )}
+          </>
+        )}
+        {view.vars !== undefined && (
+          <>
+            <h3>Variables</h3>
+            <JsonBlock value={view.vars} label="execution variables" />
           </>
         )}
         {view.onFailure && (
@@ -353,7 +360,7 @@ function Reference({ value }: { value: Ref | undefined }) {
           {Object.entries(value.parts).map(([key, part]) => (
             <li key={key}>
               <strong>{key}</strong>:{" "}
-              {"value" in part ? <code>{JSON.stringify(part.value)}</code> : <Reference value={part.ref} />}
+              {"value" in part ? <code>{compactJson(part.value)}</code> : <Reference value={part.ref} />}
             </li>
           ))}
         </ul>
@@ -484,7 +491,7 @@ function NodePanel(props: {
               <time title={event.at}>{formatClock(event.at)}</time> <strong>{event.type}</strong>
               {event.attempt !== undefined && <span class="muted"> attempt {event.attempt}</span>}
               {event.detail !== undefined && Object.keys(event.detail).length > 0 && (
-                <code class="detail">{JSON.stringify(event.detail)}</code>
+                <code class="detail">{compactJson(event.detail)}</code>
               )}
             </li>
           ))}
@@ -543,7 +550,7 @@ function Timeline({
               <td>{event.attempt ?? ""}</td>
               <td>
                 {event.detail !== undefined && Object.keys(event.detail).length > 0 && (
-                  <code class="detail">{JSON.stringify(event.detail)}</code>
+                  <code class="detail">{compactJson(event.detail)}</code>
                 )}
               </td>
             </tr>

@@ -1,5 +1,6 @@
 /** The workflows: their list, and one workflow's definition drawn as its DAG. */
 import { useEffect, useState } from "preact/hooks";
+import { parseExact } from "../../../shared/domain/exact-numbers.js";
 import {
   call,
   dependencyLabel,
@@ -9,7 +10,7 @@ import {
 } from "../api.js";
 import { ErrorNote, Fields, JsonBlock, Loading, StatusBadge } from "../components/common.js";
 import { definitionOf, layoutOf } from "../definitions.js";
-import { formatTime } from "../format.js";
+import { compactJson, formatTime } from "../format.js";
 import { GraphView } from "../graph/GraphView.js";
 import type { Layout } from "../graph/layout.js";
 import { href, navigate } from "../router.js";
@@ -209,8 +210,8 @@ export function NodeDefinition({ node }: { node: NodeDef }) {
           node.onError !== undefined && ["On error", node.onError],
           node.timeoutSeconds !== undefined && ["Timeout", `${node.timeoutSeconds} s`],
           node.heartbeatSeconds !== undefined && ["Heartbeat", `${node.heartbeatSeconds} s`],
-          node.retry !== undefined && ["Retry", <code key="retry">{JSON.stringify(node.retry)}</code>],
-          node.runsOn !== undefined && ["Runs on", <code key="runsOn">{JSON.stringify(node.runsOn)}</code>],
+          node.retry !== undefined && ["Retry", <code key="retry">{compactJson(node.retry)}</code>],
+          node.runsOn !== undefined && ["Runs on", <code key="runsOn">{compactJson(node.runsOn)}</code>],
         ]}
       />
       <h3>Params</h3>
@@ -237,7 +238,7 @@ function StartForm({ workflow }: { workflow: WorkflowResponse }) {
     event.preventDefault();
     setBusy(true);
     try {
-      const input: unknown = text.trim() === "" ? undefined : JSON.parse(text);
+      const input: unknown = text.trim() === "" ? undefined : parseExact(text);
       const ref = await call(
         "startExecution",
         {},
