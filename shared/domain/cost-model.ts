@@ -97,6 +97,14 @@ export const PROTOCOL = {
     /** The reservation released: two transactions (2 items each). */
     releaseWriteUnits: 8,
   },
+  /**
+   * Execution variables (engine/vars.ts): a `vars` node, or a node's `assign`, applied once per
+   * attempt by reading the execution's variables item (strongly consistent) and writing it back
+   * conditionally — 1 write unit per started KB of the item (the document and the record of the
+   * nodes that wrote it); more when parallel writers conflict. An expression that mentions `vars`
+   * reads it once per evaluation.
+   */
+  vars: { applyWrites: 1, applyReads: 1 },
   /** A value over the inline threshold is written once to S3 (content-addressed, per execution). */
   payloads: { putsPerBlob: 1 },
   /** When the definition asks for node events (`events.nodes`): per attempt and per end. */

@@ -19,6 +19,7 @@ import { failureGoesOn } from "../domain/edges.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import { blobsOf, storedBytes } from "../domain/payload.js";
 import type { ExecutionRecord, NodeRecord } from "../domain/records.js";
+import { VARS_TASK_TYPE } from "../domain/vars.js";
 import type { TaskRegistry } from "../tasks/task-type.js";
 import { type DispatchMode, dispatchMode, type FanInSettings, fanInSource } from "./dispatch-mode.js";
 
@@ -31,6 +32,11 @@ export interface CostSettings {
   maxContinuations: number;
   /** EngineOptions.claimAfterSeconds in ms (attempt-fence.ts): shorter first attempts carry their claim. */
   claimAfterMs: number;
+  /**
+   * Bytes of the execution's variables item (engine/vars.ts) as it ended, for the write units of
+   * each variables write; unknown (0) counts each as one unit.
+   */
+  variablesBytes?: number;
 }
 
 /** One node's share of the modeled cost. */
@@ -71,6 +77,7 @@ export function modelExecutionCost(
   const nodeEvents = graph.definition.events?.nodes === true;
   const modeOf = (node: GraphNode) => dispatchMode(settings, node);
   const inline = (node: GraphNode) => modeOf(node) === "inline";
+  const variablesUnits = itemWriteUnits(settings.variablesBytes ?? 0);
 
   // ── the execution's own writes ───────────────────────────────────────────────────────────────
   const own = noRequests();
@@ -238,6 +245,12 @@ export function modelExecutionCost(
           r.dynamodb.readUnits += items * P.reads.executionUnitsPerRun;
         }
       }
+    }
+    // Its variables written (a `vars` node, an `assign`) before its completion: once per completion.
+    if (record.status === "COMPLETED" && (node.type === VARS_TASK_TYPE || node.assign !== undefined)) {
+      r.dynamodb.writeUnits += P.vars.applyWrites * variablesUnits;
+      r.dynamodb.readUnits +=
+        P.vars.applyReads * Math.max(1, Math.ceil((settings.variablesBytes ?? 0) / P.reads.bytesPerReadUnit));
     }
     switch (record.status) {
       case "COMPLETED":

@@ -15,6 +15,7 @@ export function executionCostOf(
   graph: WorkflowGraph,
   execution: ExecutionRecord,
   records: readonly NodeRecord[],
+  variablesBytes?: number,
 ): ModeledCost {
   return modelExecutionCost(graph, execution, records, {
     tasks: ctx.tasks,
@@ -23,5 +24,6 @@ export function executionCostOf(
     workerMemoryGb: PRICES.lambdaMemoryGb,
     maxContinuations: ctx.maxContinuations,
     claimAfterMs: ctx.claimAfterMs,
+    ...(variablesBytes === undefined ? {} : { variablesBytes }),
   }).cost;
 }

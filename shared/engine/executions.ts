@@ -25,7 +25,7 @@ import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, traced } from "./lifecycle.js";
 import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
 import type { Propagation } from "./propagation.js";
-import { readVariables } from "./vars.js";
+import { readVariablesSized } from "./vars.js";
 import type {
   CreateExecutionRequest,
   ExecutionSummary,
@@ -265,15 +265,22 @@ export class Executions {
       ...(execution.parent
         ? { parent: { executionId: execution.parent.executionId, nodeId: execution.parent.nodeId } }
         : {}),
-      // The cost model loads with the first description that asks for it (the API's): the other
-      // functions' bundles keep it in a chunk they never load.
-      ...(viewOptions.cost
-        ? { cost: (await import("./execution-cost.js")).executionCostOf(this.ctx, graph, execution, records) }
-        : {}),
     };
     // Read only for a workflow that writes variables: the others' views cost no extra read.
-    if (graph.nodes.some((node) => node.assign !== undefined || node.type === VARS_TASK_TYPE))
-      view.vars = await readVariables(this.ctx, executionId);
+    const variables = graph.nodes.some((node) => node.assign !== undefined || node.type === VARS_TASK_TYPE)
+      ? await readVariablesSized(this.ctx, executionId)
+      : undefined;
+    if (variables) view.vars = variables.document;
+    // The cost model loads with the first description that asks for it (the API's): the other
+    // functions' bundles keep it in a chunk they never load.
+    if (viewOptions.cost)
+      view.cost = (await import("./execution-cost.js")).executionCostOf(
+        this.ctx,
+        graph,
+        execution,
+        records,
+        variables?.bytes,
+      );
     const handler = graph.onFailure && byId.get(graph.onFailure.id);
     if (graph.onFailure && handler) {
       const onFailure = nodeView(graph.onFailure.id, graph.onFailure.type, handler, execution);

@@ -80,6 +80,19 @@ export async function readVariables(ctx: EngineContext, executionId: string): Pr
 }
 
 /**
+ * The execution's variables and the size of the item that holds them (the document and the record
+ * of the nodes that wrote it: what each write of them costs, engine/cost-model.ts).
+ */
+export async function readVariablesSized(
+  ctx: EngineContext,
+  executionId: string,
+): Promise<{ document: VarsDocument; bytes: number }> {
+  const item = await read(ctx, executionId);
+  const bytes = item === undefined ? 0 : Buffer.byteLength(item.document) + Buffer.byteLength(item.applied);
+  return { document: decode(item).document, bytes };
+}
+
+/**
  * Applies `op` for `nodeId`'s `attempt` once. `perNode`: once per node whatever the attempt (a
  * `vars` node: a retried attempt must not count again); else once per attempt, a later attempt
  * applying again (an `assign`, whose output may differ) and an earlier one never after it.

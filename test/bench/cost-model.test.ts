@@ -72,8 +72,26 @@ const retried: Workload = {
   executions: 1,
 };
 
+/** Variables: an `assign` on a worker's node and on an inline one, a `vars` node, and a reader. */
+const variables: Workload = {
+  name: "variables",
+  description: "assign, a vars node, an expression reading vars",
+  definition: {
+    name: "cost-variables",
+    description: "cost model: variables written and read",
+    nodes: [
+      { id: "a", type: "pass", assign: { first: "{% $output %}" } },
+      { id: "count", type: "vars", dependsOn: ["a"], params: { op: "incr", path: "seen" } },
+      { id: "joined", type: "merge", dependsOn: ["a"], assign: { merged: true } },
+      { id: "end", type: "pass", dependsOn: ["count", "joined"], when: "{% vars.seen = 1 %}" },
+    ],
+  } as unknown as Workload["definition"],
+  executions: 2,
+};
+
 const WORKLOADS: Workload[] = [
   retried,
+  variables,
   chain(10),
   manySmall(3),
   sizedChain(8 * 1024, 3),
@@ -99,7 +117,14 @@ describe("the execution cost model against the engine's counted calls (memory ba
           const version = await ports.store.getWorkflowVersion(execution.workflow, execution.version);
           if (!version) throw new Error(`workflow ${execution.workflow} not found`);
           const nodes = await ports.store.listNodes(id);
-          const cost = modelExecutionCost(compileGraph(version.definition), execution, nodes, settings);
+          const variables = await ports.store.getVariables(id);
+          const variablesBytes = variables
+            ? Buffer.byteLength(variables.document) + Buffer.byteLength(variables.applied)
+            : 0;
+          const cost = modelExecutionCost(compileGraph(version.definition), execution, nodes, {
+            ...settings,
+            variablesBytes,
+          });
           addRequests(model, cost.cost.requests);
           modeled += 1;
         }
