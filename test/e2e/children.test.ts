@@ -8,7 +8,7 @@ import type { LocalRuntime } from "../../local/runtime.js";
 import { HISTORY } from "../../shared/engine/lifecycle.js";
 import { BACKEND_KINDS } from "../support/backends.js";
 import { PATIENT, waitForProgress } from "../support/progress.js";
-import { type ApiClient, apiClient, type JsonBody, startRuntime } from "../support/runtime.js";
+import { type ApiClient, apiClient, nodeOf, startRuntime } from "../support/runtime.js";
 
 describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) => {
   let runtime: LocalRuntime;
@@ -22,33 +22,21 @@ describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) 
     await runtime?.stop();
   });
 
-  async function register(definition: { name: string; [field: string]: unknown }) {
-    const registered = await api.call("POST", "/workflows", definition);
-    expect([200, 201], JSON.stringify(registered.body)).toContain(registered.status);
-    return registered.body;
-  }
-
-  async function start(workflow: string, input?: unknown): Promise<string> {
-    const started = await api.call("POST", "/executions", { workflow, input });
-    expect(started.status).toBe(202);
-    return started.body.executionId;
-  }
-
-  const node = (view: JsonBody, id: string) => view.nodes.find((n: { id: string }) => n.id === id);
+  const node = nodeOf;
 
   it("waits for a child execution and completes with its output; parent and child are linked", async () => {
-    await register({
+    await api.register({
       name: `double-${kind}`,
       nodes: [{ id: "double", type: "pass", params: { value: "{% input.n * 2 %}" } }],
     });
-    await register({
+    await api.register({
       name: `parent-${kind}`,
       nodes: [
         { id: "call", type: "workflow", params: { name: `double-${kind}`, input: { n: "{% input.n %}" } } },
         { id: "after", type: "pass", dependsOn: ["call"], params: { value: "{% deps.call.double + 1 %}" } },
       ],
     });
-    const parentId = await start(`parent-${kind}`, { n: 20 });
+    const parentId = await api.start(`parent-${kind}`, { n: 20 });
     const parent = await api.waitForEnd(parentId);
     expect(parent.status).toBe("SUCCEEDED");
     expect(parent.output).toEqual({ after: 41 });
@@ -59,11 +47,11 @@ describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) 
   });
 
   it("retries a failed child as a new child, then fails with ChildWorkflowFailed", async () => {
-    await register({
+    await api.register({
       name: `broken-${kind}`,
       nodes: [{ id: "boom", type: "fail", params: { message: "out of stock", retryable: false } }],
     });
-    await register({
+    await api.register({
       name: `caller-${kind}`,
       nodes: [
         {
@@ -74,7 +62,7 @@ describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) 
         },
       ],
     });
-    const parentId = await start(`caller-${kind}`);
+    const parentId = await api.start(`caller-${kind}`);
     const parent = await api.waitForEnd(parentId);
     expect(parent.status).toBe("FAILED");
     expect(node(parent, "call")).toMatchObject({
@@ -91,12 +79,15 @@ describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) 
   });
 
   it("cancelling the parent cancels the child", async () => {
-    await register({ name: `slow-${kind}`, nodes: [{ id: "nap", type: "sleep", params: { ms: 120_000 } }] });
-    await register({
+    await api.register({
+      name: `slow-${kind}`,
+      nodes: [{ id: "nap", type: "sleep", params: { ms: 120_000 } }],
+    });
+    await api.register({
       name: `waits-${kind}`,
       nodes: [{ id: "call", type: "workflow", params: { name: `slow-${kind}` } }],
     });
-    const parentId = await start(`waits-${kind}`);
+    const parentId = await api.start(`waits-${kind}`);
     const childId = await waitForProgress("the child to start", async () => {
       const view = (await api.call("GET", `/executions/${parentId}`)).body;
       const id = node(view, "call")?.childExecutionId;
@@ -109,7 +100,7 @@ describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) 
   });
 
   it("refuses to nest deeper than 8: the deepest start fails with WorkflowDepthExceeded", async () => {
-    await register({
+    await api.register({
       name: `recursive-${kind}`,
       nodes: [
         {
@@ -120,7 +111,7 @@ describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) 
         },
       ],
     });
-    const topId = await start(`recursive-${kind}`);
+    const topId = await api.start(`recursive-${kind}`);
     const top = await api.waitForEnd(topId);
     expect(top.status).toBe("FAILED");
     // Walk down the chain of children to the deepest: 8 levels below the top, it could not start one.
@@ -135,11 +126,11 @@ describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) 
   });
 
   it("maps over a workflow: one child execution per item, outputs in item order", async () => {
-    await register({
+    await api.register({
       name: `square-${kind}`,
       nodes: [{ id: "sq", type: "pass", params: { value: "{% input * input %}" } }],
     });
-    await register({
+    await api.register({
       name: `squares-${kind}`,
       nodes: [
         {
@@ -149,20 +140,20 @@ describe.each(BACKEND_KINDS)("child workflows end to end (%s)", PATIENT, (kind) 
         },
       ],
     });
-    const view = await api.waitForEnd(await start(`squares-${kind}`, { numbers: [1, 2, 3, 4, 5, 6, 7] }));
+    const view = await api.waitForEnd(await api.start(`squares-${kind}`, { numbers: [1, 2, 3, 4, 5, 6, 7] }));
     expect(view.status).toBe("SUCCEEDED");
     expect(view.output).toEqual({ each: [1, 4, 9, 16, 25, 36, 49].map((sq) => ({ sq })) });
   });
 
   it("warns, but registers, a workflow node naming a workflow that is not registered", async () => {
-    const registered = await register({
+    const registered = await api.register({
       name: `forward-${kind}`,
       nodes: [{ id: "call", type: "workflow", params: { name: `not-yet-${kind}` } }],
     });
     expect(registered.warnings).toEqual([
       expect.objectContaining({ path: "nodes[0].params.name", code: "unknown_workflow" }),
     ]);
-    const failed = await api.waitForEnd(await start(`forward-${kind}`));
+    const failed = await api.waitForEnd(await api.start(`forward-${kind}`));
     expect(node(failed, "call")).toMatchObject({ status: "FAILED", error: { name: "WorkflowNotFound" } });
   });
 });

@@ -38,17 +38,6 @@ describe.each(BACKEND_KINDS)("fan-out budget end to end (%s)", PATIENT, (kind) =
     await runtime?.stop();
   });
 
-  async function register(definition: { name: string; [field: string]: unknown }) {
-    const registered = await api.call("POST", "/workflows", definition);
-    expect([200, 201], JSON.stringify(registered.body)).toContain(registered.status);
-  }
-
-  async function start(workflow: string, input?: unknown): Promise<string> {
-    const started = await api.call("POST", "/executions", { workflow, input });
-    expect(started.status).toBe(202);
-    return started.body.executionId;
-  }
-
   /** Every execution of a workflow, as the store lists them. */
   async function executionsOf(workflow: string): Promise<ExecutionRecord[]> {
     const all: ExecutionRecord[] = [];
@@ -65,7 +54,7 @@ describe.each(BACKEND_KINDS)("fan-out budget end to end (%s)", PATIENT, (kind) =
 
   it("stops the issue's bomb at the descendants limit: FanOutLimitExceeded, and the root ends", async () => {
     const name = `bomb-${kind}`;
-    await register({
+    await api.register({
       name,
       nodes: [
         {
@@ -75,7 +64,7 @@ describe.each(BACKEND_KINDS)("fan-out budget end to end (%s)", PATIENT, (kind) =
         },
       ],
     });
-    const rootId = await start(name);
+    const rootId = await api.start(name);
     // Until the root ends, never more than the budget of executions (the root and its descendants).
     const root = await waitForProgress("the bomb's root to end", async () => {
       const tree = await executionsOf(name);
@@ -112,7 +101,7 @@ describe.each(BACKEND_KINDS)("fan-out budget end to end (%s)", PATIENT, (kind) =
   it("fails a map whose lanes would pass the map items in flight, and gives back what the tree held", async () => {
     const inner = `lanes-inner-${kind}`;
     const outer = `lanes-outer-${kind}`;
-    await register({
+    await api.register({
       name: inner,
       nodes: [
         {
@@ -127,7 +116,7 @@ describe.each(BACKEND_KINDS)("fan-out budget end to end (%s)", PATIENT, (kind) =
         },
       ],
     });
-    await register({
+    await api.register({
       name: outer,
       nodes: [
         {
@@ -139,7 +128,7 @@ describe.each(BACKEND_KINDS)("fan-out budget end to end (%s)", PATIENT, (kind) =
         { id: "narrow", type: "map", params: { items: [1, 2, 3], task: { type: "noop" } } },
       ],
     });
-    const rootId = await start(outer);
+    const rootId = await api.start(outer);
     const root = await api.waitForEnd(rootId);
     expect(root.status).toBe("SUCCEEDED");
     expect(root.output?.narrow).toEqual([null, null, null]);
@@ -161,7 +150,7 @@ describe.each(BACKEND_KINDS)("fan-out budget end to end (%s)", PATIENT, (kind) =
 
   it("cancelling the root of a tree ends every execution of it", async () => {
     const name = `tree-${kind}`;
-    await register({
+    await api.register({
       name,
       nodes: [
         // Holds each execution open (a timer: no worker) until it is cancelled.
@@ -178,7 +167,7 @@ describe.each(BACKEND_KINDS)("fan-out budget end to end (%s)", PATIENT, (kind) =
     });
     // The root and its 12 descendants: the whole budget.
     const size = 1 + 3 + 9;
-    const rootId = await start(name, 0);
+    const rootId = await api.start(name, 0);
     await waitForProgress("the tree to grow", async () => {
       const tree = await executionsOf(name);
       return tree.length >= size

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalRuntime } from "../../local/runtime.js";
 import { BACKEND_KINDS } from "../support/backends.js";
 import { PATIENT, waitForProgress } from "../support/progress.js";
-import { type ApiClient, apiClient, type JsonBody, startRuntime } from "../support/runtime.js";
+import { type ApiClient, apiClient, nodeOf, startRuntime } from "../support/runtime.js";
 
 describe.each(BACKEND_KINDS)("loops end to end (%s)", PATIENT, (kind) => {
   let runtime: LocalRuntime;
@@ -18,7 +18,7 @@ describe.each(BACKEND_KINDS)("loops end to end (%s)", PATIENT, (kind) => {
     runtime = await startRuntime(kind, { concurrency: 4 });
     api = apiClient(runtime.url);
     // One poll of a job: done from its third poll on (the poll counts come in the input).
-    await register({
+    await api.register({
       name: `poll-${kind}`,
       nodes: [
         {
@@ -33,22 +33,10 @@ describe.each(BACKEND_KINDS)("loops end to end (%s)", PATIENT, (kind) => {
     await runtime?.stop();
   });
 
-  async function register(definition: { name: string; [field: string]: unknown }) {
-    const registered = await api.call("POST", "/workflows", definition);
-    expect([200, 201], JSON.stringify(registered.body)).toContain(registered.status);
-    return registered.body;
-  }
-
-  async function start(workflow: string, input?: unknown): Promise<string> {
-    const started = await api.call("POST", "/executions", { workflow, input });
-    expect(started.status).toBe(202);
-    return started.body.executionId;
-  }
-
-  const node = (view: JsonBody, id: string) => view.nodes.find((n: { id: string }) => n.id === id);
+  const node = nodeOf;
 
   it("polls until done, pausing the input's interval between iterations; $previous feeds the next", async () => {
-    await register({
+    await api.register({
       name: `poller-${kind}`,
       nodes: [
         {
@@ -68,7 +56,7 @@ describe.each(BACKEND_KINDS)("loops end to end (%s)", PATIENT, (kind) => {
         { id: "report", type: "pass", dependsOn: ["poll"], params: { value: "{% deps.poll %}" } },
       ],
     });
-    const id = await start(`poller-${kind}`, { pollSeconds: 1 });
+    const id = await api.start(`poller-${kind}`, { pollSeconds: 1 });
     const view = await api.waitForEnd(id);
     expect(view.status).toBe("SUCCEEDED");
     const poll = node(view, "poll");
@@ -90,7 +78,7 @@ describe.each(BACKEND_KINDS)("loops end to end (%s)", PATIENT, (kind) => {
   });
 
   it("fails with LoopLimitExceeded when while still holds after maxIterations", async () => {
-    await register({
+    await api.register({
       name: `endless-${kind}`,
       nodes: [
         {
@@ -104,14 +92,14 @@ describe.each(BACKEND_KINDS)("loops end to end (%s)", PATIENT, (kind) => {
         },
       ],
     });
-    const view = await api.waitForEnd(await start(`endless-${kind}`));
+    const view = await api.waitForEnd(await api.start(`endless-${kind}`));
     expect(view.status).toBe("FAILED");
     expect(node(view, "spin")).toMatchObject({ status: "FAILED", iteration: 3 });
     expect(node(view, "spin").error.name).toBe("LoopLimitExceeded");
   });
 
   it("a failed iteration fails the loop (retried by its policy as a new loop)", async () => {
-    await register({
+    await api.register({
       name: `flaky-step-${kind}`,
       nodes: [
         {
@@ -122,7 +110,7 @@ describe.each(BACKEND_KINDS)("loops end to end (%s)", PATIENT, (kind) => {
         },
       ],
     });
-    await register({
+    await api.register({
       name: `breaks-${kind}`,
       nodes: [
         {
@@ -137,18 +125,18 @@ describe.each(BACKEND_KINDS)("loops end to end (%s)", PATIENT, (kind) => {
         },
       ],
     });
-    const view = await api.waitForEnd(await start(`breaks-${kind}`));
+    const view = await api.waitForEnd(await api.start(`breaks-${kind}`));
     expect(view.status).toBe("FAILED");
     expect(node(view, "steps")).toMatchObject({ status: "FAILED", attempt: 2, iteration: 2 });
     expect(node(view, "steps").error.name).toBe("ChildWorkflowFailed");
   });
 
   it("cancelling the execution cancels the running iteration", async () => {
-    await register({
+    await api.register({
       name: `slow-step-${kind}`,
       nodes: [{ id: "nap", type: "sleep", params: { ms: 120_000 } }],
     });
-    await register({
+    await api.register({
       name: `slow-loop-${kind}`,
       nodes: [
         {
@@ -158,7 +146,7 @@ describe.each(BACKEND_KINDS)("loops end to end (%s)", PATIENT, (kind) => {
         },
       ],
     });
-    const id = await start(`slow-loop-${kind}`);
+    const id = await api.start(`slow-loop-${kind}`);
     const childId = await waitForProgress("the first iteration to start", async () => {
       const view = (await api.call("GET", `/executions/${id}`)).body;
       const child = node(view, "naps")?.childExecutionId;

@@ -39,6 +39,10 @@ export type JsonBody = any;
 export interface ApiClient {
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: JsonBody }>;
   raw(method: string, path: string, body: string): Promise<{ status: number; body: JsonBody }>;
+  /** Registers a workflow (201, or 200 for a version already there); throws with the answer otherwise. */
+  register(definition: { name: string; [field: string]: unknown }): Promise<JsonBody>;
+  /** Starts an execution (202) and gives its id; throws with the answer otherwise. */
+  start(workflow: string, input?: unknown): Promise<string>;
   /**
    * Polls the execution until it ends. Waits on progress (test/support/progress.ts): gives up only after
    * `idleMs` (NO_PROGRESS_MS) in which no node appeared or changed status or attempt.
@@ -59,6 +63,17 @@ export function apiClient(baseUrl: string): ApiClient {
   const client: ApiClient = {
     call: (method, path, body) => raw(method, path, body === undefined ? undefined : JSON.stringify(body)),
     raw: (method, path, body) => raw(method, path, body),
+    async register(definition) {
+      const { status, body } = await client.call("POST", "/workflows", definition);
+      if (status !== 200 && status !== 201)
+        throw new Error(`POST /workflows answered ${status}: ${JSON.stringify(body)}`);
+      return body;
+    },
+    async start(workflow, input) {
+      const { status, body } = await client.call("POST", "/executions", { workflow, input });
+      if (status !== 202) throw new Error(`POST /executions answered ${status}: ${JSON.stringify(body)}`);
+      return body.executionId as string;
+    },
     async waitForEnd(executionId, idleMs = NO_PROGRESS_MS) {
       return waitForProgress(
         `execution ${executionId}`,
@@ -85,3 +100,7 @@ export function apiClient(baseUrl: string): ApiClient {
   };
   return client;
 }
+
+/** A node of an execution's view, by id. */
+export const nodeOf = (view: JsonBody, id: string): JsonBody =>
+  view.nodes.find((n: { id: string }) => n.id === id);
