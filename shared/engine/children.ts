@@ -100,15 +100,9 @@ export class ChildWorkflows implements WaitingKind<"workflow"> {
         this.ctx,
         this.propagation,
         this.failAttempt,
-        execution,
-        graph,
-        node,
-        record,
-        lease,
+        { execution, graph, node, record, lease },
         outcome.output,
-        {
-          childExecutionId: state.executionId,
-        },
+        { childExecutionId: state.executionId },
       );
   }
 

@@ -17,11 +17,11 @@
 import { childWorkflowParamsSchema } from "../domain/child.js";
 import { TerminalError } from "../domain/errors.js";
 import { ExpressionError, hasExpressions } from "../domain/expressions.js";
-import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
+import type { GraphNode } from "../domain/graph.js";
 import { PayloadError } from "../domain/json.js";
 import { intervalOf, iterationKey, type LoopParams, loopParamsSchema } from "../domain/loop.js";
 import type { Payload } from "../domain/payload.js";
-import type { ExecutionRecord, Lease, LoopState, NodeRecord } from "../domain/records.js";
+import type { ExecutionRecord, LoopState, NodeRecord } from "../domain/records.js";
 import { isTerminalExecution } from "../domain/states.js";
 import { attemptTrace } from "../domain/trace.js";
 import { childOutcome, startChild } from "./child-runs.js";
@@ -31,17 +31,17 @@ import type { Executions } from "./executions.js";
 import { HISTORY, nodeEvent, traced } from "./lifecycle.js";
 import type { Propagation } from "./propagation.js";
 import { sendTasks, taskMessage } from "./send.js";
-import { checkLater, completeWaiting, evaluateInScope, startWaiting } from "./waiting.js";
+import {
+  checkLater,
+  completeWaiting,
+  evaluateInScope,
+  startWaiting,
+  type WaitingAttempt,
+} from "./waiting.js";
 import type { WaitingCheck, WaitingKind, WaitingStart } from "./waiting-kind.js";
 
 /** One attempt of a loop node, as its start and its checks see it. */
-interface LoopAttempt {
-  execution: ExecutionRecord;
-  graph: WorkflowGraph;
-  node: GraphNode;
-  record: NodeRecord;
-  lease: Lease;
-}
+type LoopAttempt = WaitingAttempt;
 
 export class Loops implements WaitingKind<"loop"> {
   readonly kind = "loop";
@@ -169,20 +169,9 @@ export class Loops implements WaitingKind<"loop"> {
         await this.failAttempt(execution, graph, node, record, lease, error);
         return;
       }
-      await completeWaiting(
-        this.ctx,
-        this.propagation,
-        this.failAttempt,
-        execution,
-        graph,
-        node,
-        record,
-        lease,
-        result,
-        {
-          iterations: iteration,
-        },
-      );
+      await completeWaiting(this.ctx, this.propagation, this.failAttempt, attempt, result, {
+        iterations: iteration,
+      });
       return;
     }
     if (iteration >= params.maxIterations)

@@ -587,11 +587,7 @@ export class Maps implements WaitingKind<"map"> {
       this.ctx,
       this.propagation,
       this.failAttempt,
-      execution,
-      graph,
-      node,
-      record,
-      record.lease!,
+      { execution, graph, node, record, lease: record.lease! },
       output,
       counts,
     );

@@ -97,6 +97,15 @@ export async function evaluateInScope(
   return ctx.expressions.resolve(value, scope, { ...options, now: () => ctx.clock.now() }, path);
 }
 
+/** One attempt of a waiting node, as it ends: the node, its record and the lease it holds. */
+export interface WaitingAttempt {
+  execution: ExecutionRecord;
+  graph: WorkflowGraph;
+  node: GraphNode;
+  record: NodeRecord;
+  lease: Lease;
+}
+
 /**
  * The waiting node completes with `output` (fenced on its lease, refused once told to stop), and its
  * dependants go on. `detail` goes on its NodeCompleted event (a map's counts, a child's id). Its
@@ -106,14 +115,11 @@ export async function completeWaiting(
   ctx: EngineContext,
   propagation: CompletionPropagation,
   failAttempt: FailAttempt,
-  execution: ExecutionRecord,
-  graph: WorkflowGraph,
-  node: GraphNode,
-  record: NodeRecord,
-  lease: Lease,
+  attempt: WaitingAttempt,
   output: Payload,
   detail: Record<string, unknown>,
 ): Promise<void> {
+  const { execution, graph, node, record, lease } = attempt;
   const refused = await assignAtEnd(ctx, execution, graph, node, record, output);
   if (refused) {
     await failAttempt(execution, graph, node, record, lease, refused);
