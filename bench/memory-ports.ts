@@ -136,6 +136,26 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       write("DynamoDB.PutItem");
       return store.putVariables(executionId, item, expectedVersion, now);
     },
+    getSlots: async (slotKey) => {
+      read("DynamoDB.GetItem");
+      return store.getSlots(slotKey);
+    },
+    putSlots: async (slotKey, item, expectedVersion, now) => {
+      write("DynamoDB.PutItem");
+      return store.putSlots(slotKey, item, expectedVersion, now);
+    },
+    putWaiter: async (waiter, now) => {
+      write("DynamoDB.PutItem");
+      return store.putWaiter(waiter, now);
+    },
+    listWaiters: async (slotKey, limit) => {
+      read("DynamoDB.Query");
+      return store.listWaiters(slotKey, limit);
+    },
+    deleteWaiter: async (slotKey, place) => {
+      write("DynamoDB.DeleteItem");
+      return store.deleteWaiter(slotKey, place);
+    },
     getFanOut: async (root) => {
       read("DynamoDB.GetItem");
       return store.getFanOut(root);

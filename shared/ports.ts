@@ -227,6 +227,27 @@ export interface FanOutCounts {
 }
 
 /**
+ * One concurrency limit's state for one key value (domain/slots.ts): its holders and its fair
+ * queue's clock, as JSON text the store never looks into, and the version every write moves on by one.
+ */
+export interface SlotsItem {
+  version: number;
+  state: string;
+}
+
+/** Work waiting for a slot (domain/slots.ts): its place in its limit's queue, and what runs it. */
+export interface SlotWaiter {
+  /** The limit and key value it waits on (engine/slots.ts `slotKey`). */
+  slotKey: string;
+  /** Its place in the queue: waiters are granted in the order of their places (domain/slots.ts). */
+  place: string;
+  /** The message that runs it once granted. */
+  message: TaskMessage;
+  /** When it began to wait (ms). */
+  since: number;
+}
+
+/**
  * An execution's variables as stored (domain/vars.ts, engine/vars.ts): the document and the record
  * of the nodes that wrote it, each as JSON text the store never looks into, and the version every
  * write moves on by one.
@@ -356,6 +377,21 @@ export interface Store {
   listMapItemReservations(executionId: string): Promise<MapItemsReservation[]>;
   /** A root's counts (zeros when it never counted anything). */
   getFanOut(rootExecutionId: string): Promise<FanOutCounts>;
+
+  // ── concurrency slots (domain/slots.ts, engine/slots.ts) ─────────────────────────────────────
+  /** A limit's state for one key value (strongly consistent); undefined before the first write. */
+  getSlots(slotKey: string): Promise<SlotsItem | undefined>;
+  /**
+   * Writes the state only while the stored version is `expectedVersion` (0: none stored yet); false,
+   * nothing written, when another write came first. `now`: for a retention's expiry.
+   */
+  putSlots(slotKey: string, item: SlotsItem, expectedVersion: number, now: number): Promise<boolean>;
+  /** Queues a waiter; the same place again replaces it (a retried write). */
+  putWaiter(waiter: SlotWaiter, now: number): Promise<void>;
+  /** The first `limit` waiters of a limit's key value, in the order of their places (strongly consistent). */
+  listWaiters(slotKey: string, limit: number): Promise<SlotWaiter[]>;
+  /** Takes a waiter out of its queue; true when this call removed it (gone already: false). */
+  deleteWaiter(slotKey: string, place: string): Promise<boolean>;
 
   // ── execution variables (engine/vars.ts) ─────────────────────────────────────────────────────
   /** The execution's variables (strongly consistent); undefined before the first write. */

@@ -34,6 +34,8 @@ import type {
   NodePatch,
   Outcome,
   ShardArrivalRequest,
+  SlotsItem,
+  SlotWaiter,
   Store,
   TakeOutcome,
   TakeTask,
@@ -380,6 +382,26 @@ export class AuditStore implements Store {
 
   getFanOut(rootExecutionId: string): Promise<FanOutCounts> {
     return this.inner.getFanOut(rootExecutionId);
+  }
+
+  getSlots(slotKey: string): Promise<SlotsItem | undefined> {
+    return this.inner.getSlots(slotKey);
+  }
+
+  putSlots(slotKey: string, item: SlotsItem, expectedVersion: number, now: number): Promise<boolean> {
+    return this.inner.putSlots(slotKey, item, expectedVersion, now);
+  }
+
+  putWaiter(waiter: SlotWaiter, now: number): Promise<void> {
+    return this.inner.putWaiter(waiter, now);
+  }
+
+  listWaiters(slotKey: string, limit: number): Promise<SlotWaiter[]> {
+    return this.inner.listWaiters(slotKey, limit);
+  }
+
+  deleteWaiter(slotKey: string, place: string): Promise<boolean> {
+    return this.inner.deleteWaiter(slotKey, place);
   }
 
   getVariables(executionId: string): Promise<VariablesItem | undefined> {

@@ -29,6 +29,7 @@ import { holdKey, type ReadyTask, workerExpiresAt } from "../../shared/domain/pl
 import type { ExecutionRecord } from "../../shared/domain/records.js";
 import type { Store } from "../../shared/ports.js";
 import { type AwsClients, awsClients, uniqueName } from "../support/aws.js";
+import { describeSlotsContract } from "./slots.contract.js";
 import { describeStoreContract } from "./store.contract.js";
 import { describeStoreFenceContract } from "./store-fences.contract.js";
 import { describeTimerContract } from "./timers.contract.js";
@@ -63,6 +64,8 @@ describeTimerContract("DynamoStore (emulator)", emulatorStore);
 describeWorkflowListingContract("DynamoStore (emulator)", emulatorStore);
 describeVariablesContract("MemoryStore", memoryStore);
 describeVariablesContract("DynamoStore (emulator)", emulatorStore);
+describeSlotsContract("MemoryStore", memoryStore);
+describeSlotsContract("DynamoStore (emulator)", emulatorStore);
 
 /** What the contract cannot see: the sparse due index (gsi2) is maintained in the same writes. */
 

@@ -30,6 +30,9 @@
  * | named lease           | `LEASE#<name>`    | `LEASE`                  | owner, expiresAt (epoch ms, see below)            |
  * | dead letter           | `DLQ`             | `<record id>`            | the DeadLetterRecord fields but id (read back     |
  * |                       |                   |                          | from sk)                                          |
+ * | concurrency slots of  | `SLOTS#<slot key>`| `SLOTS`                  | version (Number), state (JSON string: holders and |
+ * | a limit's key value   |                   |                          | the fair queue's clock, domain/slots.ts)          |
+ * | slot waiter           | `SLOTS#<slot key>`| `W#<place>`              | message (the TaskMessage that runs it), since     |
  * | external worker       | `WORKERS#<shard,  | `W#<workerId>`           | the WorkerRecord fields: holds (a map by holdKey, |
  * |                       | 2 digits>`        |                          | each a Hold), version (bumped with holds)         |
  * | offer (a ReadyTask)   | `POOL#<pool>#     | `<offeredAt, 15 digits>` | the ReadyTask fields, runsOn as a map             |
@@ -291,6 +294,25 @@ export function fanOutKey(rootExecutionId: string): Key {
  */
 export function variablesKey(executionId: string): Key {
   return { pk: executionPk(executionId), sk: "VARS" };
+}
+
+/**
+ * A concurrency limit's key value (domain/slots.ts): its state item and, beside it, its waiters
+ * sorted by their place (so the next to grant is the first of a Query). The slot key is the
+ * engine's (engine/slots.ts), at most SLOT_KEY_MAX_LENGTH characters.
+ */
+export const SLOT_WAITER_PREFIX = "W#";
+
+export function slotsPk(slotKey: string): string {
+  return `SLOTS#${slotKey}`;
+}
+
+export function slotsKey(slotKey: string): Key {
+  return { pk: slotsPk(slotKey), sk: "SLOTS" };
+}
+
+export function waiterKey(slotKey: string, place: string): Key {
+  return { pk: slotsPk(slotKey), sk: `${SLOT_WAITER_PREFIX}${place}` };
 }
 
 /** A map attempt's reservation of its root's map items in flight, under its own execution. */

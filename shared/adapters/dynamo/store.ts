@@ -64,6 +64,8 @@ import type {
   Outcome,
   Page,
   ShardArrivalRequest,
+  SlotsItem,
+  SlotWaiter,
   Store,
   TakeOutcome,
   TakeTask,
@@ -119,6 +121,7 @@ import {
 } from "./keys.js";
 import { listDueExecutions, listExecutions } from "./listings.js";
 import { NodePartitions } from "./node-partitions.js";
+import { deleteWaiter, getSlots, listWaiters, putSlots, putWaiter } from "./slots.js";
 import { TableIO } from "./table-io.js";
 import { advanceTimerCursor, getTimerCursor, getTimers, listTimers, putTimers } from "./timers.js";
 import { getVariables, putVariables } from "./variables.js";
@@ -787,6 +790,28 @@ export class DynamoStore implements Store {
   }
 
   // ── history ───────────────────────────────────────────────────────────────────────────────────
+
+  // ── concurrency slots (slots.ts) ──────────────────────────────────────────────────────────────
+
+  getSlots(slotKey: string): Promise<SlotsItem | undefined> {
+    return getSlots(this.io, slotKey);
+  }
+
+  putSlots(slotKey: string, item: SlotsItem, expectedVersion: number, now: number): Promise<boolean> {
+    return putSlots(this.io, slotKey, item, expectedVersion, now, this.options.retentionDays);
+  }
+
+  putWaiter(waiter: SlotWaiter, now: number): Promise<void> {
+    return putWaiter(this.io, waiter, now, this.options.retentionDays);
+  }
+
+  listWaiters(slotKey: string, limit: number): Promise<SlotWaiter[]> {
+    return listWaiters(this.io, slotKey, limit);
+  }
+
+  deleteWaiter(slotKey: string, place: string): Promise<boolean> {
+    return deleteWaiter(this.io, slotKey, place);
+  }
 
   // ── execution variables (variables.ts) ─────────────────────────────────────────────────────────
 

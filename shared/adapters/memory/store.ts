@@ -59,6 +59,8 @@ import type {
   Outcome,
   Page,
   ShardArrivalRequest,
+  SlotsItem,
+  SlotWaiter,
   Store,
   TakeOutcome,
   TakeTask,
@@ -113,6 +115,9 @@ export class MemoryStore implements Store {
   private readonly reservations = new Map<string, Map<string, MapItemsReservation>>();
   /** Execution variables by execution (engine/vars.ts). */
   private readonly variables = new Map<string, VariablesItem>();
+  private readonly slots = new Map<string, SlotsItem>();
+  /** By slot key: its waiters by place. */
+  private readonly waiters = new Map<string, Map<string, SlotWaiter>>();
 
   async getWorkflowVersion(name: string, version?: number): Promise<WorkflowVersionRecord | undefined> {
     const versions = this.workflows.get(name) ?? [];
@@ -446,6 +451,43 @@ export class MemoryStore implements Store {
         const okDeps = this.shards.get(`${executionId}/${childId}/${shard}`);
         return okDeps ? [{ shard, okDeps: [...okDeps] }] : [];
       });
+  }
+
+  async getSlots(slotKey: string): Promise<SlotsItem | undefined> {
+    const item = this.slots.get(slotKey);
+    return item && copy(item);
+  }
+
+  async putSlots(slotKey: string, item: SlotsItem, expectedVersion: number): Promise<boolean> {
+    // Check and set with no await between them, as DynamoDB's condition.
+    if ((this.slots.get(slotKey)?.version ?? 0) !== expectedVersion) return false;
+    this.slots.set(slotKey, copy(item));
+    return true;
+  }
+
+  async putWaiter(waiter: SlotWaiter): Promise<void> {
+    let queue = this.waiters.get(waiter.slotKey);
+    if (!queue) {
+      queue = new Map();
+      this.waiters.set(waiter.slotKey, queue);
+    }
+    queue.set(waiter.place, copy(waiter));
+  }
+
+  async listWaiters(slotKey: string, limit: number): Promise<SlotWaiter[]> {
+    const queue = this.waiters.get(slotKey);
+    if (!queue) return [];
+    return [...queue.keys()]
+      .sort()
+      .slice(0, limit)
+      .map((place) => copy(queue.get(place)!));
+  }
+
+  async deleteWaiter(slotKey: string, place: string): Promise<boolean> {
+    const queue = this.waiters.get(slotKey);
+    const deleted = queue?.delete(place) ?? false;
+    if (queue?.size === 0) this.waiters.delete(slotKey);
+    return deleted;
   }
 
   async getVariables(executionId: string): Promise<VariablesItem | undefined> {
