@@ -17,6 +17,7 @@ import type {
   Lease,
   NodeRecord,
   NodeStatus,
+  WaitingFor,
   WorkflowVersionRecord,
 } from "./domain/records.js";
 import type { TaskMessage } from "./domain/task-message.js";
@@ -82,6 +83,7 @@ export interface NodePatch {
   finishedAt?: number | null;
   cancelRequested?: boolean;
   composite?: CompositeState | null;
+  waitingFor?: WaitingFor | null;
 }
 
 /** Fields an execution write sets; `null` removes the field. */

@@ -7,6 +7,7 @@
  */
 import { EDGE_KINDS } from "./edges.js";
 import { PLACEMENT_LIMITS, runsOnSchema } from "./placement.js";
+import { concurrencySchema } from "./slots.js";
 import { assignSchema } from "./vars.js";
 import * as z from "./zod.js";
 
@@ -169,6 +170,11 @@ export const nodeDefinitionSchema = z.strictObject({
    * an expression over the node's scope with its output as `$output`.
    */
   assign: z.optional(assignSchema),
+  /**
+   * At most `limit` attempts of the node run at once per value of `key` (domain/slots.ts); the
+   * others wait QUEUED, granted fairly across key values, holding no worker.
+   */
+  concurrency: z.optional(concurrencySchema),
 });
 
 /**

@@ -12,6 +12,7 @@ import {
 } from "./definition.js";
 import { dependencyIds, type Edge, edgeOf, SUCCESS_EDGE } from "./edges.js";
 import type { RunsOn } from "./placement.js";
+import { type ConcurrencyLimit, concurrencyLimits } from "./slots.js";
 
 /** How long to wait before the next attempt (domain/retry.ts backoffDelayMs). */
 export interface Backoff {
@@ -68,6 +69,8 @@ export interface GraphNode {
   heartbeatSeconds?: number;
   /** Variables its completion sets (domain/vars.ts, engine/vars.ts applyAssign). */
   assign?: Record<string, unknown>;
+  /** Its concurrency limits (domain/slots.ts, engine/slots.ts): each must have room before it runs. */
+  concurrency?: ConcurrencyLimit[];
   /** An item of a `map` node (domain/map.ts): not part of the DAG either. */
   item?: { mapId: string; mapAttempt: number; index: number; map: GraphNode };
 }
@@ -223,6 +226,7 @@ export function compileGraph(definition: WorkflowDefinition, options: CompileOpt
     ...(node.runsOn !== undefined ? { runsOn: node.runsOn } : {}),
     ...(node.heartbeatSeconds !== undefined ? { heartbeatSeconds: node.heartbeatSeconds } : {}),
     ...(node.assign !== undefined ? { assign: node.assign } : {}),
+    ...(node.concurrency !== undefined ? { concurrency: concurrencyLimits(node.concurrency) } : {}),
     onError: node.onError ?? "fail",
     mayBeSkipped: false,
   }));

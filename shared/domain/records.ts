@@ -159,6 +159,18 @@ export interface NodeRecord {
    * started. It stays RUNNING meanwhile, its lease the time of its next check (engine/map.ts).
    */
   composite?: CompositeState;
+  /** A QUEUED node that waits for capacity (flow control, engine/slots.ts): what for, and on which key. */
+  waitingFor?: WaitingFor;
+}
+
+/** What a QUEUED node waits for before it can run (flow control): a concurrency limit's slot. */
+export interface WaitingFor {
+  reason: "concurrency";
+  /** The limit's key value (its expression's result), or "" for a limit without a key. */
+  key: string;
+  /** Where it waits (engine/slots.ts): the limit's slot key and its place in that queue. */
+  slotKey?: string;
+  place?: string;
 }
 
 /** A `map` node's items (domain/map.ts): how many, in how many lanes, and the list in chunks. */

@@ -18,15 +18,71 @@
  * round. With 1,000 waiters of group A (rounds 1..1,000) and then one of group B while round k is
  * granted, B is placed at round k + 1: it is granted within the next two grants.
  */
+import { createHash } from "node:crypto";
+import { stringifyExact } from "./exact-numbers.js";
 import * as z from "./zod.js";
 
 export const SLOT_LIMITS = {
   /** The largest `limit` of one concurrency limit: the holders live in one item (≤ 400 KB). */
   maxLimit: 1_000,
+  /** Concurrency limits on one node. */
+  maxLimitsPerNode: 4,
+  /** A key value longer than this is kept as its SHA-256 (the slot key stays a small item key). */
+  maxKeyChars: 256,
   /** Priorities: 0..100, higher first (issue 29's `priority`). */
   maxPriority: 100,
   defaultPriority: 50,
 } as const;
+
+/**
+ * A node's `concurrency`: at most `limit` attempts of it run at once per value of `key` (an
+ * expression over the node's input, or a literal), counted over every execution of the workflow
+ * (`scope: "workflow"`, the default) or over every node of any workflow naming the same key
+ * (`"global"`). Several limits may apply (an array): all must have room.
+ */
+export const concurrencyLimitSchema = z.strictObject({
+  key: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
+  limit: z.number().check(z.int(), z.gte(1), z.lte(SLOT_LIMITS.maxLimit)),
+  scope: z.optional(z.enum(["workflow", "global"])),
+});
+
+export const concurrencySchema = z.union(
+  [
+    concurrencyLimitSchema,
+    z.array(concurrencyLimitSchema).check(z.minLength(1), z.maxLength(SLOT_LIMITS.maxLimitsPerNode)),
+  ],
+  { error: 'concurrency is {"key"?, "limit", "scope"?} or a list of them' },
+);
+
+export type ConcurrencyLimit = z.output<typeof concurrencyLimitSchema>;
+
+/** A node's limits as a list (one object is a list of one). */
+export function concurrencyLimits(value: z.output<typeof concurrencySchema> | undefined): ConcurrencyLimit[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+/** A key expression's result as the key value: strings as they are, anything else as its JSON. */
+export function keyValueOf(value: unknown): string {
+  const text = typeof value === "string" ? value : (stringifyExact(value) ?? "null");
+  return text.length <= SLOT_LIMITS.maxKeyChars
+    ? text
+    : `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
+}
+
+/**
+ * Where a limit's slots for one key value live: per workflow and node (and the limit's place in the
+ * node's list), or — global — per key value alone, shared by every node that names it.
+ */
+export function slotKeyOf(
+  limit: ConcurrencyLimit,
+  workflow: string,
+  nodeId: string,
+  index: number,
+  keyValue: string,
+): string {
+  return limit.scope === "global" ? `g/${keyValue}` : `w/${workflow}/${nodeId}/${index}/${keyValue}`;
+}
 
 /** An attempt holding a slot: since when (ms). */
 export type HolderId = string;
@@ -44,6 +100,10 @@ export interface SlotsState {
   groups: Record<string, number>;
   /** Waiters ever placed: the tie-break within a round, so places are unique. */
   seq: number;
+  /** When the backstop look at this key is armed for, while work waits on it (engine/slots.ts). */
+  checkAt?: number;
+  /** When the holders were last read for stale ones (engine/slots.ts). */
+  staleLookAt?: number;
 }
 
 export const EMPTY_SLOTS: SlotsState = { holders: {}, rounds: {}, groups: {}, seq: 0 };
@@ -53,6 +113,8 @@ const slotsStateSchema = z.object({
   rounds: z.record(z.string(), z.number()),
   groups: z.record(z.string(), z.number()),
   seq: z.number(),
+  checkAt: z.optional(z.number()),
+  staleLookAt: z.optional(z.number()),
 });
 
 /** The state as stored; an item written by hand or by an older version is checked like any input. */

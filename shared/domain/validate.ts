@@ -77,6 +77,7 @@ export function validateDefinition(
     checkPlacement(nodes, tasks, problems);
     checkNodeExpressions(nodes, problems);
     checkAssign(nodes, problems);
+    checkConcurrency(nodes, tasks, problems);
   }
   checkOnFailure(raw, nodes, tasks, problems);
 
@@ -175,6 +176,8 @@ interface LooseNode {
   heartbeatSeconds: unknown;
   /** As given. */
   assign: unknown;
+  /** As given. */
+  concurrency: unknown;
 }
 
 function rawNodeList(raw: unknown): unknown[] | undefined {
@@ -211,6 +214,7 @@ function lenientNode(value: unknown, index: number): LooseNode {
     timeoutSeconds: node.timeoutSeconds,
     heartbeatSeconds: node.heartbeatSeconds,
     assign: node.assign,
+    concurrency: node.concurrency,
   };
 }
 
@@ -847,6 +851,52 @@ function checkAssign(nodes: LooseNode[], problems: ProblemDetail[]): void {
         message: `${label}, ${problem.message.replace(/^values/, "assign")}`,
       });
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// `concurrency` (domain/slots.ts): only on nodes a handler runs in the worker (the engine's own
+// types hold no worker while they wait, and external workers have their pools' limits); a global
+// limit names its key; key expressions compile. Its shape is the schema's.
+
+function checkConcurrency(nodes: LooseNode[], tasks: TaskCatalog, problems: ProblemDetail[]): void {
+  for (const node of nodes) {
+    if (node.concurrency === undefined) continue;
+    const label = nodeLabel(node, node.index);
+    const prefix = `nodes[${node.index}]`;
+    const task = node.type === undefined ? undefined : tasks.get(node.type);
+    if (task && (task.inline || task.defer !== undefined || task.composite !== undefined))
+      problems.push({
+        path: `${prefix}.concurrency`,
+        code: "concurrency_not_applicable",
+        message: `${label}: concurrency limits nodes a handler runs; type "${node.type}" is run by the engine itself, holding no worker while it waits`,
+      });
+    if (node.external)
+      problems.push({
+        path: `${prefix}.concurrency`,
+        code: "concurrency_not_applicable",
+        message: `${label}: concurrency does not apply to a node on external workers (runsOn): their pools and maxParallel limit them`,
+      });
+    const limits = Array.isArray(node.concurrency) ? node.concurrency : [node.concurrency];
+    limits.forEach((limit, i) => {
+      if (!isRecord(limit)) return;
+      const at = Array.isArray(node.concurrency) ? `${prefix}.concurrency[${i}]` : `${prefix}.concurrency`;
+      if (limit.scope === "global" && limit.key === undefined)
+        problems.push({
+          path: `${at}.key`,
+          code: "concurrency_key_required",
+          message: `${label}: a global concurrency limit is shared by the nodes naming the same key, so it needs a key`,
+        });
+      if (typeof limit.key === "string")
+        addExpressionProblems(
+          checkExpressions(limit.key, `${at}.key`, {
+            deps: node.deps.map((dep) => dep.name),
+          }),
+          prefix,
+          label,
+          problems,
+        );
+    });
   }
 }
 

@@ -112,6 +112,9 @@ export function dispatchMode(
   const task = settings.tasks.get(node.type);
   if (task?.inline) return "inline";
   if (task?.defer) return "deferred";
+  // Concurrency limits (engine/slots.ts): queued by a write, so a node waiting for a slot has a
+  // record that says so, and never run by a continuation (its message passes the limits).
+  if (node.concurrency !== undefined) return "deferred";
   if (node.parents.length <= 1) return "direct";
   return fanInSource(settings.fanIn, node) === "arrivals" ? "fanIn" : "join";
 }

@@ -372,6 +372,9 @@ function nodeView(
   if (record.finishedAt !== undefined) view.finishedAt = iso(record.finishedAt);
   if (record.error) view.error = record.error;
   if (record.status === "RUNNING" && record.cancelRequested) view.stopping = true;
+  // Queued behind a concurrency limit (engine/slots.ts): why, and for which key.
+  if (record.status === "QUEUED" && record.waitingFor)
+    view.waitingFor = { reason: record.waitingFor.reason, key: record.waitingFor.key };
   return view;
 }
 

@@ -63,6 +63,8 @@ export interface NodeView {
    * hears it (its next heartbeat) or its lease runs out.
    */
   stopping?: true;
+  /** QUEUED behind a concurrency limit (flow control): what it waits for, and the limit's key value. */
+  waitingFor?: { reason: "concurrency"; key: string };
 }
 
 /** A node's state as the CLI and the console show it: STOPPING for a running node told to stop. */

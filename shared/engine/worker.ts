@@ -4,6 +4,7 @@
  * happened (duplicate, stale, early, or a crash before propagation) and is handled idempotently.
  */
 import { failureGoesOn } from "../domain/edges.js";
+import { TerminalError } from "../domain/errors.js";
 import type { GraphNode, WorkflowGraph } from "../domain/graph.js";
 import type { Payload } from "../domain/payload.js";
 import type { ExecutionRecord, Lease, NodeRecord } from "../domain/records.js";
@@ -42,6 +43,7 @@ import { skipReason } from "./prepare.js";
 import { needsFence, type Propagation } from "./propagation.js";
 import { readExecutionForTask } from "./reads.js";
 import { sendTasks, taskMessage } from "./send.js";
+import { type AttemptLimit, Slots } from "./slots.js";
 import { WaitingKinds } from "./waiting-kind.js";
 import { expectedRunMs, mayContinue, RecentRunTimes, workerTimeoutError } from "./worker-time.js";
 
@@ -85,6 +87,8 @@ export class TaskRunner {
   readonly waiting: WaitingKinds;
   /** External workers' registry, polls and tasks (engine/external.ts). */
   readonly external: ExternalWorkers;
+  /** Concurrency limits (engine/slots.ts): passed before an attempt runs, given back after. */
+  private readonly slots: Slots;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -107,6 +111,7 @@ export class TaskRunner {
     ]);
     propagation.waiting = this.waiting;
     this.external = new ExternalWorkers(ctx, this.endings);
+    this.slots = new Slots(ctx);
     propagation.itemEnded = (execution, graph, item, ended) =>
       item.item ? this.maps.afterItem(execution, graph, item.item, ended) : Promise.resolve();
   }
@@ -164,6 +169,14 @@ export class TaskRunner {
         leaseExpiredBy: now,
         fenced: needsFence(execution.status),
       });
+      // A waiter handed a slot after its execution ended passes it on.
+      if (node.concurrency && !node.item)
+        await this.slots.leave(
+          execution.executionId,
+          node.id,
+          message.attempt,
+          await this.slots.limitsOf(execution, graph, node),
+        );
       // Redelivered: its first handling may have ended the execution and died before telling the
       // parent, which nothing else tells (children.ts).
       if (delivery.receiveCount !== 1 || message.check) await notifyParent(this.ctx, execution);
@@ -186,6 +199,8 @@ export class TaskRunner {
       return;
     }
 
+    if (node.concurrency && !node.item)
+      return this.handleLimited(execution, graph, node, task, message, delivery);
     const claim = await this.claim(
       execution,
       graph,
@@ -320,7 +335,13 @@ export class TaskRunner {
     };
     const fromQueued = (recordInputs: boolean): ClaimWay => ({
       condition: { status: ["QUEUED"], attempt, dueBy: now },
-      patch: { status: "RUNNING", startedAt: now, ...(recordInputs && inputs ? { okDeps: inputs } : {}) },
+      patch: {
+        status: "RUNNING",
+        startedAt: now,
+        ...(recordInputs && inputs ? { okDeps: inputs } : {}),
+        // It held a slot of its limits to get here (engine/slots.ts): no longer waiting.
+        ...(node.concurrency ? { waitingFor: null } : {}),
+      },
       events: [started()],
     });
     const claimed = async (record: NodeRecord) => {
@@ -617,6 +638,60 @@ export class TaskRunner {
    * handler's, not a waiting kind's (which holds its record while it waits) nor a map item's (whose
    * lanes are counted by their claims, map.ts).
    */
+  /**
+   * An attempt of a node with concurrency limits (engine/slots.ts): it runs once it holds a slot of
+   * each (else it waits QUEUED, and its message is done with), and gives them back once its attempt
+   * is over — unless another copy of its message runs it. A backstop look (a check) settles the
+   * limits whatever became of the node.
+   */
+  private async handleLimited(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    task: TaskType,
+    message: TaskMessage,
+    delivery: Delivery,
+  ): Promise<void> {
+    let limits: AttemptLimit[];
+    try {
+      limits = await this.slots.limitsOf(execution, graph, node);
+    } catch (error) {
+      // A key expression that fails is the attempt's failure (terminal errors: its own).
+      if (!(error instanceof TerminalError)) throw error;
+      await this.endings.failUnclaimed(execution, graph, node, message.attempt, {
+        name: error.name,
+        message: error.message,
+        retryable: false,
+      });
+      return;
+    }
+    let ran = false;
+    try {
+      if (!(await this.slots.enter(execution, node, message, limits))) return;
+      const claim = await this.claim(
+        execution,
+        graph,
+        { node, deps: message.deps },
+        message.attempt,
+        delivery.sentAt,
+        false,
+        true,
+      );
+      if (!claim.ok) {
+        // Another copy of the message runs this attempt: the slot is its.
+        const current = claim.current;
+        ran = !(current?.status === "RUNNING" && current.attempt === message.attempt);
+        return this.onClaimRefused(execution, graph, node, message, claim.current, delivery);
+      }
+      ran = true;
+      const next = await this.runClaimed(execution, graph, node, task, claim.record, claim.fence, delivery);
+      if (next) await this.propagation.sendByMessage(execution, [next]);
+    } finally {
+      if (ran) await this.slots.leave(execution.executionId, node.id, message.attempt, limits);
+      if (message.check) await this.slots.settle(limits);
+    }
+  }
+
   private claimsLazily(node: GraphNode, task: TaskType): boolean {
     return this.ctx.claimAfterMs > 0 && !task.composite && !node.item;
   }

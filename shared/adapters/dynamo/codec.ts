@@ -17,6 +17,7 @@ import type {
   Lease,
   NodeRecord,
   NodeStatus,
+  WaitingFor,
   WorkflowVersionRecord,
 } from "../../domain/records.js";
 import type { KeyedRequest } from "../../ports.js";
@@ -201,6 +202,15 @@ export function nodeFromItem(item: Item): NodeRecord {
   }
   if (item.cancelRequested !== undefined) record.cancelRequested = Boolean(item.cancelRequested);
   if (typeof item.composite === "string") record.composite = JSON.parse(item.composite) as CompositeState;
+  if (item.waitingFor !== undefined && item.waitingFor !== null) {
+    const waiting = item.waitingFor as WaitingFor;
+    record.waitingFor = {
+      reason: waiting.reason,
+      key: String(waiting.key),
+      ...(waiting.slotKey === undefined ? {} : { slotKey: String(waiting.slotKey) }),
+      ...(waiting.place === undefined ? {} : { place: String(waiting.place) }),
+    };
+  }
   return record;
 }
 

@@ -159,6 +159,7 @@ const NODE_RECORD_ATTRIBUTES = [
   "finishedAt",
   "cancelRequested",
   "composite",
+  "waitingFor",
 ] as const;
 
 /** A workflow listing's position: the name of the last one answered (as MemoryStore's). */

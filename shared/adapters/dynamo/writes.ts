@@ -86,7 +86,7 @@ export function nodeWrite(
       : `${attempt} = if_not_exists(${attempt}, ${e.value(0)})`,
   );
   // Fields whose type allows null: null removes them.
-  for (const field of ["lease", "notBefore", "error", "startedAt", "finishedAt"] as const) {
+  for (const field of ["lease", "notBefore", "error", "startedAt", "finishedAt", "waitingFor"] as const) {
     const value = patch[field];
     if (value === null) removes.push(e.name(field));
     else if (value !== undefined) sets.push(`${e.name(field)} = ${e.value(value)}`);
