@@ -163,6 +163,13 @@ function nodeRow(
   ];
   let tail = "";
   if (node.error) tail = paint(style, "red", errorText(node.error));
+  else if (node.waitingFor)
+    // Queued behind a concurrency limit (docs/flow-control.md): what it waits for says why it waits.
+    tail = paint(
+      style,
+      "yellow",
+      `waiting for a ${node.waitingFor.reason} slot${node.waitingFor.key === "" ? "" : ` (key ${node.waitingFor.key})`}`,
+    );
   else {
     const dep = deps?.get(node.id);
     if (dep && dep.dependsOn.length > 0) {

@@ -123,3 +123,36 @@ describe("stopping nodes", () => {
     expect(lines[0]).toContain("1 completed, 1 stopping");
   });
 });
+
+describe("nodes waiting for a concurrency slot", () => {
+  it("status says what a QUEUED node waits for, and on which key", () => {
+    const text = renderExecution(
+      plain,
+      view({
+        nodes: [
+          {
+            id: "sync",
+            type: "sleep",
+            status: "QUEUED",
+            attempt: 1,
+            waitingFor: { reason: "concurrency", key: "acme" },
+          },
+          {
+            id: "all",
+            type: "sleep",
+            status: "QUEUED",
+            attempt: 1,
+            waitingFor: { reason: "concurrency", key: "" },
+          },
+        ],
+      }),
+      Date.now(),
+      undefined,
+    );
+    const lines = text.split("\n");
+    expect(lines.find((line) => line.includes(" sync "))).toMatch(
+      /sync\s+QUEUED\s+attempt 1\s+waiting for a concurrency slot \(key acme\)$/,
+    );
+    expect(lines.find((line) => line.includes(" all "))).toMatch(/waiting for a concurrency slot$/);
+  });
+});

@@ -94,6 +94,19 @@ const FRAGILE = {
 
 const TINY = { name: "console-tiny", nodes: [{ id: "only", type: "pass" }] };
 
+/** One node at a time per account: a second execution's node waits for the first's slot. */
+const LIMITED = {
+  name: "console-limited",
+  nodes: [
+    {
+      id: "work",
+      type: "sleep",
+      params: { ms: 4000 },
+      concurrency: { key: "{% input.account %}", limit: 1 },
+    },
+  ],
+};
+
 /** Moves an id beyond 2^53 into a variable: the console must show its digits, not a rounded double. */
 const EXACT = {
   name: "console-exact",
@@ -134,7 +147,7 @@ const cspViolations: string[] = [];
 beforeAll(async () => {
   runtime = await startRuntime("memory");
   api = apiClient(runtime.url);
-  for (const definition of [PIPELINE, NAP, FRAGILE, TINY, LONG, CAUGHT, EXACT]) {
+  for (const definition of [PIPELINE, NAP, FRAGILE, TINY, LONG, CAUGHT, EXACT, LIMITED]) {
     const { status } = await api.call("POST", "/workflows", definition);
     expect(status).toBe(201);
   }
@@ -422,6 +435,28 @@ describe("the web console", PATIENT, () => {
     await poll(() => variables.textContent()).toContain('"lastId": 12345678901234567891');
     await page.locator("[data-testid=graph] g.node").first().click();
     await poll(() => page.getByTestId("node-output").textContent()).toContain("12345678901234567891");
+  });
+
+  it("says what a node queued behind a concurrency limit waits for, and on which key", async () => {
+    const first = (
+      await api.call("POST", "/executions", { workflow: "console-limited", input: { account: "a-7" } })
+    ).body.executionId as string;
+    const second = (
+      await api.call("POST", "/executions", { workflow: "console-limited", input: { account: "a-7" } })
+    ).body.executionId as string;
+    // Whichever of the two waits (the other holds the slot).
+    const waiting = await waitForProgress("a node waiting for its slot", async () => {
+      for (const id of [first, second]) {
+        const view = (await api.call("GET", `/executions/${id}`)).body;
+        if (view?.nodes?.[0]?.waitingFor) return { done: true, value: id };
+      }
+      return { done: false, progress: undefined };
+    });
+    await open(`#/executions/${waiting}`);
+    await page.locator("[data-testid=graph] g.node").first().click();
+    await poll(() => page.getByTestId("waiting-for").textContent()).toContain("a concurrency slot (key a-7)");
+    await apiStatus(first, "SUCCEEDED");
+    await apiStatus(second, "SUCCEEDED");
   });
 
   it("triggers a PENDING execution", async () => {

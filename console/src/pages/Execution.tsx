@@ -425,6 +425,20 @@ function NodePanel(props: {
               {node.childExecutionId}
             </a>,
           ],
+          node.waitingFor !== undefined && [
+            "Waiting for",
+            <span key="waiting" data-testid="waiting-for">
+              a {node.waitingFor.reason} slot
+              {node.waitingFor.key === "" ? (
+                ""
+              ) : (
+                <>
+                  {" "}
+                  (key <code>{node.waitingFor.key}</code>)
+                </>
+              )}
+            </span>,
+          ],
           node.callbackToken !== undefined && [
             "Callback token",
             <code key="token">{node.callbackToken}</code>,
