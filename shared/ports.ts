@@ -247,6 +247,11 @@ export interface SlotWaiter {
   message: TaskMessage;
   /** When it began to wait (ms). */
   since: number;
+  /**
+   * Its own limit: it is handed a slot only while fewer hold the key (nodes naming one global key
+   * may give it different limits).
+   */
+  limit: number;
 }
 
 /**

@@ -25,6 +25,8 @@ export interface CampaignOptions {
   vars?: boolean | "always";
   /** `loop` nodes in a share of the worlds (WorldOptions.loops, default off). */
   loops?: boolean | "always";
+  /** Concurrency limits in a share of the worlds (WorldOptions.limits, default off). */
+  limits?: boolean | "always";
   onProgress?: (done: number, failures: number, elapsedMs: number) => void;
 }
 
@@ -60,6 +62,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignSum
       ...(options.externals === undefined ? {} : { externals: options.externals }),
       ...(options.vars === undefined ? {} : { vars: options.vars }),
       ...(options.loops === undefined ? {} : { loops: options.loops }),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     });
     done++;
     steps += result.steps;

@@ -11,6 +11,7 @@
  *   add --no-externals to either: no external workers nor callbacks (--only-externals: in every world)
  *   add --vars to either: `vars` incr nodes in half the worlds (--only-vars: in every world)
  *   add --loops to either: `loop` nodes in half the worlds (--only-loops: in every world)
+ *   add --limits to either: concurrency limits on nodes in half the worlds (--only-limits: in every world)
  *   add --help: this text
  * Exit code 1 when an invariant is violated.
  */
@@ -39,6 +40,7 @@ async function main(): Promise<number> {
         "  --only-externals    external workers and callback nodes in every world",
         "  --vars              vars nodes incrementing a counter in half the worlds (--only-vars: every world)",
         "  --loops             loop nodes over a library workflow in half the worlds (--only-loops: every world)",
+        "  --limits            concurrency limits on nodes in half the worlds (--only-limits: every world)",
       ].join("\n"),
     );
     return 0;
@@ -56,6 +58,7 @@ async function main(): Promise<number> {
       externals: flag("only-externals") ? "always" : !flag("no-externals"),
       vars: flag("only-vars") ? "always" : flag("vars"),
       loops: flag("only-loops") ? "always" : flag("loops"),
+      limits: flag("only-limits") ? "always" : flag("limits"),
     });
     const grep = option("grep");
     if (flag("trace") || grep !== undefined) {
@@ -78,6 +81,7 @@ async function main(): Promise<number> {
     externals: flag("only-externals") ? "always" : !flag("no-externals"),
     vars: flag("only-vars") ? "always" : flag("vars"),
     loops: flag("only-loops") ? "always" : flag("loops"),
+    limits: flag("only-limits") ? "always" : flag("limits"),
     onProgress: (done, failures, ms) => {
       if (done % 500 === 0)
         console.error(`  ${done}/${runs} seeds, ${failures} failing, ${(ms / 1000).toFixed(1)} s`);

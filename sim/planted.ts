@@ -532,3 +532,26 @@ export function loopCountsPauses(store: Store): Store {
     return store.transitionNode(executionId, nodeId, condition, patch, event);
   });
 }
+
+/**
+ * Concurrency slots broken: a write of a limit's state is taken whatever version it was read at, so
+ * two attempts that read the last free slot both take it (sim/limit-invariants.ts).
+ */
+export function slotWritesAtAnyVersion(store: Store): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === "putSlots")
+        return async (
+          slotKey: string,
+          item: { version: number; state: string },
+          _expected: number,
+          now: number,
+        ) => {
+          const current = await target.getSlots(slotKey);
+          return target.putSlots(slotKey, item, current?.version ?? 0, now);
+        };
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

@@ -38,6 +38,8 @@ export function watchedTasks(
   invocationDeadlines: ReadonlyMap<number, number>,
   runs: HandlerRun[],
   seq?: () => number,
+  /** Told of each run as it starts, before its handler (sim/limit-invariants.ts). */
+  onStart?: (run: HandlerRun) => Promise<void>,
 ): TaskRegistry {
   const watch = (task: TaskType): TaskType =>
     task.inline
@@ -60,6 +62,7 @@ export function watchedTasks(
               ...(proc ? { process: proc.kind, processId: proc.id } : {}),
             };
             runs.push(run);
+            if (onStart) await onStart(run);
             try {
               return await task.run(input);
             } finally {

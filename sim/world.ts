@@ -25,6 +25,7 @@ import { drawFleet, EXTERNAL_WORLDS, Externals, type Fleet, placeExternals } fro
 import { describeBlobCall, describeStoreCall, gatePort, type PortFaults } from "./gated-ports.js";
 import { SimIds } from "./ids.js";
 import { type CheckResult, checkInvariants, type Violation } from "./invariants.js";
+import { LimitWatch, withConcurrencyLimits } from "./limit-invariants.js";
 import { STEP_WORKFLOW, stepWorkflow, withLoopNodes } from "./loop-invariants.js";
 import { Rng } from "./prng.js";
 import { apiTimeoutMs, drawProfile, type Profile } from "./profile.js";
@@ -129,12 +130,20 @@ export interface WorldOptions {
    * pinned seed) of before replays as it was; `npm run sim -- --loops` runs them.
    */
   loops?: boolean | "always";
+  /**
+   * `concurrency` limits on some handler-run nodes (sim/limit-invariants.ts): in a share of the
+   * worlds when true, in every one with "always". Off by default, so every world (and pinned seed)
+   * of before replays as it was; `npm run sim -- --limits` runs them.
+   */
+  limits?: boolean | "always";
 }
 
 /** The share of worlds (with `vars` on) whose workflows carry incr nodes. */
 const VARS_WORLDS = 0.5;
 /** The share of worlds (with `loops` on) whose workflows carry loop nodes. */
 const LOOP_WORLDS = 0.5;
+/** The share of worlds (with `limits` on) whose workflows carry concurrency limits. */
+const LIMIT_WORLDS = 0.5;
 
 /** The share of worlds with child workflows to call. */
 const CHILD_WORLDS = 0.35;
@@ -338,6 +347,21 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
   // given time past its invocation's deadline (checked below).
   const invocationDeadlines = new Map<number, number>();
   const runs: HandlerRun[] = [];
+  // Concurrency limits from a stream of their own (drawn after everything else of a workflow): the
+  // rest of a seed's world is as it was drawn. Their watch is told of each handler run as it starts.
+  const limitsRng = root.fork("limits");
+  const limitWorld =
+    options.limits === "always" || (options.limits === true && limitsRng.fork("world").chance(LIMIT_WORLDS));
+  const limitDefinitions = new Map<string, WorkflowDefinition>();
+  // Reads the store beneath the audit and the gates: the watch's reads change nothing of the world.
+  const limitWatch = limitWorld
+    ? new LimitWatch(
+        memory,
+        (id) => audit.workflowOf.get(id),
+        limitDefinitions,
+        () => clock.now(),
+      )
+    : undefined;
   const tasks = () =>
     watchedTasks(
       () => scheduler.running,
@@ -345,6 +369,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       invocationDeadlines,
       runs,
       () => audit.lastSeq,
+      limitWatch ? (run) => limitWatch.onStart(run) : undefined,
     );
   const engines = Array.from(
     { length: profile.engines },
@@ -399,9 +424,14 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       varsWorld && varsRng.fork(`dag${w}`).chance(0.7)
         ? { ...placed, definition: withIncrNodes(placed.definition, varsRng.fork(`incr${w}`)) }
         : placed;
-    return loopWorld && loopsRng.fork(`dag${w}`).chance(0.7)
-      ? { ...counted, definition: withLoopNodes(counted.definition, loopsRng.fork(`loop${w}`), callees) }
-      : counted;
+    const looped =
+      loopWorld && loopsRng.fork(`dag${w}`).chance(0.7)
+        ? { ...counted, definition: withLoopNodes(counted.definition, loopsRng.fork(`loop${w}`), callees) }
+        : counted;
+    if (!limitWorld || !limitsRng.fork(`dag${w}`).chance(0.7)) return looped;
+    const limited = withConcurrencyLimits(looped.definition, limitsRng.fork(`limits${w}`));
+    limitDefinitions.set(limited.name, limited);
+    return { ...looped, definition: limited };
   });
   // The children first: a workflow may name only registered ones without a warning.
   const fanOutLibrary = fanOut ? [fanOut.tree] : [];
@@ -801,6 +831,7 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
     ...(externals ? { externals: externals.facts() } : {}),
   });
   const violations: Violation[] = [...checked.violations];
+  if (limitWatch) violations.push(...limitWatch.violations);
   if (varsWorld)
     violations.push(
       ...(await checkVariables(
@@ -879,6 +910,13 @@ export async function runWorld(options: WorldOptions): Promise<RunResult> {
       workerTimeouts: audit.nodeWrites.filter((w) => w.patch?.error?.name === WORKER_TIMEOUT).length,
       blobs: blobStore.count,
       ...(externals ? externals.stats : {}),
+      ...(limitWatch
+        ? {
+            ...limitWatch.stats,
+            // Nodes queued behind a full limit (their waitingFor written).
+            slotWaits: audit.nodeWrites.filter((w) => w.patch?.waitingFor).length,
+          }
+        : {}),
       ...checked.counts,
     },
   };

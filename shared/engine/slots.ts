@@ -8,9 +8,10 @@
  * What keeps it from stalling or leaking:
  * - Lost wake-ups: a waiter looks at the limit again after it queued itself, and a release looks at
  *   the queue after it freed its slot; one of the two sees the other (strongly consistent reads).
- * - Leaked slots: a holder whose attempt ended, moved on, or whose lease passed is *stale* and is
- *   dropped when the limit is found full (engine reads of the holders' nodes, at most once per
- *   `STALE_LOOK_MS` a key, forced by the backstop); a handed slot whose message was lost too.
+ * - Leaked slots: a holder whose attempt ended or moved on (a dead worker's, once the sweeper took
+ *   its attempt back after its lease) is *stale* and is dropped when the limit is found full
+ *   (engine reads of the holders' nodes, at most once per `STALE_LOOK_MS` a key, forced by the
+ *   backstop); a handed slot never claimed within the horizon too.
  * - Crashes between a hand-off's write and its message: while work waits on a key, one backstop
  *   timer per key (not per waiter) is armed at `checkAt`; its message — a waiter's, as a check —
  *   makes the handling look at the key (stale holders, hand-offs) and arm the next.
@@ -36,7 +37,7 @@ import {
   slotKeyOf,
 } from "../domain/slots.js";
 import { isTerminalNode } from "../domain/states.js";
-import type { TaskMessage } from "../ports.js";
+import type { SlotWaiter, TaskMessage } from "../ports.js";
 import type { EngineContext } from "./context.js";
 import { loadDeps } from "./dep-outputs.js";
 import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
@@ -56,6 +57,9 @@ export interface AttemptLimit {
 
 /** Conflicting writes of one key's state tried again, with jittered backoff, up to this many times. */
 const SLOT_RETRY = { maxRounds: 200, baseMs: 4, capMs: 500 } as const;
+
+/** Waiters listed beyond the free slots a hand-off counts (a global key's waiters may allow more). */
+const HAND_OFF_LOOKAHEAD = 4;
 
 /** How often (at most) a full limit's holders are read to find stale ones. */
 const STALE_LOOK_MS = 15_000;
@@ -101,7 +105,7 @@ export class Slots {
       );
     }
     const keys = values.map((value) => (value === "" ? "" : keyValueOf(value)));
-    return limits.map((limit, i): AttemptLimit => {
+    const all = limits.map((limit, i): AttemptLimit => {
       const others = keys.filter((key, j) => j !== i && limits[j]?.key !== undefined);
       return {
         slotKey: slotKeyOf(limit, execution.workflow, node.id, i, keys[i]!),
@@ -110,6 +114,13 @@ export class Slots {
         group: others.length > 0 ? others.join("\u0000") : execution.executionId,
       };
     });
+    // Two limits that name one global key are one limit: the smaller.
+    const bySlot = new Map<string, AttemptLimit>();
+    for (const limit of all) {
+      const seen = bySlot.get(limit.slotKey);
+      if (!seen || limit.limit < seen.limit) bySlot.set(limit.slotKey, limit);
+    }
+    return [...bySlot.values()];
   }
 
   /**
@@ -204,7 +215,7 @@ export class Slots {
       });
       const { check: _check, hops: _hops, ...plain } = message;
       await this.ctx.store.putWaiter(
-        { slotKey: limit.slotKey, place: placed, message: plain, since: now },
+        { slotKey: limit.slotKey, place: placed, message: plain, since: now, limit: limit.limit },
         now,
       );
       await this.ctx.store.transitionNode(
@@ -237,14 +248,18 @@ export class Slots {
           free = limit.limit - Object.keys(holders).length;
         }
       }
-      // The waiters to hand the free slots to, and one more: whether work still waits here.
-      const listed = await this.ctx.store.listWaiters(limit.slotKey, Math.max(free, 0) + 1);
-      const heads = listed.slice(0, Math.max(free, 0));
-      for (const head of heads)
+      // The first waiters, in order, while each finds fewer holders than its own limit (a global
+      // key's nodes may name different limits); then whether work still waits here.
+      const listed = await this.ctx.store.listWaiters(limit.slotKey, Math.max(free, 0) + HAND_OFF_LOOKAHEAD);
+      const heads: SlotWaiter[] = [];
+      for (const head of listed) {
+        if (Object.keys(next.holders).length >= head.limit) break;
+        heads.push(head);
         next = {
           ...grantWaiter(next, head.place),
           holders: { ...next.holders, [holderOf(head.message)]: now },
         };
+      }
       const waiting = listed[heads.length];
       let arm: TaskMessage | undefined;
       if (waiting !== undefined && !((next.checkAt ?? 0) > now)) {
@@ -266,9 +281,9 @@ export class Slots {
   }
 
   /**
-   * The holders that no longer run (their attempt ended or moved on, their lease passed, or handed a
-   * slot and never claimed it within the horizon), read from their nodes — at most once per
-   * STALE_LOOK_MS a key unless forced, and only holders older than the horizon or ended.
+   * The holders that no longer run (their attempt ended or moved on, or handed a slot and never
+   * claimed it within the horizon), read from their nodes — at most once per STALE_LOOK_MS a key
+   * unless forced.
    */
   private async staleHolders(
     state: SlotsState,
@@ -288,8 +303,9 @@ export class Slots {
       }
       if (record.attempt > attempt) ids.add(id);
       else if (record.attempt === attempt && isTerminalNode(record.status)) ids.add(id);
-      else if (record.attempt === attempt && record.status === "RUNNING")
-        record.lease !== undefined && record.lease.expiresAt < now && ids.add(id);
+      // Running: it holds its slot, its lease passed or not — a stalled worker may come back and
+      // renew it; once the sweeper takes the attempt back (a retry, a failure) it moves on above.
+      else if (record.attempt === attempt && record.status === "RUNNING") continue;
       else if (old) ids.add(id);
     }
     return { looked: true, ids };

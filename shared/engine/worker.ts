@@ -681,7 +681,9 @@ export class TaskRunner {
         // Another copy of the message runs this attempt: the slot is its.
         const current = claim.current;
         ran = !(current?.status === "RUNNING" && current.attempt === message.attempt);
-        return this.onClaimRefused(execution, graph, node, message, claim.current, delivery);
+        // Awaited here, so the slots are given back after it (and a fault of both is not lost).
+        await this.onClaimRefused(execution, graph, node, message, claim.current, delivery);
+        return;
       }
       ran = true;
       const next = await this.runClaimed(execution, graph, node, task, claim.record, claim.fence, delivery);

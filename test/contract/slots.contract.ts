@@ -82,6 +82,7 @@ export function describeSlotsContract(name: string, factory: StoreFactory): void
         place,
         message: { executionId: `e${i}`, nodeId: "n", attempt: 1, deps: [0, 2] },
         since: 1_000 + i,
+        limit: 1 + i,
       });
       // Written out of order, one twice (a retried write).
       for (const i of [3, 1, 0, 2, 1]) await store.putWaiter(waiter(places[i]!, i), 5);

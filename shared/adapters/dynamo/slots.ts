@@ -77,6 +77,7 @@ export async function putWaiter(
         ...waiterKey(waiter.slotKey, waiter.place),
         message: waiter.message,
         since: waiter.since,
+        limit: waiter.limit,
         ...(retentionDays === undefined ? {} : { [ATTR.ttl]: expiresAfter(now, IDLE_DAYS + retentionDays) }),
       },
     }),
@@ -98,6 +99,7 @@ export async function listWaiters(io: TableIO, slotKey: string, limit: number): 
     // Stored as a map, as a timer's message is (timers.ts).
     message: item.message as TaskMessage,
     since: Number(item.since),
+    limit: Number(item.limit),
   }));
 }
 
