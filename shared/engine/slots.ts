@@ -106,7 +106,7 @@ export class Slots {
     }
     const keys = values.map((value) => (value === "" ? "" : keyValueOf(value)));
     const all = limits.map((limit, i): AttemptLimit => {
-      const others = keys.filter((key, j) => j !== i && limits[j]?.key !== undefined);
+      const others = keys.filter((_key, j) => j !== i && limits[j]?.key !== undefined);
       return {
         slotKey: slotKeyOf(limit, execution.workflow, node.id, i, keys[i]!),
         limit: limit.limit,
