@@ -236,6 +236,8 @@ function errorResponse(
   return jsonResponse(
     problem.status,
     { error: { code: problem.code, message: problem.message, details: problem.details } },
-    headers,
+    problem.retryAfterSeconds === undefined
+      ? headers
+      : { ...headers, "retry-after": String(problem.retryAfterSeconds) },
   );
 }

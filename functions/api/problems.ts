@@ -30,6 +30,7 @@ const STATUS_BY_CODE = {
   // A stored value that expired or was removed (S3 lifecycle): gone, not a bad request.
   PayloadMissing: 410,
   PayloadTooLarge: 413,
+  RateLimited: 429,
   InternalError: 500,
   UploadsUnavailable: 501,
   Busy: 503,
@@ -40,6 +41,8 @@ export interface Problem {
   code: string;
   message: string;
   details: readonly ProblemDetail[];
+  /** The answer's Retry-After (seconds). */
+  retryAfterSeconds?: number;
 }
 
 const isRequestCode = (code: string): code is RequestErrorCode =>
@@ -52,7 +55,13 @@ const isRequestCode = (code: string): code is RequestErrorCode =>
 export function problemOf(error: unknown): Problem | undefined {
   if (!(error instanceof WeftError) || !isRequestCode(error.code)) return undefined;
   const details = error instanceof PayloadError ? payloadDetails(error) : error.details;
-  return { status: STATUS_BY_CODE[error.code], code: error.code, message: error.message, details };
+  return {
+    status: STATUS_BY_CODE[error.code],
+    code: error.code,
+    message: error.message,
+    details,
+    ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+  };
 }
 
 export const internalError = (): Problem => ({

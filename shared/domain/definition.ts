@@ -7,6 +7,7 @@
  */
 import { EDGE_KINDS } from "./edges.js";
 import { PLACEMENT_LIMITS, runsOnSchema } from "./placement.js";
+import { rateLimitSchema } from "./rate.js";
 import { concurrencySchema } from "./slots.js";
 import { assignSchema } from "./vars.js";
 import * as z from "./zod.js";
@@ -199,6 +200,11 @@ export const workflowDefinitionSchema = z.strictObject({
   ),
   /** Whole-execution deadline; the sweeper fails executions that pass it. */
   timeoutSeconds: z.optional(z.number().check(z.int(), z.gte(1), z.lte(LIMITS.maxExecutionTimeoutSeconds))),
+  /**
+   * At most `limit` starts every `periodSeconds` per value of `key` (domain/rate.ts): a start past it
+   * is refused with 429 and Retry-After, creating nothing.
+   */
+  rateLimit: z.optional(rateLimitSchema),
   /** Publish node-level lifecycle events too (execution-level ones are always published). */
   events: z.optional(z.strictObject({ nodes: z.optional(z.boolean()) })),
   onFailure: z.optional(onFailureSchema),

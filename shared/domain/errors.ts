@@ -19,17 +19,21 @@ export interface ProblemDetail {
 export interface WeftErrorOptions {
   details?: readonly ProblemDetail[];
   cause?: unknown;
+  /** When to try again (an answer's Retry-After): a rate limit's next token. */
+  retryAfterSeconds?: number;
 }
 
 export class WeftError extends Error {
   readonly code: string;
   readonly details: readonly ProblemDetail[];
+  readonly retryAfterSeconds?: number;
 
   constructor(code: string, message: string, options: WeftErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "WeftError";
     this.code = code;
     this.details = options.details ?? [];
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
@@ -56,6 +60,8 @@ export const REQUEST_ERROR_CODES = [
   "PayloadNotJson",
   "PayloadMissing",
   "UploadsUnavailable",
+  // A workflow's start rate limit (domain/rate.ts): try again after Retry-After.
+  "RateLimited",
   "Busy",
   "InternalError",
 ] as const;
@@ -120,15 +126,11 @@ export interface RetryableErrorOptions extends TaskErrorOptions {
 
 /** Retried by policy; `retryAfterSeconds` overrides the computed backoff for the next attempt. */
 export class RetryableError extends WeftError {
-  readonly retryAfterSeconds?: number;
-
   constructor(message: string, options: RetryableErrorOptions = {}) {
-    super(
-      options.code ?? "RetryableError",
-      message,
-      options.cause === undefined ? {} : { cause: options.cause },
-    );
+    super(options.code ?? "RetryableError", message, {
+      ...(options.cause === undefined ? {} : { cause: options.cause }),
+      ...(options.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: options.retryAfterSeconds }),
+    });
     this.name = options.code ?? "RetryableError";
-    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }

@@ -80,6 +80,7 @@ export function validateDefinition(
     checkConcurrency(nodes, tasks, problems);
   }
   checkOnFailure(raw, nodes, tasks, problems);
+  checkRateLimit(raw, problems);
 
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   return { ok: true, definition: parsed.data, graph: compileGraph(parsed.data) };
@@ -896,6 +897,21 @@ function checkConcurrency(nodes: LooseNode[], tasks: TaskCatalog, problems: Prob
           label,
           problems,
         );
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The workflow's start `rateLimit` (domain/rate.ts): its key, an expression over the start's input.
+
+function checkRateLimit(raw: unknown, problems: ProblemDetail[]): void {
+  if (!isRecord(raw) || !isRecord(raw.rateLimit) || typeof raw.rateLimit.key !== "string") return;
+  for (const problem of checkExpressions(raw.rateLimit.key, "rateLimit.key", { deps: [] })) {
+    const at = problem.position === undefined ? "" : ` (at position ${problem.position})`;
+    problems.push({
+      path: problem.path,
+      code: problem.code,
+      message: `rateLimit.key${at}: ${problem.message}`,
     });
   }
 }

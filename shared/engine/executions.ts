@@ -25,6 +25,7 @@ import { keyConflict, keyedRequest } from "./idempotency.js";
 import { executionEvent, executionLifecycleEvent, HISTORY, traced } from "./lifecycle.js";
 import { PayloadRenderer, type RenderedPayload, type ViewOptions } from "./payload-views.js";
 import type { Propagation } from "./propagation.js";
+import { admitStart } from "./rate-limits.js";
 import { readVariablesSized } from "./vars.js";
 import type {
   CreateExecutionRequest,
@@ -57,6 +58,10 @@ export class Executions {
 
   async create(request: TracedCreateRequest): Promise<ExecutionSummary> {
     const workflow = await getWorkflow(this.ctx, request.workflow, request.version);
+    // A client's start past the workflow's rate limit is refused before anything is written (a
+    // child, started by its parent's node, is not a client's start).
+    if (!request.parent && workflow.definition.rateLimit !== undefined)
+      await admitStart(this.ctx, workflow.definition, () => this.requestInput(request));
     const executionId = this.ctx.ids.executionId();
     const input =
       request.inputRef === undefined
@@ -187,6 +192,13 @@ export class Executions {
   }
 
   /** An uploaded input, checked like one sent inline, kept under the execution's prefix. */
+  /** The request's input as a value: given, or read from its upload (which is checked when it is taken). */
+  private async requestInput(request: TracedCreateRequest): Promise<unknown> {
+    if (request.inputRef === undefined) return request.input ?? null;
+    const text = await this.ctx.blobs.get(request.inputRef);
+    return text === undefined ? null : parseExact(text);
+  }
+
   private async uploadedInput(executionId: string, inputRef: string): Promise<Payload> {
     const { maxBytes, maxDepth } = this.ctx.payloads.settings;
     const missing = () =>
