@@ -1,6 +1,6 @@
 /**
  * `npm run bench` — the weft benchmark. Flags: --workload NAME (chain, fanout, random-dag, many-small,
- * large-payloads, map), --backend memory|memory-6ms|moto, --quick (small sizes), --no-write (print only),
+ * large-payloads, map, flow-control), --backend memory|memory-6ms|moto, --quick (small sizes), --no-write (print only),
  * --inline-bytes N (the engine's inline threshold for the workloads; default PAYLOAD_LIMITS.inlineBytes),
  * --sweep (only the inline-threshold sweep, sweep.ts), --no-sweep, --sizes 1,2,4 (the sweep's output
  * sizes in KiB), --no-worker-timeouts (no chain under a 15-minute worker beside the deployed 300 s),

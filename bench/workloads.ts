@@ -14,12 +14,16 @@ export interface NodeSpec {
   dependsOn?: string[];
   fanIn?: string;
   params?: Record<string, unknown>;
+  /** A concurrency limit (docs/flow-control.md). */
+  concurrency?: { key?: string; limit: number; scope?: "workflow" | "global" };
 }
 
 export interface Definition {
   name: string;
   description: string;
   nodes: NodeSpec[];
+  /** A start rate limit (docs/flow-control.md). */
+  rateLimit?: { key?: string; limit: number; periodSeconds: number };
 }
 
 export interface Workload {
@@ -51,6 +55,7 @@ export const WORKLOAD_NAMES = [
   "many-small",
   "large-payloads",
   "map",
+  "flow-control",
 ] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
@@ -323,8 +328,46 @@ export function mapOf(items: number, maxConcurrency = MAP_CONCURRENCY): Workload
   };
 }
 
+/**
+ * `many-small` with flow control: each 3-node chain's middle node under a concurrency key (4
+ * tenants, 5 at once each) and the workflow under a start rate limit too wide to refuse any: what
+ * taking and giving back slots, queueing and a start's token cost beside the same chain without.
+ */
+export function flowControl(executions: number): Workload {
+  return {
+    name: "flow-control",
+    description: `${executions} executions of a 3-node chain, its middle node under a concurrency key (4 tenants, limit 5), started together under a start rate limit`,
+    definition: {
+      name: "bench-flow-control",
+      description: "benchmark flow control",
+      rateLimit: { limit: 100_000, periodSeconds: 1 },
+      nodes: [
+        { id: "a", type: "pass" },
+        {
+          id: "b",
+          type: "pass",
+          dependsOn: ["a"],
+          concurrency: { key: "{% 'tenant-' & $string(input.i % 4) %}", limit: 5 },
+        },
+        { id: "c", type: "pass", dependsOn: ["b"] },
+      ],
+    },
+    executions,
+    notInTargets:
+      "flow control adds its own writes: compared with many-small, not held to the per-node targets",
+  };
+}
+
 export function workloads(quick: boolean): Workload[] {
   return quick
-    ? [chain(10), fanout(20), randomDag(60), manySmall(10), largePayloads(true), mapOf(200)]
-    : [chain(100), fanout(500), randomDag(1000), manySmall(200), largePayloads(false), mapOf(10_000)];
+    ? [chain(10), fanout(20), randomDag(60), manySmall(10), largePayloads(true), mapOf(200), flowControl(10)]
+    : [
+        chain(100),
+        fanout(500),
+        randomDag(1000),
+        manySmall(200),
+        largePayloads(false),
+        mapOf(10_000),
+        flowControl(200),
+      ];
 }
