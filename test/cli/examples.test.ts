@@ -125,6 +125,14 @@ const EXPECTED: Record<
       });
     },
   },
+  "multi-tenant": {
+    status: "SUCCEEDED",
+    check: (view) => {
+      expect(view.output).toEqual({ report: { tenant: "acme", synced: 42 } });
+      expect(node(view, "sync")).toMatchObject({ status: "COMPLETED", attempt: 1 });
+      expect(node(view, "sync").waitingFor).toBeUndefined();
+    },
+  },
   poller: {
     status: "SUCCEEDED",
     before: ["poller-check.json"],
