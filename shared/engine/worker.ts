@@ -169,14 +169,15 @@ export class TaskRunner {
         leaseExpiredBy: now,
         fenced: needsFence(execution.status),
       });
-      // A waiter handed a slot after its execution ended passes it on.
-      if (node.concurrency && !node.item)
-        await this.slots.leave(
-          execution.executionId,
-          node.id,
-          message.attempt,
-          await this.slots.limitsOf(execution, graph, node),
-        );
+      // A waiter handed a slot after its execution ended passes it on (a key that cannot be
+      // evaluated named no slot it could hold).
+      if (node.concurrency && !node.item) {
+        const limits = await this.slots.limitsOf(execution, graph, node).catch((error: unknown) => {
+          if (error instanceof TerminalError) return [];
+          throw error;
+        });
+        await this.slots.leave(execution.executionId, node.id, message.attempt, limits);
+      }
       // Redelivered: its first handling may have ended the execution and died before telling the
       // parent, which nothing else tells (children.ts).
       if (delivery.receiveCount !== 1 || message.check) await notifyParent(this.ctx, execution);
@@ -634,11 +635,6 @@ export class TaskRunner {
   }
 
   /**
-   * Whether a node's first attempt writes its claim only with its first write (attempt-fence.ts): a
-   * handler's, not a waiting kind's (which holds its record while it waits) nor a map item's (whose
-   * lanes are counted by their claims, map.ts).
-   */
-  /**
    * An attempt of a node with concurrency limits (engine/slots.ts): it runs once it holds a slot of
    * each (else it waits QUEUED, and its message is done with), and gives them back once its attempt
    * is over — unless another copy of its message runs it. A backstop look (a check) settles the
@@ -694,6 +690,11 @@ export class TaskRunner {
     }
   }
 
+  /**
+   * Whether a node's first attempt writes its claim only with its first write (attempt-fence.ts): a
+   * handler's, not a waiting kind's (which holds its record while it waits) nor a map item's (whose
+   * lanes are counted by their claims, map.ts).
+   */
   private claimsLazily(node: GraphNode, task: TaskType): boolean {
     return this.ctx.claimAfterMs > 0 && !task.composite && !node.item;
   }
