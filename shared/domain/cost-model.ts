@@ -105,6 +105,14 @@ export const PROTOCOL = {
    * reads it once per evaluation.
    */
   vars: { applyWrites: 1, applyReads: 1 },
+  /**
+   * Flow control (docs/flow-control.md), when nothing waits: each attempt of a node with concurrency
+   * limits takes a slot of each (a read, a look at the queue, a write) and gives it back (a write,
+   * then a read and a look for a waiter to hand it to); a start under a workflow's rate limit takes
+   * a token (a read and a write). Waiting adds the waiter's place, its item, its node's `waitingFor`
+   * and the hand-off: not modeled (it depends on the traffic).
+   */
+  flowControl: { slotWritesPerLimit: 2, slotReadsPerLimit: 4, startTokenWrites: 1, startTokenReads: 1 },
   /** A value over the inline threshold is written once to S3 (content-addressed, per execution). */
   payloads: { putsPerBlob: 1 },
   /** When the definition asks for node events (`events.nodes`): per attempt and per end. */

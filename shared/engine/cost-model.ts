@@ -92,6 +92,11 @@ export function modelExecutionCost(
     graph.entries.every((index) => modeOf(graph.nodes[index]!) === "direct");
   if (execution.startedAt !== undefined && !sentFirst)
     own.dynamodb.indexWriteUnits += P.execution.firstLookIndexWriteUnits;
+  // A client's start under the workflow's rate limit took a token (engine/rate-limits.ts).
+  if (graph.definition.rateLimit !== undefined && execution.parent === undefined) {
+    own.dynamodb.writeUnits += P.flowControl.startTokenWrites;
+    own.dynamodb.readUnits += P.flowControl.startTokenReads;
+  }
   if (execution.startedAt !== undefined) {
     own.eventbridge.events += 1;
     // Created PENDING (`start: false`) and started later by a trigger: one more write.
@@ -143,7 +148,14 @@ export function modelExecutionCost(
         const parent = graph.nodes[index]!;
         const record = records.get(parent.id);
         // Any node a worker completes keeps a child (a deferred one too, once its message runs it).
-        if (inline(parent) || record?.status !== "COMPLETED" || isComposite(settings, parent)) continue;
+        // A node under concurrency limits sends its child rather than run it (worker.ts handleLimited).
+        if (
+          inline(parent) ||
+          record?.status !== "COMPLETED" ||
+          isComposite(settings, parent) ||
+          parent.concurrency
+        )
+          continue;
         if (keptChild(parent)?.id !== node.id) continue;
         const depth = hopsOf(parent, seen) + 1;
         if (depth <= settings.maxContinuations) value = depth;
@@ -245,6 +257,14 @@ export function modelExecutionCost(
           r.dynamodb.readUnits += items * P.reads.executionUnitsPerRun;
         }
       }
+    }
+    // Its concurrency limits' slots, taken and given back per attempt (PROTOCOL.flowControl).
+    if (node.concurrency && attempts >= 1) {
+      const limits = new Set(
+        node.concurrency.map((limit, i) => (limit.scope === "global" ? `g${limit.key}` : i)),
+      ).size;
+      r.dynamodb.writeUnits += attempts * limits * P.flowControl.slotWritesPerLimit;
+      r.dynamodb.readUnits += attempts * limits * P.flowControl.slotReadsPerLimit;
     }
     // Its variables written (a `vars` node, an `assign`) before its completion: once per completion.
     if (record.status === "COMPLETED" && (node.type === VARS_TASK_TYPE || node.assign !== undefined)) {

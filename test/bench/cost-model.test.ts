@@ -18,6 +18,7 @@ import {
   BENCH_TASKS,
   chain,
   fanout,
+  flowControl,
   manySmall,
   mapOf,
   payloads,
@@ -100,6 +101,8 @@ const WORKLOADS: Workload[] = [
   fanout(8),
   randomDag(20),
   mapOf(12, 4),
+  // Under its limits with room to spare: no node waits, so the model's count is exact.
+  flowControl(3),
 ];
 
 describe("the execution cost model against the engine's counted calls (memory backend)", () => {
