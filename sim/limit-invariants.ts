@@ -28,9 +28,12 @@ export function withConcurrencyLimits(definition: WorkflowDefinition, rng: Rng):
     const limit = (): ConcurrencyLimit => {
       const global = rng.chance(0.5);
       const key = global || rng.chance(0.7) ? (rng.chance(0.8) ? "k0" : "k1") : undefined;
+      // A global key has one limit wherever it is named (k0: 1, k1: 2): with different limits for one
+      // key, each node is admitted while fewer than its own hold it, which no count of runs can check.
+      const size = global ? (key === "k0" ? 1 : 2) : rng.chance(0.7) ? 1 : 2;
       return {
         ...(key === undefined ? {} : { key }),
-        limit: rng.chance(0.7) ? 1 : 2,
+        limit: size,
         ...(global ? { scope: "global" as const } : {}),
       };
     };
