@@ -262,14 +262,16 @@ export class TaskRunner {
       } catch (error) {
         // The parent's work is done: a failure here must not fail the parent's message. The child
         // gets its own message instead (its own retries and dead-letter path); a duplicate of it,
-        // if the child was claimed after all, is refused by its claim. A child that completed,
-        // its propagation cut short, has it driven again here: a first-time copy of its message
-        // would be dropped as a copy (onClaimRefused).
-        const completed =
-          (await this.ctx.store.getNode(execution.executionId, child.id))?.status === "COMPLETED";
+        // if the child was claimed after all, is refused by its claim. A child that completed — or
+        // was skipped (its `when`) — its propagation cut short, has it driven again here: a
+        // first-time copy of its message would be dropped as a copy (onClaimRefused; simulation
+        // seed 1541 with `--limits`: a skip's cascade cut by a store fault, its dependants never
+        // decided).
+        const status = (await this.ctx.store.getNode(execution.executionId, child.id))?.status;
+        const ended = status === "COMPLETED" || status === "SKIPPED";
         logger.warn(
-          completed
-            ? "continuation failed after the child completed; its propagation is driven again"
+          ended
+            ? "continuation failed after the child ended; its propagation is driven again"
             : "continuation failed; the child is sent as its own task",
           {
             executionId: execution.executionId,
@@ -277,7 +279,11 @@ export class TaskRunner {
             error: error instanceof Error ? error.message : String(error),
           },
         );
-        if (completed) await this.propagation.afterCompletion(execution, graph, child, { recovery: true });
+        if (ended)
+          await this.propagation.afterCompletion(execution, graph, child, {
+            recovery: true,
+            skipped: status === "SKIPPED",
+          });
         else await this.propagation.sendByMessage(execution, [kept]);
         return;
       }

@@ -41,6 +41,15 @@ describe("simulation with concurrency limits", () => {
     expect(caught).toBeDefined();
   });
 
+  // Found by the first campaign with limit worlds (an engine fault, not a limits one): a continuation
+  // skipped its child (its \`when\`), the skip's cascade took a store fault, and the continuation's catch
+  // sent the child's message instead of driving its propagation again — the copy found it SKIPPED and
+  // did nothing, so its dependants were never decided (worker.ts).
+  it("seed 1541: a skipped continuation's cut cascade is driven again", async () => {
+    const result = await runWorld({ seed: 1541, vars: true, loops: true, limits: true });
+    expect(result.violations, formatResult(result, { traceLines: 20 })).toEqual([]);
+  });
+
   it("leaves every world as it was without limits (off by default)", async () => {
     for (let seed = 1; seed <= 10; seed++) {
       const off = await runWorld({ seed });
