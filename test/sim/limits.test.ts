@@ -42,7 +42,7 @@ describe("simulation with concurrency limits", () => {
   });
 
   // Found by the first campaign with limit worlds (an engine fault, not a limits one): a continuation
-  // skipped its child (its \`when\`), the skip's cascade took a store fault, and the continuation's catch
+  // skipped its child (its `when`), the skip's cascade took a store fault, and the continuation's catch
   // sent the child's message instead of driving its propagation again — the copy found it SKIPPED and
   // did nothing, so its dependants were never decided (worker.ts).
   it("seed 1541: a skipped continuation's cut cascade is driven again", async () => {
