@@ -90,6 +90,9 @@ export class LimitWatch {
     const own = await this.store.getNode(run.executionId, run.nodeId);
     if (own?.status === "RUNNING" && own.attempt === run.attempt && own.lease)
       this.claims.set(run, own.lease.token);
+    // A zombie's handler starting (a stalled process past its lease) holds no claim: it neither
+    // counts nor is checked — its slot may be another's by now.
+    if (!(await this.holdsClaim(run))) return;
     for (const { slotKey, limit } of limits) {
       const set = this.running.get(slotKey) ?? new Set<HandlerRun>();
       this.running.set(slotKey, set);
