@@ -413,6 +413,7 @@ export function renderDefinition(style: Style, workflow: WorkflowResponse): stri
     definition.timeoutSeconds !== undefined &&
       setting("timeout", `${definition.timeoutSeconds} s (the whole execution)`),
     definition.events !== undefined && setting("events", compact(definition.events)),
+    definition.rateLimit !== undefined && setting("rateLimit", compact(definition.rateLimit)),
     definition.onFailure !== undefined &&
       setting(
         "onFailure",
@@ -441,6 +442,7 @@ export function renderDefinition(style: Style, workflow: WorkflowResponse): stri
     if (node.timeoutSeconds !== undefined) field("timeout", `${node.timeoutSeconds} s`);
     if (node.heartbeatSeconds !== undefined) field("heartbeat", `${node.heartbeatSeconds} s`);
     if (node.runsOn !== undefined) field("runsOn", compact(node.runsOn));
+    if (node.concurrency !== undefined) field("concurrency", compact(node.concurrency));
     if (node.onError !== undefined) field("onError", node.onError);
   }
   return lines.join("\n");

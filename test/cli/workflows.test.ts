@@ -87,6 +87,21 @@ describe("weft workflows and weft show", () => {
     expect(missing.stderr).toContain('workflow "nope" does not exist');
   });
 
+  it("shows a workflow's flow control: its start rate limit and a node's concurrency limits", async () => {
+    const limited = {
+      name: "cli-limited",
+      rateLimit: { limit: 10, periodSeconds: 60 },
+      nodes: [{ id: "sync", type: "noop", concurrency: { key: "{% input.tenant %}", limit: 2 } }],
+    };
+    expect((await api.call("POST", "/workflows", limited)).status).toBe(201);
+    const shown = await weft(["show", "cli-limited", "--api", runtime.url]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/rateLimit\s+\{"limit":10,"periodSeconds":60\}/);
+    expect(shown.stdout).toMatch(
+      /sync {2}noop\n {2}concurrency\s+\{"key":"\{% input\.tenant %\}","limit":2\}/,
+    );
+  });
+
   it("names every command in --help", async () => {
     const help = await weft(["--help"]);
     expect(help.code).toBe(0);
