@@ -4,11 +4,11 @@
  * at (engine/slots.ts re-reads and retries a refused write); its waiters in the same partition,
  * one item each, sorted by their place, so the next to grant is the first of one Query.
  */
-import { DeleteCommand, PutCommand, type PutCommandInput } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { SlotsItem, SlotWaiter, TaskMessage } from "../../ports.js";
-import { isConditionFailure } from "./expression.js";
 import { ATTR, SLOT_WAITER_PREFIX, slotsKey, slotsPk, waiterKey } from "./keys.js";
 import type { TableIO } from "./table-io.js";
+import { putAtVersion } from "./versioned.js";
 import { expiresAfter } from "./writes.js";
 
 /**
@@ -31,37 +31,16 @@ export async function putSlots(
   now: number,
   retentionDays: number | undefined,
 ): Promise<boolean> {
-  const condition: Pick<
-    PutCommandInput,
-    "ConditionExpression" | "ExpressionAttributeNames" | "ExpressionAttributeValues"
-  > =
-    expectedVersion === 0
-      ? { ConditionExpression: "attribute_not_exists(#pk)", ExpressionAttributeNames: { "#pk": ATTR.pk } }
-      : {
-          ConditionExpression: "#version = :expected",
-          ExpressionAttributeNames: { "#version": "version" },
-          ExpressionAttributeValues: { ":expected": expectedVersion },
-        };
-  try {
-    await io.doc.send(
-      new PutCommand({
-        TableName: io.tableName,
-        Item: {
-          ...slotsKey(slotKey),
-          version: item.version,
-          state: item.state,
-          ...(retentionDays === undefined
-            ? {}
-            : { [ATTR.ttl]: expiresAfter(now, IDLE_DAYS + retentionDays) }),
-        },
-        ...condition,
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return putAtVersion(
+    io,
+    slotsKey(slotKey),
+    {
+      version: item.version,
+      state: item.state,
+      ...(retentionDays === undefined ? {} : { [ATTR.ttl]: expiresAfter(now, IDLE_DAYS + retentionDays) }),
+    },
+    expectedVersion,
+  );
 }
 
 export async function putWaiter(

@@ -3,11 +3,10 @@
  * conditioned on the version it was read at (optimistic concurrency: engine/vars.ts re-reads and
  * retries a refused write), so concurrent writers never lose one another's changes.
  */
-import { PutCommand, type PutCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { VariablesItem } from "../../ports.js";
-import { isConditionFailure } from "./expression.js";
 import { ATTR, variablesKey } from "./keys.js";
 import type { TableIO } from "./table-io.js";
+import { putAtVersion } from "./versioned.js";
 import { expiresAfter } from "./writes.js";
 
 const ATTRIBUTES = ["version", "document", "applied"] as const;
@@ -33,36 +32,17 @@ export async function putVariables(
   now: number,
   retentionDays: number | undefined,
 ): Promise<boolean> {
-  const condition: Pick<
-    PutCommandInput,
-    "ConditionExpression" | "ExpressionAttributeNames" | "ExpressionAttributeValues"
-  > =
-    expectedVersion === 0
-      ? { ConditionExpression: "attribute_not_exists(#pk)", ExpressionAttributeNames: { "#pk": ATTR.pk } }
-      : {
-          ConditionExpression: "#version = :expected",
-          ExpressionAttributeNames: { "#version": "version" },
-          ExpressionAttributeValues: { ":expected": expectedVersion },
-        };
-  try {
-    await io.doc.send(
-      new PutCommand({
-        TableName: io.tableName,
-        Item: {
-          ...variablesKey(executionId),
-          version: item.version,
-          document: item.document,
-          applied: item.applied,
-          ...(retentionDays === undefined
-            ? {}
-            : { [ATTR.ttl]: expiresAfter(now, LONGEST_EXECUTION_DAYS + retentionDays) }),
-        },
-        ...condition,
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return putAtVersion(
+    io,
+    variablesKey(executionId),
+    {
+      version: item.version,
+      document: item.document,
+      applied: item.applied,
+      ...(retentionDays === undefined
+        ? {}
+        : { [ATTR.ttl]: expiresAfter(now, LONGEST_EXECUTION_DAYS + retentionDays) }),
+    },
+    expectedVersion,
+  );
 }
