@@ -148,6 +148,10 @@ export function countingPorts(ports: EnginePorts, log: CallLog, latencyMs = 0): 
       write("DynamoDB.PutItem");
       return store.putWaiter(waiter, now);
     },
+    getWaiter: async (slotKey, place) => {
+      read("DynamoDB.GetItem");
+      return store.getWaiter(slotKey, place);
+    },
     listWaiters: async (slotKey, limit) => {
       read("DynamoDB.Query");
       return store.listWaiters(slotKey, limit);

@@ -395,6 +395,8 @@ export interface Store {
   putSlots(slotKey: string, item: SlotsItem, expectedVersion: number, now: number): Promise<boolean>;
   /** Queues a waiter; the same place again replaces it (a retried write). */
   putWaiter(waiter: SlotWaiter, now: number): Promise<void>;
+  /** A waiter by its place, if it is still queued (strongly consistent). */
+  getWaiter(slotKey: string, place: string): Promise<SlotWaiter | undefined>;
   /** The first `limit` waiters of a limit's key value, in the order of their places (strongly consistent). */
   listWaiters(slotKey: string, limit: number): Promise<SlotWaiter[]>;
   /** Takes a waiter out of its queue; true when this call removed it (gone already: false). */

@@ -396,6 +396,10 @@ export class AuditStore implements Store {
     return this.inner.putWaiter(waiter, now);
   }
 
+  getWaiter(slotKey: string, place: string): Promise<SlotWaiter | undefined> {
+    return this.inner.getWaiter(slotKey, place);
+  }
+
   listWaiters(slotKey: string, limit: number): Promise<SlotWaiter[]> {
     return this.inner.listWaiters(slotKey, limit);
   }

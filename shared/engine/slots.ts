@@ -204,10 +204,16 @@ export class Slots {
   ): Promise<void> {
     const now = this.ctx.clock.now();
     const current = await this.ctx.store.getNode(execution.executionId, node.id);
+    // A copy of an attempt that moved on (a redelivery of an older attempt's message): nothing to
+    // queue — a waiter for it would be handed a slot no attempt claims.
+    if (current?.status !== "QUEUED" || current.attempt !== message.attempt) return;
+    // Queued already (a copy of its message, the backstop's look) while its waiter item is still
+    // there; once handed a slot its item is gone, and it queues again.
+    const recorded = current.waitingFor;
     const queued =
-      current?.status === "QUEUED" &&
-      current.attempt === message.attempt &&
-      current.waitingFor?.slotKey === limit.slotKey;
+      recorded?.slotKey === limit.slotKey &&
+      recorded.place !== undefined &&
+      (await this.ctx.store.getWaiter(limit.slotKey, recorded.place)) !== undefined;
     if (!queued) {
       const placed = await this.update(limit.slotKey, async (state) => {
         const next = placeWaiter(state, limit.group, SLOT_LIMITS.defaultPriority);

@@ -90,10 +90,13 @@ export function describeSlotsContract(name: string, factory: StoreFactory): void
       expect(listed.map((w) => w.message.executionId)).toEqual(["e0", "e3", "e1", "e2"]);
       expect(listed[0]).toEqual(waiter(places[0]!, 0));
       expect((await store.listWaiters(key, 2)).map((w) => w.message.executionId)).toEqual(["e0", "e3"]);
+      expect(await store.getWaiter(key, places[3]!)).toEqual(waiter(places[3]!, 3));
+      expect(await store.getWaiter(key, "999.missing")).toBeUndefined();
       // Granting follows the places; the state's clock moves with them.
       state = grantWaiter(state, listed[0]!.place);
       expect(await store.deleteWaiter(key, places[0]!)).toBe(true);
       expect(await store.deleteWaiter(key, places[0]!)).toBe(false);
+      expect(await store.getWaiter(key, places[0]!)).toBeUndefined();
       expect((await store.listWaiters(key, 10)).map((w) => w.message.executionId)).toEqual([
         "e3",
         "e1",

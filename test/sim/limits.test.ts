@@ -10,11 +10,11 @@ import { formatResult } from "../../sim/report.js";
 import { runWorld } from "../../sim/world.js";
 
 describe("simulation with concurrency limits", () => {
-  it("seeds 1–40 with limits in every world: no violation, and work waited for its slots", {
+  it("seeds 1–60 with limits in every world: no violation, and work waited for its slots", {
     timeout: 300_000,
   }, async () => {
     const totals = { limitedRuns: 0, slotWaits: 0, mostAtOnce: 0 };
-    for (let seed = 1; seed <= 40; seed++) {
+    for (let seed = 1; seed <= 60; seed++) {
       const result = await runWorld({ seed, limits: "always" });
       expect(result.violations, formatResult(result, { traceLines: 20 })).toEqual([]);
       totals.limitedRuns += Number(result.stats.limitedRuns ?? 0);
@@ -47,6 +47,15 @@ describe("simulation with concurrency limits", () => {
   // did nothing, so its dependants were never decided (worker.ts).
   it("seed 1541: a skipped continuation's cut cascade is driven again", async () => {
     const result = await runWorld({ seed: 1541, vars: true, loops: true, limits: true });
+    expect(result.violations, formatResult(result, { traceLines: 20 })).toEqual([]);
+  });
+
+  // Found by the campaign: a redelivered message of an attempt that had moved on queued a waiter no
+  // attempt would claim, and an attempt whose waiter item was gone (handed a slot, then a copy of
+  // its message found the limit full again) took its recorded place for a live one and was never
+  // woken. Now a stale attempt queues nothing, and a place counts only while its item is there.
+  it("seed 262: waiters of attempts that moved on, and places whose items are gone", async () => {
+    const result = await runWorld({ seed: 262, vars: true, loops: true, limits: true });
     expect(result.violations, formatResult(result, { traceLines: 20 })).toEqual([]);
   });
 

@@ -63,6 +63,26 @@ export async function putWaiter(
   );
 }
 
+export async function getWaiter(
+  io: TableIO,
+  slotKey: string,
+  place: string,
+): Promise<SlotWaiter | undefined> {
+  const item = await io.get(waiterKey(slotKey, place), ["message", "since", "limit"]);
+  return item === undefined ? undefined : waiterOf(slotKey, place, item);
+}
+
+/** A waiter item as read (its message stored as a map, as a timer's is: timers.ts). */
+function waiterOf(slotKey: string, place: string, item: Record<string, unknown>): SlotWaiter {
+  return {
+    slotKey,
+    place,
+    message: item.message as TaskMessage,
+    since: Number(item.since),
+    limit: Number(item.limit),
+  };
+}
+
 export async function listWaiters(io: TableIO, slotKey: string, limit: number): Promise<SlotWaiter[]> {
   const { items } = await io.queryPage({
     TableName: io.tableName,
@@ -72,14 +92,7 @@ export async function listWaiters(io: TableIO, slotKey: string, limit: number): 
     ConsistentRead: true,
     Limit: limit,
   });
-  return items.map((item) => ({
-    slotKey,
-    place: String(item[ATTR.sk]).slice(SLOT_WAITER_PREFIX.length),
-    // Stored as a map, as a timer's message is (timers.ts).
-    message: item.message as TaskMessage,
-    since: Number(item.since),
-    limit: Number(item.limit),
-  }));
+  return items.map((item) => waiterOf(slotKey, String(item[ATTR.sk]).slice(SLOT_WAITER_PREFIX.length), item));
 }
 
 export async function deleteWaiter(io: TableIO, slotKey: string, place: string): Promise<boolean> {

@@ -121,7 +121,7 @@ import {
 } from "./keys.js";
 import { listDueExecutions, listExecutions } from "./listings.js";
 import { NodePartitions } from "./node-partitions.js";
-import { deleteWaiter, getSlots, listWaiters, putSlots, putWaiter } from "./slots.js";
+import { deleteWaiter, getSlots, getWaiter, listWaiters, putSlots, putWaiter } from "./slots.js";
 import { TableIO } from "./table-io.js";
 import { advanceTimerCursor, getTimerCursor, getTimers, listTimers, putTimers } from "./timers.js";
 import { getVariables, putVariables } from "./variables.js";
@@ -804,6 +804,10 @@ export class DynamoStore implements Store {
 
   putWaiter(waiter: SlotWaiter, now: number): Promise<void> {
     return putWaiter(this.io, waiter, now, this.options.retentionDays);
+  }
+
+  getWaiter(slotKey: string, place: string): Promise<SlotWaiter | undefined> {
+    return getWaiter(this.io, slotKey, place);
   }
 
   listWaiters(slotKey: string, limit: number): Promise<SlotWaiter[]> {

@@ -474,6 +474,11 @@ export class MemoryStore implements Store {
     queue.set(waiter.place, copy(waiter));
   }
 
+  async getWaiter(slotKey: string, place: string): Promise<SlotWaiter | undefined> {
+    const waiter = this.waiters.get(slotKey)?.get(place);
+    return waiter && copy(waiter);
+  }
+
   async listWaiters(slotKey: string, limit: number): Promise<SlotWaiter[]> {
     const queue = this.waiters.get(slotKey);
     if (!queue) return [];
