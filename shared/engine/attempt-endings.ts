@@ -152,9 +152,9 @@ export class AttemptEndings {
     graph: WorkflowGraph,
     node: GraphNode,
     current: NodeRecord,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const lease = current.lease;
-    if (!lease) return;
+    if (!lease) return false;
     const ended = await this.retryOrFail(
       execution,
       graph,
@@ -173,6 +173,7 @@ export class AttemptEndings {
     // heartbeat renewed the lease meanwhile, and the attempt goes on.
     if (ended !== "refused" && lease.workerId)
       await this.ctx.store.releaseHold(lease.workerId, holdKey(execution.executionId, node.id), lease.token);
+    return ended !== "refused";
   }
 
   /** The node cannot be run by this worker at all (e.g. an unknown task type): fail it without a claim. */

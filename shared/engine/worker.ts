@@ -117,7 +117,7 @@ export class TaskRunner {
   }
 
   /** A worker died holding the lease: count its attempt as failed and retry or fail by policy. */
-  recoverExpiredLease(
+  async recoverExpiredLease(
     execution: ExecutionRecord,
     graph: WorkflowGraph,
     node: GraphNode,
@@ -125,7 +125,27 @@ export class TaskRunner {
   ): Promise<void> {
     // A map or a child's parent holds no worker: its lease is the time of its next check.
     if (current.composite) return this.checkComposite(execution, graph, node, current, true);
-    return this.endings.recoverExpiredLease(execution, graph, node, current);
+    if (await this.endings.recoverExpiredLease(execution, graph, node, current))
+      await this.giveBackSlots(execution, graph, node, current.attempt);
+  }
+
+  /**
+   * An attempt that runs no more — taken back from a dead worker, or handed a slot after its
+   * execution ended: its concurrency slots go to the next waiters now, not at the next look for
+   * stale holders.
+   */
+  private async giveBackSlots(
+    execution: ExecutionRecord,
+    graph: WorkflowGraph,
+    node: GraphNode,
+    attempt: number,
+  ): Promise<void> {
+    if (!node.concurrency || node.item) return;
+    const limits = await this.slots.limitsOf(execution, graph, node).catch((error: unknown) => {
+      if (error instanceof TerminalError) return [];
+      throw error;
+    });
+    await this.slots.leave(execution.executionId, node.id, attempt, limits);
   }
 
   async handle(message: TaskMessage, delivery: Delivery = {}): Promise<void> {
@@ -171,13 +191,7 @@ export class TaskRunner {
       });
       // A waiter handed a slot after its execution ended passes it on (a key that cannot be
       // evaluated named no slot it could hold).
-      if (node.concurrency && !node.item) {
-        const limits = await this.slots.limitsOf(execution, graph, node).catch((error: unknown) => {
-          if (error instanceof TerminalError) return [];
-          throw error;
-        });
-        await this.slots.leave(execution.executionId, node.id, message.attempt, limits);
-      }
+      await this.giveBackSlots(execution, graph, node, message.attempt);
       // Redelivered: its first handling may have ended the execution and died before telling the
       // parent, which nothing else tells (children.ts).
       if (delivery.receiveCount !== 1 || message.check) await notifyParent(this.ctx, execution);
@@ -557,8 +571,10 @@ export class TaskRunner {
         // the lease's end (checks.ts). Watches die out: each re-drive counts a hop.
         if (current.attempt === message.attempt && current.lease) {
           const { lease } = current;
-          if (lease.expiresAt < now) await this.endings.recoverExpiredLease(execution, graph, node, current);
-          else if (message.lease === undefined || message.lease === lease.token) {
+          if (lease.expiresAt < now) {
+            if (await this.endings.recoverExpiredLease(execution, graph, node, current))
+              await this.giveBackSlots(execution, graph, node, current.attempt);
+          } else if (message.lease === undefined || message.lease === lease.token) {
             const watch = leaseWatch(this.ctx, execution, node.id, current.attempt, lease, message.hops ?? 0);
             if (watch) await sendTasks(this.ctx, [watch]);
           }

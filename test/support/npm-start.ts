@@ -28,11 +28,22 @@ afterAll(async () => {
   }
 });
 
+/** How a process is started beyond the defaults: its sweeper, and settings from the environment. */
+export interface NpmStartOptions {
+  /** Seconds between sweeper runs (default 0: no sweeper). */
+  sweepIntervalSeconds?: number;
+  /** WEFT_* settings (shared/config/settings.ts), e.g. a short lease. */
+  env?: Record<string, string>;
+}
+
 /**
  * `npm start -- --port 0 --sweep-interval 0` on fresh emulator resources (or `reuse`d ones); resolves
  * once it listens.
  */
-export async function startNpmStart(reuse?: LocalResourceNames): Promise<Runtime> {
+export async function startNpmStart(
+  reuse?: LocalResourceNames,
+  options: NpmStartOptions = {},
+): Promise<Runtime> {
   const endpoints = inject("awsEndpoints");
   const names: LocalResourceNames = reuse ?? {
     table: uniqueName("npm-start-table"),
@@ -43,7 +54,15 @@ export async function startNpmStart(reuse?: LocalResourceNames): Promise<Runtime
   };
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "local/main.ts", "--port", "0", "--sweep-interval", "0"],
+    [
+      "--import",
+      "tsx",
+      "local/main.ts",
+      "--port",
+      "0",
+      "--sweep-interval",
+      String(options.sweepIntervalSeconds ?? 0),
+    ],
     {
       cwd: repoRoot,
       env: {
@@ -61,6 +80,7 @@ export async function startNpmStart(reuse?: LocalResourceNames): Promise<Runtime
         WEFT_DLQ_NAME: names.deadLetter,
         WEFT_EVENT_BUS_NAME: names.eventBus,
         WEFT_PAYLOAD_BUCKET: names.payloadBucket,
+        ...options.env,
       },
       stdio: ["ignore", "pipe", "pipe"],
     },
