@@ -74,6 +74,54 @@ describe.each(BACKEND_KINDS)("concurrency limits end to end (%s)", PATIENT, (kin
     }
   });
 
+  it("is fair across tenants: one that arrives behind a dozen waiters of another runs within the next 2 grants", async () => {
+    // A shared limit of 2 over every tenant (listed first, so work waits there), and 2 per tenant:
+    // waiters of the shared limit are granted round-robin across their tenants.
+    await api.register({
+      name: `fair-${kind}`,
+      nodes: [
+        {
+          id: "work",
+          type: "sleep",
+          params: { ms: 1000 },
+          concurrency: [{ limit: 2 }, { key: "{% input.tenant %}", limit: 2 }],
+        },
+      ],
+    });
+    const busy: string[] = [];
+    for (let i = 0; i < 12; i++) busy.push(await api.start(`fair-${kind}`, { tenant: "A" }));
+    // Once A's work queues behind the shared limit, B's one execution arrives.
+    await waitForProgress("A's work to queue", async () => {
+      const views = await Promise.all(
+        busy.map(async (id) => (await api.call("GET", `/executions/${id}`)).body),
+      );
+      const queued = views.filter((view) => nodeOf(view, "work")?.waitingFor).length;
+      return queued >= 6 ? { done: true, value: undefined } : { done: false, progress: queued };
+    });
+    const late = await api.start(`fair-${kind}`, { tenant: "B" });
+    // When B's work is seen waiting in the queue (its placement is at or before then): grants
+    // before B's own are counted from there, not from its start's dispatch.
+    const placedBy: number = await waitForProgress("B's work to queue", async () => {
+      const work = nodeOf((await api.call("GET", `/executions/${late}`)).body, "work");
+      if (work?.waitingFor) return { done: true, value: Date.now() };
+      if (work?.startedAt) return { done: true, value: Date.parse(work.startedAt) };
+      return { done: false, progress: work };
+    });
+    const lateView = await api.waitForEnd(late);
+    const views = await Promise.all(busy.map((id) => api.waitForEnd(id)));
+    expect([lateView, ...views].map((view) => view.status)).toEqual(Array(13).fill("SUCCEEDED"));
+    const lateStart = Date.parse(nodeOf(lateView, "work").startedAt);
+    // A's attempts granted between B's placement and B's own start: at most the next 2 grants.
+    const before = views.filter((view) => {
+      const started = Date.parse(nodeOf(view, "work").startedAt);
+      return started > placedBy && started < lateStart;
+    }).length;
+    expect(before).toBeLessThanOrEqual(2);
+    // And A still had work waiting when B started: B did not simply come last.
+    const after = views.filter((view) => Date.parse(nodeOf(view, "work").startedAt) > lateStart).length;
+    expect(after).toBeGreaterThan(2);
+  });
+
   it("shows a node waiting for its limit as QUEUED with waitingFor, then runs it", async () => {
     await api.register({
       name: `single-${kind}`,
