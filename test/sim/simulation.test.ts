@@ -148,8 +148,9 @@ describe("deterministic simulation", () => {
     "catches a planted bug: a failure a catch edge took fails the execution all the same",
     async () => {
       // A quarter of the workflows have catch edges and fewer see a caught failure: the search starts
-      // near the first world that has one (seed 69 when this was written), and goes on from there.
-      const seed = await firstCaught("caught-failure", { plant: caughtFailuresFailTheExecution }, 65);
+      // at the first world that has one (seed 69, still, on this engine), and goes on from there. (Seed
+      // 67's bugged world runs a virtual day: 50 s of the suite for nothing.)
+      const seed = await firstCaught("caught-failure", { plant: caughtFailuresFailTheExecution }, 69);
       expect(seed).toBeDefined();
     },
     PLANTED_SEARCH_MS,
