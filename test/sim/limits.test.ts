@@ -27,12 +27,13 @@ describe("simulation with concurrency limits", () => {
     expect(totals.mostAtOnce).toBe(2);
   });
 
-  // The race needs two takers of the last slot within one read-write: about one world in a hundred.
+  // The race needs two takers of the last slot within one read-write: one world in a hundred or two.
+  // The search starts at the first that has it on this engine (seed 187), and goes on from there.
   it("catches a planted bug: slot writes taken at any version (two takers of the last slot)", {
     timeout: 600_000,
   }, async () => {
     let caught: number | undefined;
-    for (let seed = 1; seed <= 400 && caught === undefined; seed++) {
+    for (let seed = 187; seed <= 587 && caught === undefined; seed++) {
       const bugged = await runWorld({ seed, limits: "always", plant: slotWritesAtAnyVersion });
       if (!bugged.violations.some((v) => v.rule === "concurrency-limit")) continue;
       const clean = await runWorld({ seed, limits: "always" });
