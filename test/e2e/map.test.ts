@@ -93,32 +93,35 @@ describe.each(BACKEND_KINDS)("map end to end (%s)", PATIENT, (kind) => {
   });
 
   it("runs a task per item of a run-time list, in order, never more than maxConcurrency at once", async () => {
-    const numbers = Array.from({ length: 1000 }, (_, i) => i + 100);
-    const executionId = await start(mapOver(`map-1000-${kind}`, { maxConcurrency: 20 }), { numbers });
+    // 1,000 items in memory; 300 on the emulator (15 items a lane), where 1,000 took 4.5 minutes of
+    // the suite's budget (moto answers DynamoDB one request at a time) and proved nothing more.
+    const count = kind === "memory" ? 1000 : 300;
+    const numbers = Array.from({ length: count }, (_, i) => i + 100);
+    const executionId = await start(mapOver(`map-${count}-${kind}`, { maxConcurrency: 20 }), { numbers });
     const view = await api.waitForEnd(executionId);
     expect(view.status, JSON.stringify([view.error, view.nodes])).toBe("SUCCEEDED");
     const output = view.output?.each as unknown[];
-    expect(output).toHaveLength(1000);
+    expect(output).toHaveLength(count);
     expect(output).toEqual(numbers.map((n, i) => n * 10 + i));
     const stats = seen.get(executionId)!;
-    expect(stats.runs).toBe(1000);
+    expect(stats.runs).toBe(count);
     expect(stats.max).toBeLessThanOrEqual(20);
     expect(stats.max).toBeGreaterThan(1);
-    // The history holds the map's counts, not 1,000 items' events.
+    // The history holds the map's counts, not an event per item.
     const events = (await api.call("GET", `/executions/${executionId}/events?limit=100`)).body.events;
     expect(events.length).toBeLessThan(20);
     expect(events).toContainEqual(
       expect.objectContaining({
         type: HISTORY.mapStarted,
         nodeId: "each",
-        detail: { items: 1000, lanes: 20 },
+        detail: { items: count, lanes: 20 },
       }),
     );
     expect(events).toContainEqual(
       expect.objectContaining({
         type: HISTORY.nodeCompleted,
         nodeId: "each",
-        detail: { items: 1000, failed: 0 },
+        detail: { items: count, failed: 0 },
       }),
     );
   });
