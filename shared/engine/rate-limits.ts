@@ -10,6 +10,7 @@ import { hasExpressions } from "../domain/expressions.js";
 import { decodeBucket, encodeBucket, type RateLimit, takeToken } from "../domain/rate.js";
 import { keyValueOf } from "../domain/slots.js";
 import type { EngineContext } from "./context.js";
+import { updateVersioned } from "./versioned-items.js";
 
 /** Conflicting takes of one bucket tried again, with jittered backoff, up to this many times. */
 const BUCKET_RETRY = { maxRounds: 100, baseMs: 2, capMs: 200 } as const;
@@ -32,34 +33,28 @@ export async function admitStart(
   const limit = definition.rateLimit;
   if (limit === undefined) return;
   const keyValue = await startKey(ctx, definition.name, limit, input);
-  const itemKey = startBucketKey(definition.name, keyValue);
-  for (let round = 0; ; round++) {
-    const now = ctx.clock.now();
-    const item = await ctx.store.getSlots(itemKey);
-    const taken = takeToken(decodeBucket(item?.state, limit, now), limit, now);
-    if (!taken.taken) {
-      const retryAfterSeconds = Math.ceil(taken.retryAfterMs / 1000);
-      throw new RequestError(
-        "RateLimited",
-        `workflow "${definition.name}" starts at most ${limit.limit} executions every ${limit.periodSeconds} s${keyValue === "" ? "" : ` per key (this one: "${keyValue}")`}; try again in ${retryAfterSeconds} s`,
-        { retryAfterSeconds },
-      );
-    }
-    const version = item?.version ?? 0;
-    if (
-      await ctx.store.putSlots(
-        itemKey,
-        { version: version + 1, state: encodeBucket(taken.bucket) },
-        version,
-        now,
-      )
-    )
-      return;
-    if (round + 1 >= BUCKET_RETRY.maxRounds)
-      throw new RequestError("Busy", `too many concurrent starts of "${definition.name}"; try again`);
-    const ceiling = Math.min(BUCKET_RETRY.capMs, BUCKET_RETRY.baseMs * 2 ** Math.min(round, 16));
-    await ctx.clock.sleep(Math.floor(ctx.ids.random() * ceiling));
-  }
+  await updateVersioned(
+    ctx,
+    startBucketKey(definition.name, keyValue),
+    {
+      ...BUCKET_RETRY,
+      exhausted: () =>
+        new RequestError("Busy", `too many concurrent starts of "${definition.name}"; try again`),
+    },
+    async (state) => {
+      const now = ctx.clock.now();
+      const taken = takeToken(decodeBucket(state, limit, now), limit, now);
+      if (!taken.taken) {
+        const retryAfterSeconds = Math.ceil(taken.retryAfterMs / 1000);
+        throw new RequestError(
+          "RateLimited",
+          `workflow "${definition.name}" starts at most ${limit.limit} executions every ${limit.periodSeconds} s${keyValue === "" ? "" : ` per key (this one: "${keyValue}")`}; try again in ${retryAfterSeconds} s`,
+          { retryAfterSeconds },
+        );
+      }
+      return { result: undefined, state: encodeBucket(taken.bucket) };
+    },
+  );
 }
 
 /** The key's value for this input ("" without a key); a key that fails is the request's fault. */

@@ -44,6 +44,7 @@ import { depIndexesOf, dispatchMode } from "./dispatch-mode.js";
 import { expressionScope } from "./prepare.js";
 import { sendTasks } from "./send.js";
 import { loadValues } from "./values.js";
+import { type RetryPolicy, updateVersioned } from "./versioned-items.js";
 
 /** One of an attempt's limits, its key evaluated. */
 export interface AttemptLimit {
@@ -56,7 +57,12 @@ export interface AttemptLimit {
 }
 
 /** Conflicting writes of one key's state tried again, with jittered backoff, up to this many times. */
-const SLOT_RETRY = { maxRounds: 200, baseMs: 4, capMs: 500 } as const;
+const SLOT_RETRY: RetryPolicy = {
+  maxRounds: 200,
+  baseMs: 4,
+  capMs: 500,
+  exhausted: () => new Error("the concurrency slots of a key changed under 200 writes in a row"),
+};
 
 /** Waiters listed beyond the free slots a hand-off counts (a global key's waiters may allow more). */
 const HAND_OFF_LOOKAHEAD = 4;
@@ -326,30 +332,16 @@ export class Slots {
     slotKey: string,
     change: (state: SlotsState) => Promise<{ result: T; state?: SlotsState; deleteWaiter?: string }>,
   ): Promise<T> {
-    for (let round = 0; ; round++) {
-      const item = await this.ctx.store.getSlots(slotKey);
-      const state = decodeSlots(item?.state);
-      const outcome = await change(state);
-      if (outcome.state === undefined) return outcome.result;
-      const version = item?.version ?? 0;
-      const written = await this.ctx.store.putSlots(
-        slotKey,
-        { version: version + 1, state: encodeSlots(outcome.state) },
-        version,
-        this.ctx.clock.now(),
-      );
-      if (written) {
-        if (outcome.deleteWaiter !== undefined)
-          await this.ctx.store.deleteWaiter(slotKey, outcome.deleteWaiter);
-        return outcome.result;
-      }
-      if (round + 1 >= SLOT_RETRY.maxRounds)
-        throw new Error(
-          `the concurrency slots of a key changed under ${SLOT_RETRY.maxRounds} writes in a row`,
-        );
-      const ceiling = Math.min(SLOT_RETRY.capMs, SLOT_RETRY.baseMs * 2 ** Math.min(round, 16));
-      await this.ctx.clock.sleep(Math.floor(this.ctx.ids.random() * ceiling));
-    }
+    const outcome = await updateVersioned(this.ctx, slotKey, SLOT_RETRY, async (text) => {
+      const changed = await change(decodeSlots(text));
+      return {
+        result: changed,
+        ...(changed.state === undefined ? {} : { state: encodeSlots(changed.state) }),
+      };
+    });
+    if (outcome.state !== undefined && outcome.deleteWaiter !== undefined)
+      await this.ctx.store.deleteWaiter(slotKey, outcome.deleteWaiter);
+    return outcome.result;
   }
 }
 
